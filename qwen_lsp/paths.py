@@ -1,0 +1,66 @@
+"""Where Qwen Code keeps things on disk (design §6), shared by every core.
+
+One module owns these rules so that sessions, memory, skills and context
+discovery agree with each other and with the Qwen Code CLI: a user who
+switches between the CLI and this server must find the same files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+_NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
+
+
+def home_dir() -> Path:
+    """The user's home as Qwen Code sees it.
+
+    When ``QWEN_HOME`` is set, ``~`` means its parent (design §6), so that
+    ``~/.agents/skills`` and ``~/QWEN.md`` move together with ``~/.qwen``.
+    """
+    qwen_home = os.environ.get("QWEN_HOME", "").strip()
+    if qwen_home:
+        return Path(qwen_home).expanduser().resolve().parent
+    return Path.home()
+
+
+def global_qwen_dir() -> Path:
+    """``~/.qwen`` or ``QWEN_HOME`` (Qwen Code's ``Storage.getGlobalQwenDir``)."""
+    qwen_home = os.environ.get("QWEN_HOME", "").strip()
+    if qwen_home:
+        return Path(qwen_home).expanduser().resolve()
+    return Path.home() / ".qwen"
+
+
+def sanitize_cwd(path: str | os.PathLike[str]) -> str:
+    """Qwen Code's ``sanitizeCwd``: every character outside ``[A-Za-z0-9]`` becomes ``-``.
+
+    ``/home/a/repo`` → ``-home-a-repo``; ``/w/my_repo.v2`` → ``-w-my-repo-v2``.
+    """
+    return _NON_ALNUM.sub("-", str(path))
+
+
+def project_state_dir(root: str | os.PathLike[str]) -> Path:
+    """``~/.qwen/projects/<sanitized root>``: chats, memory and cursors of one project."""
+    return global_qwen_dir() / "projects" / sanitize_cwd(Path(root).resolve())
+
+
+def chats_dir(cwd: str | os.PathLike[str]) -> Path:
+    """Where the session JSONL files of a working directory live."""
+    return project_state_dir(cwd) / "chats"
+
+
+def find_git_root(start: str | os.PathLike[str]) -> Path | None:
+    """Nearest ancestor (or ``start`` itself) holding ``.git`` — a directory or a file.
+
+    A ``.git`` *file* marks worktrees and submodules; Qwen Code counts it too.
+    """
+    cur = Path(start).resolve()
+    while True:
+        if (cur / ".git").exists():
+            return cur
+        if cur.parent == cur:
+            return None
+        cur = cur.parent
