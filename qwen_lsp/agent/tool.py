@@ -1,0 +1,58 @@
+"""The contract every model-callable tool meets.
+
+Tools are declared once with a JSON schema that never changes while the
+server runs: the ``tools`` block is the head of the prompt-cache prefix,
+so its bytes must stay identical from request to request (chapter §6).
+Dynamic facts (which skills exist, which files are open) travel in
+``<system-reminder>`` blocks instead, never in a tool description.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool may know about the turn it runs in."""
+
+    workspace_root: Path
+    """The workspace folder (project root) the engine serves."""
+    cwd: Path
+    """Directory relative paths resolve against (normally the workspace root)."""
+    touched: Callable[[Path], None] = lambda _path: None
+    """Report a file the tool read or listed, so conditional skills and rules can activate."""
+
+
+@dataclass
+class ToolResult:
+    """A tool's answer as the model will see it."""
+
+    output: str
+    """Text returned to the model as the function response."""
+    is_error: bool = False
+    """True when the call failed; the model sees ``output`` as the error text."""
+    display: str | None = None
+    """Short human summary for the editor (defaults to the first line of ``output``)."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Structured data for the engine (never sent to the model)."""
+
+
+class Tool(Protocol):
+    """A model-callable tool with a stable declaration."""
+
+    name: str
+
+    def declaration(self) -> dict[str, Any]:
+        """The OpenAI ``tools[]`` entry: ``{"type": "function", "function": {...}}``.
+
+        Must return equal values on every call for the life of the process.
+        """
+        ...
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Execute one call. Bad arguments give ``is_error=True``, never an exception."""
+        ...
