@@ -1,0 +1,151 @@
+"""A debounced file watcher shared by the cores that follow files on disk.
+
+Skills, rules and context files all need the same thing: notice edits made
+outside the editor, wait until a burst of events settles (an editor's save
+is often delete+create+modify), then rebuild once. watchdog delivers events
+on its observer thread; this class folds them into one callback per burst
+and, when given an event loop, runs that callback on the loop thread so the
+caller never touches shared state from a foreign thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.api import ObservedWatch
+
+log = logging.getLogger(__name__)
+
+OnChange = Callable[[frozenset[Path]], None]
+
+
+class _Forward(FileSystemEventHandler):
+    def __init__(self, owner: DebouncedWatcher) -> None:
+        self._owner = owner
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return  # reads do not change anything we cache
+        paths = [event.src_path, getattr(event, "dest_path", "")]
+        for raw in paths:
+            if raw:
+                self._owner._notice(Path(raw if isinstance(raw, str) else raw.decode()))
+
+
+class DebouncedWatcher:
+    """Watch directories; call ``on_change(paths)`` once per burst of events.
+
+    ``ignore(path)`` filters events (e.g. anything under ``.git``).
+    ``max_depth`` limits how deep below a watched root an event may be (as
+    chokidar's ``depth``); ``None`` means unlimited.
+    """
+
+    def __init__(
+        self,
+        on_change: OnChange,
+        *,
+        debounce: float = 0.15,
+        ignore: Callable[[Path], bool] | None = None,
+        max_depth: int | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        self._on_change = on_change
+        self._debounce = debounce
+        self._ignore = ignore
+        self._max_depth = max_depth
+        self._loop = loop
+        self._lock = threading.Lock()
+        self._pending: set[Path] = set()
+        self._timer: threading.Timer | None = None
+        self._observer: Observer | None = None
+        self._watches: dict[Path, ObservedWatch] = {}
+        self._handler = _Forward(self)
+
+    @property
+    def watched(self) -> frozenset[Path]:
+        return frozenset(self._watches)
+
+    def set_roots(self, roots: Iterable[Path]) -> None:
+        """Watch exactly these existing directories (recursively); others are dropped."""
+        wanted = {Path(r) for r in roots if Path(r).is_dir()}
+        observer = self._ensure_observer()
+        for root in list(self._watches):
+            if root not in wanted:
+                try:
+                    observer.unschedule(self._watches.pop(root))
+                except (KeyError, ValueError, OSError) as exc:
+                    log.debug("unwatch %s: %s", root, exc)
+        for root in wanted - set(self._watches):
+            try:
+                self._watches[root] = observer.schedule(self._handler, str(root), recursive=True)
+            except OSError as exc:  # e.g. inotify watch limit reached
+                log.warning("cannot watch %s: %s", root, exc)
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self._pending.clear()
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=2)
+            self._observer = None
+            self._watches.clear()
+
+    def _ensure_observer(self) -> Observer:
+        if self._observer is None:
+            self._observer = Observer()
+            self._observer.daemon = True
+            self._observer.start()
+        return self._observer
+
+    def _within_depth(self, path: Path) -> bool:
+        if self._max_depth is None:
+            return True
+        for root in self._watches:
+            try:
+                rel = path.relative_to(root)
+            except ValueError:
+                continue
+            if len(rel.parts) <= self._max_depth + 1:
+                return True
+        return False
+
+    def _notice(self, path: Path) -> None:
+        if (self._ignore is not None and self._ignore(path)) or not self._within_depth(path):
+            return
+        with self._lock:
+            self._pending.add(path)
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(self._debounce, self._fire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _fire(self) -> None:
+        with self._lock:
+            paths = frozenset(self._pending)
+            self._pending.clear()
+            self._timer = None
+        if not paths:
+            return
+        if self._loop is not None:
+            try:
+                self._loop.call_soon_threadsafe(self._safe_call, paths)
+            except RuntimeError:  # loop already closed during shutdown
+                pass
+        else:
+            self._safe_call(paths)
+
+    def _safe_call(self, paths: frozenset[Path]) -> None:
+        try:
+            self._on_change(paths)
+        except Exception:  # a failing listener must not kill the watcher
+            log.exception("file-change listener failed")
