@@ -1,0 +1,466 @@
+"""Async client for OpenAI-compatible Chat Completions endpoints (design §5).
+
+One long-lived ``httpx.AsyncClient`` per ``ChatClient`` keeps connections warm
+across turns.  Answers are always streamed (SSE via ``httpx_sse``) and turned
+into a small set of typed events, so the agent loop never sees wire chunks.
+
+Timeouts are split by what they protect against: ``connect`` (httpx), a
+``first_byte`` budget for the response headers and the first event (prefill of
+a long prompt is slow), and a ``stall`` limit on the gap between two events,
+enforced with ``asyncio.timeout`` around each read (a socket read timeout alone
+cannot tell "slow" from "dead" once a proxy keeps the connection open).
+
+Retries (429, 5xx, a connection dropped before any answer) happen only before
+a 200 stream has started: after the first event the user has seen text, and
+repeating the request would duplicate it.  Connection refused fails fast.
+
+Settings can change between turns.  The client is cheap to build, so the
+engine simply makes a new ``ChatClient`` (and ``aclose``s the old one) when the
+base URL, key, model or timeouts change, instead of this class mutating itself
+under an in-flight stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import json
+import logging
+import random
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from httpx_sse import EventSource, SSEError
+
+from qwen_lsp.llm.errors import (
+    LLMError,
+    connect_error,
+    connect_timeout,
+    first_byte_timeout,
+    http_error,
+    protocol_error,
+    server_message,
+    stall_error,
+)
+
+log = logging.getLogger(__name__)
+
+#: Longest wait we accept from a server's ``Retry-After`` header.
+RETRY_AFTER_CAP = 10.0
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds; see the module docstring for what each one covers."""
+
+    connect: float = 10
+    first_byte: float = 60
+    stall: float = 60
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ThoughtDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """A complete tool call; ``arguments`` is ``{}`` when ``raw_arguments`` was not a JSON object."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw_arguments: str
+
+
+@dataclass(frozen=True)
+class UsageEvent:
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+@dataclass(frozen=True)
+class FinishEvent:
+    """Always the last event: ``"stop"``, ``"length"``, ``"tool_calls"`` or the server's own word."""
+
+    reason: str
+
+
+StreamEvent = TextDelta | ThoughtDelta | ToolCallEvent | UsageEvent | FinishEvent
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    thought: str
+    tool_calls: list[ToolCallEvent]
+    usage: UsageEvent | None
+    finish_reason: str
+
+
+_FINISH_ALIASES = {
+    "stop": "stop",
+    "eos": "stop",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "length": "length",
+    "max_tokens": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "tool_use": "tool_calls",
+}
+
+
+def normalise_finish_reason(reason: str) -> str:
+    return _FINISH_ALIASES.get(reason.lower(), reason)
+
+
+def parse_arguments(raw: str, name: str) -> dict[str, Any]:
+    """Decode a tool call's argument string; a model's bad JSON must not end the turn."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        log.warning("Tool call %r has arguments that are not valid JSON; using {}: %.200s", name, raw)
+        return {}
+    if not isinstance(value, dict):
+        log.warning("Tool call %r has arguments that are not a JSON object; using {}: %.200s", name, raw)
+        return {}
+    return value
+
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class _ChunkReader:
+    """Turns decoded stream chunks into events, holding tool calls until they are complete.
+
+    Tool-call pieces arrive keyed by ``index`` spread over many chunks (id and
+    name first, then argument fragments), so calls are emitted only when the
+    stream finishes.
+    """
+
+    def __init__(self, base_url: str) -> None:
+        self._base_url = base_url
+        self._calls: dict[int, _PartialCall] = {}
+        self._usage: UsageEvent | None = None
+        self.finish_reason: str | None = None
+
+    def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+        if "error" in chunk:
+            said = server_message(json.dumps(chunk))
+            raise LLMError("server", f"The model server at {self._base_url} reported an error mid-stream. Server said: {said}")
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            prompt = int(usage.get("prompt_tokens") or 0)
+            completion = int(usage.get("completion_tokens") or 0)
+            self._usage = UsageEvent(prompt, completion, int(usage.get("total_tokens") or prompt + completion))
+        events: list[StreamEvent] = []
+        choices = chunk.get("choices") or []
+        if not choices:
+            return events
+        choice = choices[0]
+        delta = choice.get("delta") or {}
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            events.append(ThoughtDelta(reasoning))
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            events.append(TextDelta(content))
+        for position, piece in enumerate(delta.get("tool_calls") or []):
+            self._add_call_piece(piece.get("index", position), piece)
+        if choice.get("finish_reason"):
+            self.finish_reason = normalise_finish_reason(str(choice["finish_reason"]))
+        return events
+
+    def _add_call_piece(self, index: int, piece: dict[str, Any]) -> None:
+        call = self._calls.setdefault(index, _PartialCall())
+        function = piece.get("function") or {}
+        if piece.get("id") and not call.id:
+            call.id = piece["id"]
+        if function.get("name") and not call.name:
+            call.name = function["name"]
+        if isinstance(function.get("arguments"), str):
+            call.arguments.append(function["arguments"])
+
+    def finish(self, saw_done: bool) -> list[StreamEvent]:
+        """The closing events; raises when the stream was cut before it said it was finished."""
+        if not saw_done and self.finish_reason is None:
+            raise protocol_error(self._base_url)
+        events: list[StreamEvent] = []
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            raw = "".join(call.arguments)
+            call_id = call.id or f"call_{index}_{time.time_ns():x}"
+            events.append(ToolCallEvent(call_id, call.name, parse_arguments(raw, call.name), raw))
+        if self._usage is not None:
+            events.append(self._usage)
+        # [DONE] without a finish_reason: servers that omit it still finished normally.
+        reason = self.finish_reason or ("tool_calls" if self._calls else "stop")
+        events.append(FinishEvent(reason))
+        return events
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class ChatClient:
+    """Streams chat completions from one endpoint; see the module docstring."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        model: str,
+        *,
+        timeouts: Timeouts = Timeouts(),
+        max_retries: int = 3,
+        retry_base: float = 0.25,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.timeouts = timeouts
+        self.max_retries = max_retries
+        self.retry_base = retry_base
+        headers: dict[str, str] = {}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._http = httpx.AsyncClient(
+            headers=headers,
+            transport=transport,
+            # Reads are bounded per event by asyncio.timeout (first_byte / stall), not by httpx.
+            timeout=httpx.Timeout(connect=timeouts.connect, read=None, write=timeouts.first_byte, pool=timeouts.first_byte),
+        )
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> ChatClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _backoff(self, attempt: int, retry_after: str | None) -> float:
+        asked = _retry_after(retry_after)
+        if asked is not None:
+            return min(asked, RETRY_AFTER_CAP)
+        return self.retry_base * 2**attempt + random.uniform(0, self.retry_base)
+
+    async def _open(self, method: str, path: str, body: dict[str, Any] | None) -> tuple[httpx.Response, float]:
+        """Send a request; return the streaming 2xx response and its first-byte deadline.
+
+        The deadline (loop time) covers the headers *and* the first event, so a
+        server that answers headers at once but then prefills for minutes is
+        still caught by ``first_byte``.
+        """
+        url = f"{self.base_url}{path}"
+        content = None if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        headers = None if content is None else {"Content-Type": "application/json"}
+        loop = asyncio.get_running_loop()
+        attempt = 0
+        while True:
+            request = self._http.build_request(method, url, content=content, headers=headers)
+            retry_after: str | None = None
+            deadline = loop.time() + self.timeouts.first_byte
+            try:
+                async with asyncio.timeout_at(deadline):
+                    response = await self._http.send(request, stream=True)
+            except TimeoutError:
+                raise first_byte_timeout(self.base_url, self.timeouts.first_byte) from None
+            except httpx.ConnectTimeout:
+                raise connect_timeout(self.base_url, self.timeouts.connect) from None
+            except httpx.ConnectError as exc:
+                log.debug("connect to %s failed: %s", url, exc)
+                raise connect_error(self.base_url) from None
+            except httpx.TimeoutException:
+                raise first_byte_timeout(self.base_url, self.timeouts.first_byte) from None
+            except httpx.TransportError as exc:
+                # Dropped before any answer (e.g. a stale keep-alive socket): safe to repeat.
+                error = protocol_error(self.base_url, f"connection dropped before a response: {exc}")
+            else:
+                if response.is_success:
+                    return response, deadline
+                error = await self._error_from(response)
+                retry_after = response.headers.get("retry-after")
+            if error.kind not in ("rate_limit", "server", "protocol") or attempt >= self.max_retries:
+                raise error
+            delay = self._backoff(attempt, retry_after)
+            log.warning("%s; retrying in %.2f s (%d/%d)", error.message, delay, attempt + 1, self.max_retries)
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    async def _error_from(self, response: httpx.Response) -> LLMError:
+        try:
+            async with asyncio.timeout(self.timeouts.first_byte):
+                body = await response.aread()
+        except (TimeoutError, httpx.HTTPError):
+            body = b""
+        finally:
+            await response.aclose()
+        return http_error(response.status_code, body, base_url=self.base_url, model=self.model)
+
+    async def stream(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        extra_body: dict[str, Any] | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """Stream one completion as events; ``FinishEvent`` is always last.
+
+        Closing the generator early (``aclose``, or cancelling the task that
+        iterates it) closes the HTTP response at once, so the server sees the
+        hang-up and stops generating.  Iterate it inside
+        ``contextlib.aclosing`` when you may stop before the end.
+        """
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            body["tools"] = tools
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        if temperature is not None:
+            body["temperature"] = temperature
+        if extra_body:
+            body.update(extra_body)
+        response, deadline = await self._open("POST", "/chat/completions", body)
+        try:
+            async with contextlib.aclosing(self._events(response, deadline)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            await response.aclose()
+
+    async def _events(self, response: httpx.Response, first_deadline: float) -> AsyncIterator[StreamEvent]:
+        reader = _ChunkReader(self.base_url)
+        saw_done = False
+        first = True
+        loop = asyncio.get_running_loop()
+        content_type = response.headers.get("content-type", "")
+        if "text/event-stream" not in content_type:
+            raise LLMError(
+                "protocol",
+                f"{self.base_url} answered with '{content_type or 'no content type'}' instead of an event stream. "
+                "Check that OPENAI_BASE_URL / model.baseUrl points at an OpenAI-compatible API (it usually ends in /v1).",
+                response.status_code,
+            )
+        source = EventSource(response).aiter_sse()
+        async with contextlib.aclosing(source):
+            while True:
+                deadline = first_deadline if first else loop.time() + self.timeouts.stall
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        sse = await anext(source, None)
+                except TimeoutError:
+                    if first:
+                        raise first_byte_timeout(self.base_url, self.timeouts.first_byte) from None
+                    raise stall_error(self.base_url, self.timeouts.stall) from None
+                except SSEError as exc:
+                    raise protocol_error(self.base_url, str(exc)) from None
+                except httpx.TransportError as exc:
+                    if reader.finish_reason is not None:
+                        break  # everything that matters arrived; only [DONE] was lost
+                    raise protocol_error(self.base_url, f"connection lost: {exc}") from None
+                first = False
+                if sse is None:
+                    break
+                data = sse.data.strip()
+                if not data:
+                    continue
+                if data == "[DONE]":
+                    saw_done = True
+                    break
+                try:
+                    chunk = json.loads(data)
+                except ValueError:
+                    log.warning("Skipping a stream event that is not JSON: %.200s", data)
+                    continue
+                if isinstance(chunk, dict):
+                    for event in reader.feed(chunk):
+                        yield event
+        for event in reader.finish(saw_done):
+            yield event
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        extra_body: dict[str, Any] | None = None,
+    ) -> Completion:
+        """The whole answer at once (side queries); same errors as ``stream``."""
+        text: list[str] = []
+        thought: list[str] = []
+        calls: list[ToolCallEvent] = []
+        usage: UsageEvent | None = None
+        reason = "stop"
+        events = self.stream(messages, tools=tools, max_tokens=max_tokens, temperature=temperature, extra_body=extra_body)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                match event:
+                    case TextDelta():
+                        text.append(event.text)
+                    case ThoughtDelta():
+                        thought.append(event.text)
+                    case ToolCallEvent():
+                        calls.append(event)
+                    case UsageEvent():
+                        usage = event
+                    case FinishEvent():
+                        reason = event.reason
+        return Completion("".join(text), "".join(thought), calls, usage, reason)
+
+    async def list_models(self) -> list[str]:
+        """Model ids the endpoint offers (``GET /models``); used by ``doctor`` to check reachability."""
+        response, deadline = await self._open("GET", "/models", None)
+        try:
+            async with asyncio.timeout_at(deadline):
+                raw = await response.aread()
+        except TimeoutError:
+            raise first_byte_timeout(self.base_url, self.timeouts.first_byte) from None
+        except httpx.TransportError as exc:
+            raise protocol_error(self.base_url, f"connection lost: {exc}") from None
+        finally:
+            await response.aclose()
+        try:
+            data = json.loads(raw)
+            return [str(m["id"]) for m in data["data"]]
+        except (ValueError, KeyError, TypeError):
+            raise LLMError("protocol", f"{self.base_url} answered GET /models with something that is not a model list.") from None

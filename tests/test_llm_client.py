@@ -1,0 +1,290 @@
+"""The Chat Completions client against the scripted server (real HTTP and SSE)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from support.scripted_openai import Cut, HttpError, Reply, ScriptedOpenAI, Stall, ToolCallSpec
+
+from qwen_lsp.llm.client import (
+    ChatClient,
+    Completion,
+    FinishEvent,
+    StreamEvent,
+    TextDelta,
+    ThoughtDelta,
+    Timeouts,
+    ToolCallEvent,
+    UsageEvent,
+    _ChunkReader,
+)
+from qwen_lsp.llm.errors import LLMError
+
+HI = [{"role": "user", "content": "hi"}]
+
+
+@pytest.fixture
+async def client(scripted: ScriptedOpenAI) -> AsyncIterator[ChatClient]:
+    async with ChatClient(scripted.base_url, "sk-test", "qwen-test", retry_base=0.01) as chat:
+        yield chat
+
+
+async def collect(chat: ChatClient, **kwargs) -> list[StreamEvent]:
+    return [event async for event in chat.stream(HI, **kwargs)]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def test_text_streams_in_order_without_empty_deltas(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    scripted.enqueue(Reply(chunks=["Hel", "lo", " world"], usage={"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}))
+    events = await collect(client)
+    assert events == [TextDelta("Hel"), TextDelta("lo"), TextDelta(" world"), UsageEvent(11, 3, 14), FinishEvent("stop")]
+
+
+async def test_request_shape_and_auth(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    await collect(client, tools=tools, max_tokens=50, temperature=0.2, extra_body={"top_p": 0.9})
+    request = scripted.requests[-1]
+    assert request.path == "/v1/chat/completions"
+    assert request.headers["authorization"] == "Bearer sk-test"
+    assert request.body == {
+        "model": "qwen-test",
+        "messages": HI,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "tools": tools,
+        "max_tokens": 50,
+        "temperature": 0.2,
+        "top_p": 0.9,
+    }
+
+
+async def test_no_key_no_authorization_header(scripted: ScriptedOpenAI) -> None:
+    async with ChatClient(scripted.base_url, None, "m") as chat:
+        await collect(chat)
+    assert "authorization" not in scripted.requests[-1].headers
+    assert "tools" not in scripted.requests[-1].body
+
+
+async def test_tool_calls_accumulate_across_deltas(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    scripted.enqueue(
+        Reply(
+            chunks=["Let me look."],
+            tool_calls=[ToolCallSpec("read_file", {"path": "src/app.py", "offset": 10}, id="c1"), ToolCallSpec("glob", {"pattern": "**/*.md"})],
+            split_tool_args=5,
+        )
+    )
+    events = await collect(client)
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
+    assert calls == [
+        ToolCallEvent("c1", "read_file", {"path": "src/app.py", "offset": 10}, '{"path": "src/app.py", "offset": 10}'),
+        ToolCallEvent("call_scripted_1", "glob", {"pattern": "**/*.md"}, '{"pattern": "**/*.md"}'),
+    ]
+    assert events[0] == TextDelta("Let me look.")
+    assert events[-1] == FinishEvent("tool_calls")
+
+
+async def test_invalid_tool_arguments_keep_raw_and_warn(scripted: ScriptedOpenAI, client: ChatClient, caplog: pytest.LogCaptureFixture) -> None:
+    scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("edit", '{"path": "a.py", "old": ')]))
+    with caplog.at_level(logging.WARNING, logger="qwen_lsp.llm.client"):
+        events = await collect(client)
+    (call,) = [e for e in events if isinstance(e, ToolCallEvent)]
+    assert call.arguments == {}
+    assert call.raw_arguments == '{"path": "a.py", "old": '
+    assert "not valid JSON" in caplog.text
+
+
+async def test_reasoning_becomes_thought_deltas(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    scripted.enqueue(Reply(chunks=["42"], reasoning=["Let me ", "think."]))
+    events = await collect(client)
+    assert [e for e in events if isinstance(e, ThoughtDelta | TextDelta)] == [ThoughtDelta("Let me "), ThoughtDelta("think."), TextDelta("42")]
+
+
+@pytest.mark.parametrize(("scripted_reason", "expected"), [("length", "length"), ("none", "stop"), ("content_filter", "content_filter"), ("max_tokens", "length")])
+async def test_finish_reasons(scripted: ScriptedOpenAI, client: ChatClient, scripted_reason: str, expected: str) -> None:
+    scripted.enqueue(Reply(chunks=["x"], finish_reason=scripted_reason))
+    events = await collect(client)
+    assert events[-1] == FinishEvent(expected)
+
+
+def test_chunk_reader_handles_reasoning_field_and_sparse_pieces() -> None:
+    reader = _ChunkReader("http://h/v1")
+    events = reader.feed({"choices": [{"delta": {"reasoning": "hm", "content": ""}}]})
+    assert events == [ThoughtDelta("hm")]
+    reader.feed({"choices": [{"delta": {"tool_calls": [{"index": 1, "id": "b", "function": {"name": "g", "arguments": "{}"}}]}}]})
+    reader.feed({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f", "arguments": '{"x"'}}]}}]})
+    reader.feed({"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": ":1}"}}]}, "finish_reason": "function_call"}]})
+    closing = reader.finish(saw_done=False)
+    assert closing == [ToolCallEvent("a", "f", {"x": 1}, '{"x":1}'), ToolCallEvent("b", "g", {}, "{}"), FinishEvent("tool_calls")]
+
+
+def test_chunk_reader_rejects_a_stream_cut_before_finish() -> None:
+    reader = _ChunkReader("http://h/v1")
+    reader.feed({"choices": [{"delta": {"content": "par"}}]})
+    with pytest.raises(LLMError) as info:
+        reader.finish(saw_done=False)
+    assert info.value.kind == "protocol"
+
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_auth_errors_are_actionable_and_not_retried(scripted: ScriptedOpenAI, client: ChatClient, status: int) -> None:
+    scripted.enqueue(HttpError(status, "Incorrect API key provided"))
+    with pytest.raises(LLMError) as info:
+        await collect(client)
+    error = info.value
+    assert (error.kind, error.status) == ("auth", status)
+    assert str(error).startswith(f"The API key was rejected by {scripted.base_url} (HTTP {status}). Check OPENAI_API_KEY or model.apiKey.")
+    assert "Incorrect API key provided" in str(error)
+    assert len(scripted.chat_requests()) == 1
+
+
+async def test_not_found_names_model_and_base_url(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    scripted.enqueue(HttpError(404, "The model `qwen-test` does not exist"))
+    with pytest.raises(LLMError) as info:
+        await collect(client)
+    assert info.value.kind == "not_found"
+    assert f"Model 'qwen-test' or path not found at {scripted.base_url} (HTTP 404)" in str(info.value)
+    assert "it usually ends in /v1" in str(info.value)
+    assert "does not exist" in str(info.value)
+
+
+@pytest.mark.parametrize("first", [HttpError(429, "slow down", {"Retry-After": "0"}), HttpError(500, "boom"), HttpError(503, "busy")])
+async def test_retryable_errors_then_success(scripted: ScriptedOpenAI, client: ChatClient, first: HttpError) -> None:
+    scripted.enqueue(first, Reply(chunks=["fine"]))
+    events = await collect(client)
+    assert TextDelta("fine") in events
+    assert len(scripted.chat_requests()) == 2
+
+
+async def test_retries_give_up_after_max_retries(scripted: ScriptedOpenAI) -> None:
+    scripted.enqueue(*[HttpError(500, "down")] * 3)
+    async with ChatClient(scripted.base_url, "k", "m", max_retries=2, retry_base=0.01) as chat:
+        with pytest.raises(LLMError) as info:
+            await collect(chat)
+    assert (info.value.kind, info.value.status) == ("server", 500)
+    assert "down" in str(info.value)
+    assert len(scripted.chat_requests()) == 3
+
+
+async def test_bad_request_not_retried_and_server_text_truncated(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    scripted.enqueue(HttpError(400, "context length exceeded " + "x" * 1000))
+    with pytest.raises(LLMError) as info:
+        await collect(client)
+    assert info.value.kind == "bad_request"
+    assert "context length exceeded" in str(info.value)
+    assert len(str(info.value)) < 450
+    assert len(scripted.chat_requests()) == 1
+
+
+async def test_connection_refused_fails_fast() -> None:
+    base = f"http://127.0.0.1:{free_port()}/v1"
+    async with ChatClient(base, "k", "m", retry_base=5) as chat:
+        with pytest.raises(LLMError) as info:
+            await collect(chat)
+        assert info.value.kind == "connect"
+        assert str(info.value) == f"Nothing is listening at {base}. Start the model server or fix OPENAI_BASE_URL / model.baseUrl."
+        with pytest.raises(LLMError) as models_info:
+            await chat.list_models()
+        assert models_info.value.kind == "connect"
+
+
+async def test_stall_timeout_closes_the_stream(scripted: ScriptedOpenAI) -> None:
+    scripted.enqueue(Stall(["partial"]))
+    seen: list[StreamEvent] = []
+    async with ChatClient(scripted.base_url, "k", "m", timeouts=Timeouts(stall=0.3)) as chat:
+        with pytest.raises(LLMError) as info:
+            async for event in chat.stream(HI):
+                seen.append(event)
+    assert seen == [TextDelta("partial")]
+    assert info.value.kind == "stall"
+    assert "The model stopped sending data for 0.3 s (stall timeout)." in str(info.value)
+    assert scripted.wait_for_disconnect(5)
+    assert len(scripted.chat_requests()) == 1  # never retried after streaming started
+
+
+async def test_first_byte_timeout(scripted: ScriptedOpenAI) -> None:
+    scripted.enqueue(Reply(first_delay=30))
+    async with ChatClient(scripted.base_url, "k", "m", timeouts=Timeouts(first_byte=0.3)) as chat:
+        with pytest.raises(LLMError) as info:
+            await collect(chat)
+    assert info.value.kind == "timeout"
+    assert "first-byte timeout" in str(info.value)
+    assert scripted.wait_for_disconnect(5)
+
+
+async def test_cut_stream_is_a_protocol_error_and_not_retried(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    scripted.enqueue(Cut(["half an ans"]))
+    seen: list[StreamEvent] = []
+    with pytest.raises(LLMError) as info:
+        async for event in client.stream(HI):
+            seen.append(event)
+    assert seen == [TextDelta("half an ans")]
+    assert info.value.kind == "protocol"
+    assert "The model's stream ended unexpectedly" in str(info.value)
+    assert len(scripted.chat_requests()) == 1
+
+
+async def test_cancelling_the_consumer_hangs_up_at_once(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    scripted.enqueue(Reply(chunks=[f"w{i} " for i in range(500)], delay=0.05))
+    first = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in client.stream(HI):
+            if isinstance(event, TextDelta):
+                first.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(first.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await asyncio.to_thread(scripted.wait_for_disconnect, 5)
+
+
+async def test_closing_the_generator_early_hangs_up(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    scripted.enqueue(Reply(chunks=[f"w{i} " for i in range(500)], delay=0.05))
+    async with contextlib.aclosing(client.stream(HI)) as events:
+        async for event in events:
+            if isinstance(event, TextDelta):
+                break
+    assert await asyncio.to_thread(scripted.wait_for_disconnect, 5)
+    # The client stays usable afterwards.
+    scripted.enqueue(Reply(chunks=["again"]))
+    assert TextDelta("again") in await collect(client)
+
+
+async def test_complete_collects_everything(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    scripted.enqueue(Reply(chunks=["a", "b"], reasoning=["r"], tool_calls=[ToolCallSpec("f", {"k": "v"}, id="t")], usage={"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}))
+    result = await client.complete(HI)
+    assert result == Completion("ab", "r", [ToolCallEvent("t", "f", {"k": "v"}, '{"k": "v"}')], UsageEvent(1, 2, 3), "tool_calls")
+
+
+async def test_list_models(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    assert await client.list_models() == ["scripted-model"]
+    assert scripted.requests[-1].method == "GET"
+    assert scripted.requests[-1].path == "/v1/models"
+
+
+async def test_many_turns_reuse_one_client(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    for i in range(5):
+        scripted.enqueue(Reply(chunks=[f"turn {i}"]))
+        assert (await client.complete(HI)).text == f"turn {i}"
+
+
+async def test_a_web_page_instead_of_an_api_is_explained() -> None:
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, html="<html>login</html>"))
+    async with ChatClient("http://intranet.example/", None, "m", transport=transport) as chat:
+        with pytest.raises(LLMError) as info:
+            await collect(chat)
+    assert info.value.kind == "protocol"
+    assert "http://intranet.example answered with 'text/html" in str(info.value)
