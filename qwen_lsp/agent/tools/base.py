@@ -1,0 +1,92 @@
+"""What every built-in file tool shares: argument checking, a worker thread, error results.
+
+A tool call must never raise into the agent loop: the model sent the
+arguments, so a bad argument, a path outside the workspace or an unreadable
+file is an answer the model can act on (``is_error=True``). File-system work
+blocks, so it runs in ``asyncio.to_thread``; the files it touched are
+reported back on the event loop's thread, because ``ctx.touched`` feeds
+engine state that is not thread-safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from qwen_lsp.agent.tool import ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
+
+P = TypeVar("P", bound=BaseModel)
+
+
+class ToolInputError(ValueError):
+    """A problem with the call the model made; its message is shown to the model."""
+
+
+class ToolArgs(BaseModel):
+    """Base for argument models: unknown keys are ignored (models add stray ones)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+@dataclass
+class Outcome:
+    """What a tool's worker-thread body returns."""
+
+    result: ToolResult
+    touched: list[Path] = field(default_factory=list)
+
+
+def function_declaration(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAI ``tools[]`` entry, built once per tool class."""
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}
+
+
+def describe_validation_error(tool: str, exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        problems.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
+    return f"Invalid arguments for {tool}: " + "; ".join(problems)
+
+
+class FileTool(Generic[P]):
+    """A tool whose work is a blocking function of validated arguments.
+
+    Subclasses set ``name``, ``args_model`` and ``DECLARATION`` (a dict built
+    at import time) and implement ``execute``.
+    """
+
+    name: ClassVar[str]
+    args_model: ClassVar[type[BaseModel]]
+    DECLARATION: ClassVar[dict[str, Any]]
+
+    def declaration(self) -> dict[str, Any]:
+        """A fresh deep copy each call: callers may mutate it without changing the next request's bytes."""
+        return copy.deepcopy(self.DECLARATION)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        try:
+            params = self.args_model.model_validate(args if args is not None else {})
+        except ValidationError as exc:
+            return ToolResult(output=describe_validation_error(self.name, exc), is_error=True)
+        try:
+            outcome = await asyncio.to_thread(self.execute, params, ctx)  # type: ignore[arg-type]
+        except ToolInputError as exc:
+            return ToolResult(output=str(exc), is_error=True)
+        except OSError as exc:
+            log.info("%s failed: %s", self.name, exc)
+            return ToolResult(output=f"Error in {self.name}: {exc.strerror or exc}", is_error=True)
+        for path in outcome.touched:
+            ctx.touched(path)
+        return outcome.result
+
+    def execute(self, params: P, ctx: ToolContext) -> Outcome:
+        raise NotImplementedError

@@ -1,0 +1,107 @@
+"""A minimal ``.gitignore`` so searches skip what the project itself ignores.
+
+Qwen Code filters through its full git/qwen ignore service. This is the
+small part of it that matters most for a read-only search: ``.git`` and
+``node_modules`` are always skipped, and the patterns of the workspace
+root's ``.gitignore`` (and ``.qwenignore``) apply. Known gaps, on purpose:
+nested ignore files and ``!`` negations are not read.
+
+Pattern rules follow gitignore: a trailing ``/`` matches directories only;
+a pattern with a ``/`` elsewhere is anchored at the root; one without
+matches the name at any depth.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wcmatch import fnmatch, glob
+
+log = logging.getLogger(__name__)
+
+ALWAYS_SKIPPED = frozenset({".git", "node_modules"})
+IGNORE_FILES = (".gitignore", ".qwenignore")
+
+_GLOB_FLAGS = glob.GLOBSTAR | glob.DOTGLOB | glob.BRACE
+_NAME_FLAGS = fnmatch.DOTMATCH | fnmatch.BRACE
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    text: str
+    anchored: bool
+    dir_only: bool
+
+
+@dataclass
+class IgnoreRules:
+    """Which paths under ``root`` a search should not enter or report."""
+
+    root: Path
+    patterns: list[_Pattern] = field(default_factory=list)
+
+    @classmethod
+    def for_workspace(cls, root: Path) -> IgnoreRules:
+        rules = cls(root=root.resolve())
+        for name in IGNORE_FILES:
+            try:
+                text = (rules.root / name).read_text("utf-8", errors="replace")
+            except OSError:
+                continue
+            for line in text.splitlines():
+                pattern = _parse(line)
+                if pattern is not None:
+                    rules.patterns.append(pattern)
+        return rules
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        """True when ``path`` (absolute, under ``root``) is skipped. Parents are not checked: callers prune."""
+        if path.name in ALWAYS_SKIPPED:
+            return True
+        try:
+            rel = path.relative_to(self.root).as_posix()
+        except ValueError:
+            return False
+        for pattern in self.patterns:
+            if pattern.dir_only and not is_dir:
+                continue
+            if pattern.anchored:
+                if glob.globmatch(rel, pattern.text, flags=_GLOB_FLAGS):
+                    return True
+            elif fnmatch.fnmatch(path.name, pattern.text, flags=_NAME_FLAGS):
+                return True
+        return False
+
+
+def _parse(line: str) -> _Pattern | None:
+    text = line.rstrip()
+    if not text or text.startswith("#") or text.startswith("!"):
+        return None
+    if text.startswith("\\"):
+        text = text[1:]
+    dir_only = text.endswith("/")
+    text = text.rstrip("/")
+    anchored = "/" in text
+    text = text.lstrip("/")
+    if not text:
+        return None
+    return _Pattern(text=text, anchored=anchored, dir_only=dir_only)
+
+
+def walk_files(start: Path, rules: IgnoreRules) -> Iterator[Path]:
+    """Files under ``start`` in a stable order, pruning ignored directories; symlinked dirs are not entered."""
+    for dirpath, dirnames, filenames in os.walk(start, onerror=_log_walk_error):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not rules.ignored(here / d, is_dir=True))
+        for name in sorted(filenames):
+            path = here / name
+            if not rules.ignored(path, is_dir=False):
+                yield path
+
+
+def _log_walk_error(exc: OSError) -> None:
+    log.debug("Skipping unreadable directory: %s", exc)

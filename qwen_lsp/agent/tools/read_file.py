@@ -1,0 +1,125 @@
+"""``read_file``: a text file's lines, paged and capped.
+
+Name and parameters are Qwen Code 0.24's (``file_path``, ``offset``,
+``limit``; its PDF-only ``pages`` is left out because we do not read PDFs).
+Caps, as in 0.24: at most 1000 lines when no ``limit`` is given, and at most
+25 000 characters in all (the line that crosses it is cut with
+``... [truncated]``). On top of that every line is cut at 2000 characters,
+the per-line cap of earlier Qwen Code versions, so a minified file still
+shows many lines. When anything is left out, the answer starts with
+``Showing lines A-B of N total lines.`` and says which ``offset`` continues.
+Lines keep their trailing spaces (0.24 trims them; an edit tool that matches
+text exactly is better served by the real bytes).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from qwen_lsp.agent.tool import ToolContext, ToolResult
+from qwen_lsp.agent.tools.base import FileTool, Outcome, ToolArgs, ToolInputError, function_declaration
+from qwen_lsp.agent.tools.textfiles import TRUNCATION_MARK, cap_line, looks_binary, open_text, read_head
+from qwen_lsp.agent.tools.workspace import relative_display, resolve_in_workspace
+
+DEFAULT_LINE_LIMIT = 1000
+MAX_OUTPUT_CHARS = 25_000
+
+
+class ReadFileArgs(ToolArgs):
+    file_path: str = Field(min_length=1)
+    offset: int | None = Field(default=None, ge=0)
+    limit: int | None = Field(default=None, gt=0)
+
+
+class ReadFileTool(FileTool[ReadFileArgs]):
+    name = "read_file"
+    args_model = ReadFileArgs
+    DECLARATION = function_declaration(
+        "read_file",
+        "Returns the contents of one file in the workspace. Give the file's absolute path "
+        "(the project root joined with its relative path). Long files are cut: the answer then "
+        "says which lines it shows and how to continue with 'offset' and 'limit'. Binary files "
+        "are reported as binary, not shown.",
+        {
+            "properties": {
+                "file_path": {
+                    "description": "Absolute path of the file to read, e.g. '/home/user/project/src/main.py'.",
+                    "type": "string",
+                },
+                "offset": {
+                    "description": "Optional: 0-based line number to start from, for reading a long file in pages. "
+                    "Use together with 'limit'.",
+                    "type": ["integer", "null"],
+                },
+                "limit": {
+                    "description": "Optional: how many lines to read. Without it the file is read from 'offset' "
+                    "up to a default maximum.",
+                    "type": ["integer", "null"],
+                },
+            },
+            "required": ["file_path"],
+            "type": "object",
+        },
+    )
+
+    def execute(self, params: ReadFileArgs, ctx: ToolContext) -> Outcome:
+        path = resolve_in_workspace(params.file_path, ctx)
+        if not path.exists():
+            raise ToolInputError(f"File not found: {path}")
+        if path.is_dir():
+            raise ToolInputError(f"Path is a directory, not a file: {path}. Use list_directory to see its entries.")
+        shown = relative_display(path, ctx)
+        head = read_head(path)
+        if looks_binary(head):
+            return Outcome(
+                ToolResult(
+                    output=f"Cannot display content of binary file: {shown}",
+                    display=f"Skipped binary file: {shown}",
+                    extra={"path": str(path), "binary": True},
+                ),
+                touched=[path],
+            )
+
+        start = params.offset or 0
+        wanted = params.limit or DEFAULT_LINE_LIMIT
+        lines: list[str] = []
+        used = 0
+        cut_by_chars = False
+        total = 0
+        with open_text(path, head) as fh:
+            for total, raw in enumerate(fh, start=1):
+                index = total - 1
+                if index < start or len(lines) >= wanted or cut_by_chars:
+                    continue
+                line = cap_line(raw.rstrip("\r\n"))
+                sep = 1 if lines else 0
+                if used + sep + len(line) > MAX_OUTPUT_CHARS:
+                    room = max(MAX_OUTPUT_CHARS - used - sep, 10)
+                    lines.append(line[:room] + TRUNCATION_MARK)
+                    cut_by_chars = True
+                    continue
+                lines.append(line)
+                used += sep + len(line)
+
+        if total and start >= total:
+            raise ToolInputError(f"offset {start} is past the end of {path} ({total} lines).")
+        end = start + len(lines)
+        truncated = cut_by_chars or start > 0 or end < total
+        body = "\n".join(lines)
+        if truncated:
+            header = f"Showing lines {start + 1}-{end} of {total} total lines."
+            if end < total:
+                header += f" To read more, call read_file again with offset: {end}."
+            output = f"{header}\n\n---\n\n{body}"
+            display = f"Read lines {start + 1}-{end} of {total} from {shown}"
+        else:
+            output = body if total else f"File {path} is empty."
+            display = f"Read {shown}"
+        return Outcome(
+            ToolResult(
+                output=output,
+                display=display,
+                extra={"path": str(path), "lines": (start + 1, end), "total_lines": total, "truncated": truncated},
+            ),
+            touched=[path],
+        )

@@ -1,0 +1,233 @@
+"""Recording a conversation to session JSONL, record by record, as it happens.
+
+The layout and record shape are Qwen Code's (spec §13.1, checked against the
+files the 0.24.4 CLI writes), so the CLI can resume our sessions and we can
+resume its: ``~/.qwen/projects/<sanitized cwd>/chats/<sessionId>.jsonl``,
+one compact JSON object per line, each record's ``parentUuid`` naming the
+record written before it. Field order follows the CLI's
+(``uuid, parentUuid, sessionId, timestamp, type, provenance, cwd, version,
+gitBranch`` and then the type's own fields) so files diff cleanly.
+
+Durability: every record is one ``write`` of a whole line to a file opened in
+append mode, then ``flush`` and ``os.fsync``; a crash can at worst tear the
+last line, which the reader skips. A lock serialises writers so lines from
+concurrent threads never interleave. Before the first append to an existing
+file, and after any failed write, a missing final newline is restored so a
+torn tail never swallows the next record.
+
+Interrupted answers: Qwen Code records a cancelled partial answer as an
+ordinary ``assistant`` record with no marker. We add ``"interrupted": true``
+to that record — an extra field the CLI ignores — so our editor can show the
+answer as cut short; resume treats it like any other model turn, so the
+partial text is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import uuid as uuid_mod
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from qwen_lsp.llm.content import Content, Part
+from qwen_lsp.sessions.files import session_path
+from qwen_lsp.sessions.reader import read_records
+
+MessageInput = str | Content | list[Part]
+"""A message to record: plain text, a list of parts, or a whole Content."""
+
+_PROVENANCE = {"user": "real_user", "assistant": "assistant_output", "tool_result": "tool_result", "system": "system"}
+"""Qwen Code ≥0.24 tags each record with its source; older readers ignore it."""
+
+
+class SessionWriteError(OSError):
+    """A record could not be saved. Earlier records on disk are untouched."""
+
+
+def iso_timestamp(now: datetime | None = None) -> str:
+    """UTC time as JS ``Date.prototype.toISOString()`` prints it: ``2026-08-19T12:00:00.000Z``."""
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def usage_metadata(usage: Mapping[str, Any] | None) -> dict[str, int] | None:
+    """OpenAI ``usage`` as Qwen Code's (Gemini-style) ``usageMetadata``.
+
+    The CLI writes ``promptTokenCount, candidatesTokenCount,
+    thoughtsTokenCount, totalTokenCount, cachedContentTokenCount`` in that
+    order. A mapping already in that shape is passed through unchanged.
+    """
+    if not usage:
+        return None
+    if "promptTokenCount" in usage or "totalTokenCount" in usage:
+        return {k: v for k, v in usage.items() if isinstance(v, int)}
+    prompt = _int(usage.get("prompt_tokens"))
+    completion = _int(usage.get("completion_tokens"))
+    total = _int(usage.get("total_tokens")) or prompt + completion
+    completion_details = usage.get("completion_tokens_details") or {}
+    prompt_details = usage.get("prompt_tokens_details") or {}
+    return {
+        "promptTokenCount": prompt,
+        "candidatesTokenCount": completion,
+        "thoughtsTokenCount": _int(completion_details.get("reasoning_tokens")),
+        "totalTokenCount": total,
+        "cachedContentTokenCount": _int(prompt_details.get("cached_tokens")),
+    }
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _content(role: str, message: MessageInput) -> Content:
+    if isinstance(message, str):
+        return {"role": role, "parts": [{"text": message}]}  # type: ignore[typeddict-item]
+    if isinstance(message, Mapping):
+        return {"role": role, "parts": list(message.get("parts", []))}  # type: ignore[typeddict-item]
+    return {"role": role, "parts": list(message)}  # type: ignore[typeddict-item]
+
+
+def _dump(record: Mapping[str, Any]) -> bytes:
+    """One compact line, non-ASCII kept raw like ``JSON.stringify``.
+
+    A string with a lone surrogate cannot be UTF-8 encoded raw; that record
+    falls back to ``\\u`` escapes, which is what JS writes for it anyway.
+    """
+    try:
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise SessionWriteError(f"Session record is not JSON-serialisable: {exc}") from exc
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(record, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+class SessionRecorder:
+    """Appends the records of one session to its JSONL file.
+
+    The file is created on the first record, so a session that never says
+    anything leaves nothing behind. A recorder given the id of an existing
+    session continues its ``parentUuid`` chain from the last record on disk.
+    Thread-safe: every method may be called from any thread.
+    """
+
+    def __init__(
+        self,
+        cwd: Path,
+        session_id: str | None = None,
+        *,
+        version: str,
+        git_branch: str | None = None,
+    ) -> None:
+        self.cwd = Path(cwd).resolve()
+        self.session_id = session_id or str(uuid_mod.uuid4())
+        self.path = session_path(self.cwd, self.session_id)
+        self.version = version
+        self.git_branch = git_branch
+        self._lock = threading.Lock()
+        self._last_uuid: str | None = None
+        self._opened = False
+        self._tail_suspect = True
+        """True when the file may end without a newline: before our first write, after a failure."""
+
+    @property
+    def last_uuid(self) -> str | None:
+        """The uuid of the last record saved (the next record's ``parentUuid``)."""
+        return self._last_uuid
+
+    def record_user(self, content: MessageInput, **extra: Any) -> str:
+        """A user prompt. ``extra`` adds top-level fields (``subtype``, ``systemPayload``, ``promptId``…)."""
+        return self._append("user", {**extra, "message": _content("user", content)})
+
+    def record_model(
+        self,
+        content: MessageInput,
+        *,
+        usage: Mapping[str, Any] | None,
+        model: str | None,
+        interrupted: bool = False,
+    ) -> str:
+        """A model answer (text, thoughts, function calls). ``usage`` may be OpenAI- or Gemini-shaped."""
+        fields: dict[str, Any] = {}
+        if model is not None:
+            fields["model"] = model
+        fields["message"] = _content("model", content)
+        metadata = usage_metadata(usage)
+        if metadata is not None:
+            fields["usageMetadata"] = metadata
+        if interrupted:
+            fields["interrupted"] = True
+        return self._append("assistant", fields)
+
+    def record_tool_result(self, content: MessageInput, tool_call_result: Mapping[str, Any] | None) -> str:
+        """Function responses sent back to the model (role ``user``), with the UI's call metadata."""
+        fields: dict[str, Any] = {"message": _content("user", content)}
+        if tool_call_result is not None:
+            fields["toolCallResult"] = dict(tool_call_result)
+        return self._append("tool_result", fields)
+
+    def record_system(self, subtype: str, payload: Mapping[str, Any]) -> str:
+        """A system event, e.g. ``chat_compression`` (payload carries ``compressedHistory``) or ``custom_title``."""
+        return self._append("system", {"subtype": subtype, "systemPayload": dict(payload)})
+
+    def _append(self, record_type: str, fields: Mapping[str, Any]) -> str:
+        with self._lock:
+            if not self._opened:
+                self._last_uuid = self._last_uuid_on_disk()
+                self._opened = True
+            record: dict[str, Any] = {
+                "uuid": str(uuid_mod.uuid4()),
+                "parentUuid": self._last_uuid,
+                "sessionId": self.session_id,
+                "timestamp": iso_timestamp(),
+                "type": record_type,
+                "provenance": _PROVENANCE[record_type],
+                "cwd": str(self.cwd),
+                "version": self.version,
+            }
+            if self.git_branch:
+                record["gitBranch"] = self.git_branch
+            record.update(fields)
+            self._write_line(_dump(record))
+            self._last_uuid = record["uuid"]
+            return record["uuid"]
+
+    def _last_uuid_on_disk(self) -> str | None:
+        for record in reversed(read_records(self.path).records):
+            if isinstance(record.get("uuid"), str):
+                return record["uuid"]
+        return None
+
+    def _write_line(self, line: bytes) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "ab") as handle:
+                if self._tail_suspect and _ends_without_newline(handle):
+                    line = b"\n" + line
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as exc:
+            self._tail_suspect = True
+            reason = exc.strerror or str(exc)
+            raise SessionWriteError(
+                f"Could not save the chat to {self.path}: {reason}. "
+                f"Check that {self.path.parent} is a writable directory and the disk has free space; "
+                "records saved earlier are kept."
+            ) from exc
+        self._tail_suspect = False
+
+
+def _ends_without_newline(handle: Any) -> bool:
+    """True when the append-mode file is non-empty and its last byte is not ``\\n``."""
+    size = os.fstat(handle.fileno()).st_size
+    if size == 0:
+        return False
+    with open(handle.name, "rb") as reader:
+        reader.seek(size - 1)
+        return reader.read(1) != b"\n"
