@@ -1,0 +1,298 @@
+"""``@path`` imports inside context files (spec §3), matching Qwen Code 0.24's output.
+
+A context file may pull another file in by writing ``@./other.md`` after
+whitespace. This module finds those references with a scanner (not a
+regex), leaves code blocks and inline code alone (found with
+markdown-it-py rather than guessed at), refuses anything that leaves the
+project or names a URL, stops at depth 5, and marks cycles instead of
+looping. Two output formats exist, as in Qwen Code:
+
+* ``tree`` (default): each import is replaced in place by the imported
+  text between ``<!-- Imported from: … -->`` / ``<!-- End of import from: … -->``;
+* ``flat``: every distinct file once, as ``--- File: <abs> ---`` blocks.
+
+Behaviour is the latest-observed one that 0.24 ships (a missing file keeps
+its ``@path`` text silently; flat mode honours the depth limit; path
+validation is lexical). Problems never raise: they become comments in the
+text, as in Qwen Code, plus a logged warning and a :class:`Problem`.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+
+from markdown_it import MarkdownIt
+
+from .text import Problem, find_project_root, is_subpath, js_trim, lexical_abspath, node_error_message, read_text
+
+log = logging.getLogger(__name__)
+
+MAX_IMPORT_DEPTH = 5
+_WHITESPACE = " \t\n\r"
+_URL = re.compile(r"^(file|https?)://")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_BACKTICKS = re.compile(r"`+")
+_MD = MarkdownIt("commonmark")
+
+
+@dataclass(frozen=True)
+class ImportRef:
+    start: int  # offset of the '@'
+    end: int  # offset just past the path
+    path: str
+
+
+def find_imports(content: str) -> list[ImportRef]:
+    """Every ``@path`` that starts a word: after whitespace or at offset 0.
+
+    The path runs to the next whitespace, trailing punctuation included,
+    and must begin with ``.``, ``/`` or an ASCII letter, so ``foo@bar.com``,
+    ``(@./x)``, ``@123`` and ``@~/x`` are not imports.
+    """
+    refs: list[ImportRef] = []
+    n = len(content)
+    i = 0
+    while i < n:
+        i = content.find("@", i)
+        if i == -1:
+            break
+        if i > 0 and content[i - 1] not in _WHITESPACE:
+            i += 1
+            continue
+        j = i + 1
+        while j < n and content[j] not in _WHITESPACE:
+            j += 1
+        path = content[i + 1 : j]
+        if path and (path[0] in "./" or ("A" <= path[0] <= "Z") or ("a" <= path[0] <= "z")):
+            refs.append(ImportRef(i, j, path))
+        i = j + 1
+    return refs
+
+
+def _line_starts(content: str) -> list[int]:
+    starts = [0]
+    starts.extend(m.end() for m in _LINE_BREAK.finditer(content))
+    starts.append(len(content))
+    return starts
+
+
+def _inline_code_spans(content: str, lo: int, hi: int, markups: list[str]) -> list[tuple[int, int]]:
+    """Locate, in order, the code spans markdown-it found between ``lo`` and ``hi``.
+
+    markdown-it gives inline tokens no character offsets, only their
+    backtick ``markup``; a code span opens and closes with a run of exactly
+    that many backticks, so we walk the runs in the source.
+    """
+    spans: list[tuple[int, int]] = []
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(content, lo, hi)]
+    k = 0
+    for markup in markups:
+        width = len(markup)
+        while k < len(runs) and runs[k][1] - runs[k][0] != width:
+            k += 1
+        close = k + 1
+        while close < len(runs) and runs[close][1] - runs[close][0] != width:
+            close += 1
+        if close >= len(runs):
+            break
+        spans.append((runs[k][0], runs[close][1]))
+        k = close + 1
+    return spans
+
+
+def find_code_regions(content: str) -> list[tuple[int, int]]:
+    """``[start, end)`` offsets of fenced/indented code blocks and inline code spans."""
+    starts = _line_starts(content)
+    last = len(starts) - 1
+
+    def offset(line: int) -> int:
+        return starts[min(line, last)]
+
+    regions: list[tuple[int, int]] = []
+    for token in _MD.parse(content):
+        if token.map is None:
+            continue
+        lo, hi = offset(token.map[0]), offset(token.map[1])
+        if token.type in ("fence", "code_block"):
+            regions.append((lo, hi))
+        elif token.type == "inline" and token.children:
+            markups = [c.markup for c in token.children if c.type == "code_inline"]
+            if markups:
+                regions.extend(_inline_code_spans(content, lo, hi, markups))
+    return regions
+
+
+class _CodeRegions:
+    """Code regions of one text, computed only when an answer depends on them.
+
+    Parsing Markdown costs far more than reading the file, and most ``@``
+    references can be decided without it: a reference cannot be inside code
+    when no fence opener precedes it, its line is not indented or inside a
+    container, and its paragraph (code spans never cross a blank line) has
+    no backtick. Callers also skip the question when both answers give the
+    same output (a missing target keeps its text either way).
+    """
+
+    def __init__(self, content: str) -> None:
+        self._content = content
+        self._regions: list[tuple[int, int]] | None = None
+
+    def _maybe(self, pos: int) -> bool:
+        text = self._content
+        if text.find("```", 0, pos) != -1 or text.find("~~~", 0, pos) != -1:
+            return True
+        line_start = max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos)) + 1
+        if line_start < len(text) and (text[line_start] in " \t>-*+" or text[line_start].isdigit()):
+            return True
+        para_start = text.rfind("\n\n", 0, pos)
+        para_end = text.find("\n\n", pos)
+        return text.find("`", max(para_start, 0), para_end if para_end != -1 else len(text)) != -1
+
+    def contains(self, pos: int) -> bool:
+        if not self._maybe(pos):
+            return False
+        if self._regions is None:
+            self._regions = find_code_regions(self._content)
+        return any(lo <= pos < hi for lo, hi in self._regions)
+
+
+def _resolve_import(path: str, base_dir: str, project_root: str) -> str | None:
+    """The absolute target, or ``None`` when it is a URL or lies outside the project."""
+    if _URL.match(path):
+        return None
+    full = lexical_abspath(path, base_dir)
+    return full if is_subpath(project_root, full) else None
+
+
+@dataclass
+class ImportTrace:
+    """What an expansion looked at: every import target (found or not) and the problems."""
+
+    dependencies: set[str] = field(default_factory=set)
+    problems: list[Problem] = field(default_factory=list)
+    roots: dict[str, str | None] = field(default_factory=dict)  # find_project_root memo for this pass
+
+    def warn(self, path: str, message: str) -> None:
+        log.warning("%s: %s", path, message)
+        self.problems.append(Problem(path, message))
+
+
+def process_imports(
+    content: str,
+    file_path: str,
+    *,
+    import_format: str = "tree",
+    max_depth: int = MAX_IMPORT_DEPTH,
+    trace: ImportTrace | None = None,
+) -> str:
+    """Expand the imports of one context file at absolute ``file_path``.
+
+    The project root that bounds imports is the nearest ``.git`` ancestor of
+    the file's directory, or that directory itself (as Qwen Code computes
+    it when the caller gives none).
+    """
+    trace = trace if trace is not None else ImportTrace()
+    file_path = lexical_abspath(file_path)
+    base_dir = os.path.dirname(file_path)
+    root = find_project_root(base_dir, trace.roots) or base_dir
+    if import_format == "flat":
+        return _expand_flat(content, file_path, root, max_depth, trace)
+    return _expand_tree(content, base_dir, root, frozenset({file_path}), 0, max_depth, file_path, trace)
+
+
+def _expand_tree(
+    content: str,
+    base_dir: str,
+    root: str,
+    chain: frozenset[str],
+    depth: int,
+    max_depth: int,
+    current: str,
+    trace: ImportTrace,
+) -> str:
+    if depth >= max_depth:
+        trace.warn(current, f"maximum import depth ({max_depth}) reached; its imports are left as text")
+        return content
+    code = _CodeRegions(content)
+    out: list[str] = []
+    last = 0
+    for ref in find_imports(content):
+        out.append(content[last : ref.start])
+        last = ref.end
+        path = ref.path
+        full = _resolve_import(path, base_dir, root)
+        if full is None:
+            if code.contains(ref.start):
+                out.append("@" + path)
+                continue
+            trace.warn(current, f"import '{path}' refused: outside the project or a URL")
+            out.append(f"<!-- Import failed: {path} - Path traversal attempt -->")
+            continue
+        trace.dependencies.add(full)
+        if not os.path.lexists(full) or code.contains(ref.start):
+            out.append("@" + path)  # in code, or missing: a missing file keeps its text, silently (0.24)
+            continue
+        if full in chain:
+            trace.warn(current, f"import '{path}' is a cycle; marked as already processed")
+            out.append(f"<!-- File already processed: {path} -->")
+            continue
+        try:
+            text = read_text(full, trace.problems)
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                out.append("@" + path)  # a missing file keeps its text, silently (0.24)
+                continue
+            message = node_error_message(exc, full)
+            trace.warn(current, f"import '{path}' failed: {message}")
+            out.append(f"<!-- Import failed: {path} - {message} -->")
+            continue
+        inner = _expand_tree(
+            text, os.path.dirname(full), root, chain | {full}, depth + 1, max_depth, full, trace
+        )
+        out.append(f"<!-- Imported from: {path} -->\n{inner}\n<!-- End of import from: {path} -->")
+    out.append(content[last:])
+    return "".join(out)
+
+
+def _expand_flat(content: str, file_path: str, root: str, max_depth: int, trace: ImportTrace) -> str:
+    """Each file once, in first-encounter order; imports walked last to first (as 0.24)."""
+    files: list[tuple[str, str]] = []
+    expanded_at: dict[str, int] = {}
+
+    def visit(text: str, base_dir: str, path: str, depth: int) -> None:
+        seen = expanded_at.get(path)
+        if seen is not None and seen <= depth:
+            return
+        if seen is None:
+            files.append((path, text))
+        expanded_at[path] = depth
+        if depth >= max_depth:
+            trace.warn(path, f"maximum import depth ({max_depth}) reached; its imports are not expanded")
+            return
+        code = _CodeRegions(text)
+        for ref in reversed(find_imports(text)):
+            full = _resolve_import(ref.path, base_dir, root)
+            if full is None:
+                if not code.contains(ref.start):
+                    trace.warn(path, f"import '{ref.path}' refused: outside the project or a URL")
+                continue
+            trace.dependencies.add(full)
+            child_seen = expanded_at.get(full)
+            if child_seen is not None and child_seen <= depth + 1:
+                continue
+            if not os.path.lexists(full) or code.contains(ref.start):
+                continue
+            try:
+                child = read_text(full, trace.problems)
+            except OSError as exc:
+                if exc.errno != errno.ENOENT:
+                    trace.warn(path, f"import '{ref.path}' failed: {node_error_message(exc, full)}")
+                continue
+            visit(child, os.path.dirname(full), full, depth + 1)
+
+    visit(content, os.path.dirname(file_path), file_path, 0)
+    return "\n\n".join(f"--- File: {p} ---\n{js_trim(t)}\n--- End of File: {p} ---" for p, t in files)

@@ -1,0 +1,187 @@
+"""``.qwen/rules/*.md``: baseline rules in the system prompt, conditional rules on demand.
+
+A rule file is Markdown with optional YAML frontmatter. Without ``paths:``
+it is a *baseline* rule, appended to the context-file text on every turn.
+With ``paths:`` (globs relative to the project root) it is *conditional*:
+it enters the conversation once, as a reminder, the first time a matching
+file is opened or touched — the same mechanism as conditional skills.
+
+Sources, in order (Qwen Code 0.24 ``loadRules``): ``~/.qwen/rules/``, then,
+in a trusted folder, ``<project root>/.qwen/rules/`` unless that is the same
+directory. Files are found recursively, sorted by code point, read as
+UTF-8, BOM and CRLF normalised, HTML comments stripped, trimmed; a rule
+whose body ends up empty is dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import yaml
+from wcmatch import glob as wcglob
+
+from .text import Problem, is_subpath, js_trim, lexical_abspath, read_text
+
+log = logging.getLogger(__name__)
+
+_FRONTMATTER = re.compile(r"^---\n(.*?)\n---(?:\n|$)(.*)$", re.DOTALL)
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE | wcglob.EXTGLOB
+
+
+@dataclass(frozen=True)
+class Rule:
+    path: str  # absolute
+    content: str
+    paths: tuple[str, ...] = ()
+    description: str | None = None
+
+    @property
+    def conditional(self) -> bool:
+        return bool(self.paths)
+
+
+def normalize_content(text: str) -> str:
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def strip_html_comments(text: str) -> str:
+    """Remove ``<!-- … -->`` until none is left (removal may join a new one), then stray openers."""
+    prev = None
+    while prev != text:
+        prev = text
+        text = _HTML_COMMENT.sub("", text)
+    return text.replace("<!--", "")
+
+
+def parse_rule(raw: str, path: str, problems: list[Problem] | None = None) -> Rule | None:
+    text = normalize_content(raw)
+    paths: tuple[str, ...] = ()
+    description: str | None = None
+    match = _FRONTMATTER.match(text)
+    body = text
+    if match:
+        front, body = match.group(1), match.group(2)
+        try:
+            meta = yaml.safe_load(front)
+        except yaml.YAMLError as exc:
+            message = f"bad frontmatter, treated as a baseline rule: {exc}"
+            log.warning("%s: %s", path, message)
+            if problems is not None:
+                problems.append(Problem(path, message))
+            meta = None
+        if isinstance(meta, dict):
+            raw_paths = meta.get("paths")
+            if isinstance(raw_paths, list):
+                paths = tuple(s for s in (_js_string(p) for p in raw_paths) if s)
+            elif isinstance(raw_paths, str) and raw_paths:
+                paths = (raw_paths,)
+            if meta.get("description") is not None:
+                description = str(meta["description"])
+    content = js_trim(strip_html_comments(body))
+    if not content:
+        return None
+    return Rule(path=path, content=content, paths=paths, description=description)
+
+
+def _js_string(value: object) -> str:
+    """JavaScript's ``String(value)`` for what YAML can produce."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _collect_md(directory: str) -> list[str]:
+    found: list[str] = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return found
+    for entry in entries:
+        try:
+            if entry.is_dir():
+                found.extend(_collect_md(entry.path))
+            elif entry.is_file() and entry.name.endswith(".md"):
+                found.append(entry.path)
+        except OSError:
+            continue
+    return found
+
+
+def load_rules_dir(directory: str, problems: list[Problem], excludes: Iterable[str] = ()) -> tuple[list[Rule], list[str]]:
+    """Rules in one directory plus every file path read (for change tracking)."""
+    files = sorted(_collect_md(directory), key=lambda p: p.encode("utf-16-be"))
+    patterns = list(excludes)
+    rules: list[Rule] = []
+    for path in files:
+        if patterns and wcglob.globmatch(path, patterns, flags=_GLOB_FLAGS):
+            continue
+        try:
+            raw = read_text(path, problems)
+        except OSError as exc:
+            message = f"cannot read rule: {exc.strerror or exc}"
+            log.warning("%s: %s", path, message)
+            problems.append(Problem(path, message))
+            continue
+        rule = parse_rule(raw, path, problems)
+        if rule is not None:
+            rules.append(rule)
+    return rules, files
+
+
+def format_rules(rules: Iterable[Rule], project_root: str) -> str:
+    blocks = []
+    for rule in rules:
+        display = os.path.relpath(rule.path, project_root).replace("\\", "/")
+        blocks.append(f"--- Rule from: {display} ---\n{rule.content}\n--- End of Rule from: {display} ---")
+    return "\n\n".join(blocks)
+
+
+@dataclass
+class ConditionalRules:
+    """Conditional rules of one session: each is injected at most once."""
+
+    rules: list[Rule]
+    project_root: str
+    injected: set[str] = field(default_factory=set)
+
+    def match(self, paths: Iterable[str | os.PathLike[str]]) -> list[Rule]:
+        """Mark and return the not-yet-injected rules that any of ``paths`` matches."""
+        newly: list[Rule] = []
+        for raw in paths:
+            relatives = self._relative_forms(os.fspath(raw))
+            if not relatives:
+                continue
+            for rule in self.rules:
+                if rule.path in self.injected:
+                    continue
+                if any(wcglob.globmatch(rel, list(rule.paths), flags=_GLOB_FLAGS) for rel in relatives):
+                    self.injected.add(rule.path)
+                    newly.append(rule)
+        return newly
+
+    def _relative_forms(self, path: str) -> list[str]:
+        """The project-relative path, plus its real-path form when a symlink is involved."""
+        full = lexical_abspath(path, self.project_root)
+        if not is_subpath(self.project_root, full) or full == self.project_root:
+            return []
+        forms = [os.path.relpath(full, self.project_root).replace("\\", "/")]
+        try:
+            real_full, real_root = os.path.realpath(full), os.path.realpath(self.project_root)
+        except OSError:
+            return forms
+        if real_full != full and is_subpath(real_root, real_full):
+            alt = os.path.relpath(real_full, real_root).replace("\\", "/")
+            if alt not in forms:
+                forms.append(alt)
+        return forms

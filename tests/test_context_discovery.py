@@ -1,0 +1,128 @@
+"""Discovery order and content of QWEN.md / AGENTS.md layers (spec §2.2-2.3, Qwen Code 0.24)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from qwen_lsp.context import discover
+from qwen_lsp.context.discovery import context_file_paths
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    h = tmp_path / "home"
+    (h / ".qwen").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(h))
+    monkeypatch.delenv("QWEN_HOME", raising=False)
+    return h
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def rel(paths: list[str], base: Path) -> list[str]:
+    return [os.path.relpath(p, base) for p in paths]
+
+
+def paths_for(cwd: Path, home: Path, trusted: bool = True) -> list[str]:
+    found, _root, _scanned = context_file_paths(
+        str(cwd), ("QWEN.md", "AGENTS.md"), home=str(home), global_dir=str(home / ".qwen"), trusted=trusted
+    )
+    return rel(found, home)
+
+
+def test_grouped_by_filename_outermost_first_stop_dir_included(home: Path) -> None:
+    repo = home / "ws" / "repo"
+    (repo / ".git").mkdir(parents=True)
+    for p in ["ws/QWEN.md", "ws/repo/QWEN.md", "ws/repo/a/QWEN.md", "ws/repo/AGENTS.md", "ws/repo/a/b/AGENTS.md", ".qwen/QWEN.md", ".qwen/AGENTS.md", "QWEN.md"]:
+        write(home / p, p)
+    write(repo / "a/b/c/QWEN.md", "below cwd is never read")
+    assert paths_for(repo / "a" / "b", home) == [
+        ".qwen/QWEN.md",
+        "ws/QWEN.md",  # the git root's parent is the stop dir, and it is included
+        "ws/repo/QWEN.md",
+        "ws/repo/a/QWEN.md",
+        ".qwen/AGENTS.md",
+        "ws/repo/AGENTS.md",
+        "ws/repo/a/b/AGENTS.md",
+    ]
+
+
+def test_no_git_root_scans_up_to_home_parent(home: Path) -> None:
+    write(home / "QWEN.md", "home")
+    write(home / "p" / "QWEN.md", "p")
+    assert paths_for(home / "p" / "q", home) == ["QWEN.md", "p/QWEN.md"]
+
+
+def test_home_as_cwd_reads_only_home_and_global(home: Path) -> None:
+    write(home / ".qwen" / "QWEN.md", "g")
+    write(home / "QWEN.md", "h")
+    write(home / "AGENTS.md", "a")
+    assert paths_for(home, home) == [".qwen/QWEN.md", "QWEN.md", "AGENTS.md"]
+
+
+def test_git_file_counts_as_root_and_local_slot(home: Path) -> None:
+    wt = home / "ws" / "wt"
+    write(wt / ".git", "gitdir: /elsewhere\n")
+    write(home / "ws" / "QWEN.md", "stop dir")
+    write(home / "QWEN.md", "above the stop dir")
+    write(wt / ".qwen" / "QWEN.local.md", "local")
+    write(wt / "AGENTS.md", "agents")
+    assert paths_for(wt / "src", home) == ["ws/QWEN.md", "ws/wt/AGENTS.md", "ws/wt/.qwen/QWEN.local.md"]
+
+
+def test_local_slot_needs_a_real_git_root(home: Path) -> None:
+    write(home / "p" / ".qwen" / "QWEN.local.md", "local")
+    assert paths_for(home / "p", home) == []
+
+
+def test_symlinked_file_is_deduped_by_real_path(home: Path) -> None:
+    repo = home / "r"
+    (repo / ".git").mkdir(parents=True)
+    write(repo / "QWEN.md", "root")
+    (repo / "sub").mkdir()
+    (repo / "sub" / "QWEN.md").symlink_to(repo / "QWEN.md")
+    assert paths_for(repo / "sub", home) == ["r/QWEN.md"]
+
+
+def test_untrusted_folder_gets_global_files_only(home: Path) -> None:
+    repo = home / "r"
+    (repo / ".git").mkdir(parents=True)
+    write(repo / "QWEN.md", "project")
+    write(repo / ".qwen" / "QWEN.local.md", "local")
+    write(home / ".qwen" / "QWEN.md", "global")
+    assert paths_for(repo, home, trusted=False) == [".qwen/QWEN.md"]
+
+
+def test_blocks_relative_to_cwd_blank_dropped_bad_utf8_replaced(home: Path, caplog: pytest.LogCaptureFixture) -> None:
+    repo = home / "r"
+    (repo / ".git").mkdir(parents=True)
+    write(repo / "QWEN.md", "\ufeff  root text \n\n")
+    write(repo / "a" / "QWEN.md", "  \n\t\n")
+    write(repo / "a" / "AGENTS.md", b"bad \xff\xfe x \xc3( y")
+    found = discover(str(repo / "a"), ("QWEN.md", "AGENTS.md"), home=str(home), global_dir=str(home / ".qwen"))
+    assert found.text() == (
+        "--- Context from: ../QWEN.md ---\nroot text\n--- End of Context from: ../QWEN.md ---\n\n"
+        "--- Context from: AGENTS.md ---\nbad \ufffd\ufffd x \ufffd( y\n--- End of Context from: AGENTS.md ---"
+    )
+    assert any("not valid UTF-8" in p.message for p in found.problems)
+    assert "not valid UTF-8" in caplog.text
+
+
+def test_unreadable_context_file_is_a_problem_not_an_exception(home: Path) -> None:
+    repo = home / "r"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "QWEN.md").mkdir()  # readable name, but reading it fails
+    write(repo / "AGENTS.md", "ok")
+    found = discover(str(repo), ("QWEN.md", "AGENTS.md"), home=str(home), global_dir=str(home / ".qwen"))
+    assert found.text() == "--- Context from: AGENTS.md ---\nok\n--- End of Context from: AGENTS.md ---"
+    assert [Path(p.path).name for p in found.problems] == ["QWEN.md"]
