@@ -32,6 +32,11 @@ class _Forward(FileSystemEventHandler):
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.event_type in ("opened", "closed_no_write"):
             return  # reads do not change anything we cache
+        if event.is_directory and event.event_type == "modified":
+            # A directory's "modified" only echoes an entry inside it changing, and that
+            # entry has its own event, which `ignore` can judge (a new FIFO must not
+            # trigger a rebuild through its parent's mtime).
+            return
         paths = [event.src_path, getattr(event, "dest_path", "")]
         for raw in paths:
             if raw:
@@ -109,7 +114,7 @@ class DebouncedWatcher:
     def _within_depth(self, path: Path) -> bool:
         if self._max_depth is None:
             return True
-        for root in self._watches:
+        for root in tuple(self._watches):  # set_roots may change the dict from the loop thread
             try:
                 rel = path.relative_to(root)
             except ValueError:

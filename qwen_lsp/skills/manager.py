@@ -1,0 +1,332 @@
+"""The skill registry of one workspace: load, watch, activate, invoke.
+
+A refresh rebuilds everything from disk into a new immutable-ish catalog
+and swaps it in, so readers never see half a load and activations start
+over (spec §12.4: "activations do not carry over", which is what makes an
+edited ``paths:`` take effect at once). While watching, the disk work of a
+refresh runs on a worker thread and the swap happens on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import stat
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..watching import DebouncedWatcher
+from .activation import ActivationIndex, project_relative
+from .discovery import ParseCache, default_bundled_dir, level_dirs, load_level
+from .listing import SkillEntry, locale_sort_key
+from .model import (
+    LEVEL_ORDER,
+    SkillDefinition,
+    SkillError,
+    SkillInfo,
+    SkillLevel,
+    SkillLoadError,
+    SkillNotFound,
+    SkillSetChange,
+)
+from .parse import SkillParseError, parse_skill, read_skill_file
+
+log = logging.getLogger(__name__)
+
+WATCH_DEBOUNCE_SECONDS = 0.15
+WATCH_MAX_DEPTH = 2
+"""chokidar ``depth`` in Qwen Code: ``<name>/SKILL.md`` needs no more, and deeper watches exhaust inotify."""
+
+
+def build_skill_llm_content(base_dir: Path, body: str) -> str:
+    """What the skill tool returns: the base-directory preamble, then the body."""
+    return (
+        f"Base directory for this skill: {base_dir}\n"
+        "Important: ALWAYS resolve absolute paths from this base directory when working with skills.\n\n"
+        f"{body}\n"
+    )
+
+
+@dataclass
+class _Catalog:
+    skills: list[SkillDefinition] = field(default_factory=list)
+    """Deduplicated across levels, in precedence order."""
+    errors: list[SkillError] = field(default_factory=list)
+    index: ActivationIndex = field(default_factory=lambda: ActivationIndex([]))
+    watch_roots: dict[Path, Path | None] = field(default_factory=dict)
+    """Watched directory → the skills base it stands in for (a parent watched until the base exists), or None."""
+    cache: ParseCache = field(default_factory=dict)
+    activated: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.by_name = {s.name: s for s in self.skills}
+
+    def visible(self, skill: SkillDefinition) -> bool:
+        if skill.disable_model_invocation:
+            return False
+        return not skill.conditional or skill.name in self.activated
+
+
+class SkillManager:
+    """Skills of one project root (see the package docstring for the levels)."""
+
+    def __init__(self, project_root: Path, *, enabled: bool = True, bundled_dir: Path | None = None) -> None:
+        self._root = Path(project_root)
+        self._real_root = self._root.resolve()
+        self._enabled = enabled
+        self._bundled_dir = bundled_dir if bundled_dir is not None else default_bundled_dir()
+        self._catalog = _Catalog()
+        self._watcher: DebouncedWatcher | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._on_change: Callable[[SkillSetChange], None] | None = None
+        self._generation = 0
+        self._loaded = False
+
+    @property
+    def project_root(self) -> Path:
+        return self._root
+
+    # -- loading ---------------------------------------------------------
+
+    def refresh(self) -> SkillSetChange:
+        """Reload every level from disk now; returns how the model-visible set moved."""
+        return self._install(self._load(self._catalog.cache))
+
+    @property
+    def enabled(self) -> bool:
+        """``skills.enabled``; after changing it, call :meth:`refresh` to apply."""
+        return self._enabled
+
+    @enabled.setter
+    def enabled(self, value: bool) -> None:
+        self._enabled = value
+
+    def _load(self, previous: ParseCache) -> _Catalog:
+        if not self._enabled:
+            return _Catalog()
+        cache: ParseCache = {}
+        errors: list[SkillError] = []
+        merged: list[SkillDefinition] = []
+        seen: set[str] = set()
+        watch_roots: dict[Path, Path | None] = {}
+        for level in LEVEL_ORDER:
+            bases = level_dirs(level, self._root, self._bundled_dir)
+            try:
+                result = load_level(level, bases, previous, cache)
+            except Exception as exc:  # noqa: BLE001 - one broken level must not hide the others
+                log.warning("failed to load %s level skills: %s", level.value, exc)
+                where = str(bases[0]) if bases else level.value
+                errors.append(SkillError(where, f"Failed to load {level.value} level skills: {exc}"))
+                continue
+            errors.extend(result.errors)
+            for skill in result.skills:
+                if skill.name not in seen:
+                    seen.add(skill.name)
+                    merged.append(skill)
+            if level is not SkillLevel.BUNDLED:  # bundled skills ship with the package and never change
+                watch_roots.update(self._watch_roots_for(level, bases))
+                watch_roots.update((target, None) for target in result.symlink_targets)
+        conditional = [(s.name, s.paths) for s in merged if s.paths and not s.disable_model_invocation]
+        index = ActivationIndex(conditional)
+        paths_by_name = {s.name: s.path for s in merged}
+        for dropped in index.dropped:
+            log.warning("skill %s: invalid glob %r dropped: %s", dropped.skill, dropped.pattern, dropped.message)
+            errors.append(
+                SkillError(
+                    f"{paths_by_name[dropped.skill]}#paths[{dropped.pattern}]",
+                    f'Invalid glob in "paths": {dropped.pattern} \u2014 {dropped.message}',
+                )
+            )
+        return _Catalog(merged, errors, index, watch_roots, cache)
+
+    @staticmethod
+    def _watch_roots_for(level: SkillLevel, bases: list[Path]) -> dict[Path, Path | None]:
+        """Existing bases; a missing project base is noticed through its provider dir.
+
+        Only the project's ``.qwen``/``.agents`` stand in for a missing base:
+        ``~/.qwen`` holds chats and memories, far too busy to watch whole.
+        """
+        roots: dict[Path, Path | None] = {}
+        for base in bases:
+            if base.is_dir():
+                roots[base] = None
+            elif level is SkillLevel.PROJECT and base.parent.is_dir():
+                roots[base.parent] = base
+        return roots
+
+    def _install(self, catalog: _Catalog) -> SkillSetChange:
+        self._loaded = True
+        before = set(self.visible_names())
+        self._catalog = catalog
+        after = set(self.visible_names())
+        if self._watcher is not None:
+            self._watcher.set_roots(catalog.watch_roots)
+        return SkillSetChange(added=sorted(after - before), removed=sorted(before - after))
+
+    # -- watching --------------------------------------------------------
+
+    def start_watching(self, loop: asyncio.AbstractEventLoop, on_change: Callable[[SkillSetChange], None]) -> None:
+        """Follow project and user skill directories; ``on_change`` runs on ``loop`` after each refresh.
+
+        It is called after every refresh the watcher triggers, also when the
+        visible set did not move (a description may have changed). Loads
+        the skills first if :meth:`refresh` was never called, since only
+        existing skill directories can be watched.
+        """
+        self.stop_watching()
+        if not self._loaded:
+            self.refresh()
+        self._loop = loop
+        self._on_change = on_change
+        self._watcher = DebouncedWatcher(
+            self._on_disk_change,
+            debounce=WATCH_DEBOUNCE_SECONDS,
+            ignore=self._ignored,
+            max_depth=WATCH_MAX_DEPTH,
+            loop=loop,
+        )
+        self._watcher.set_roots(self._catalog.watch_roots)
+
+    def stop_watching(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+
+    @property
+    def watched_dirs(self) -> frozenset[Path]:
+        return self._watcher.watched if self._watcher is not None else frozenset()
+
+    def _ignored(self, path: Path) -> bool:
+        """Skip ``.git``, sockets/FIFOs/devices, and siblings of a not-yet-existing base."""
+        if ".git" in path.parts:
+            return True
+        for root, stands_for in self._catalog.watch_roots.items():
+            if stands_for is not None and path.is_relative_to(root):
+                return not (path == stands_for or path.is_relative_to(stands_for))
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return False  # deleted: still worth a refresh
+        return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
+
+    def _on_disk_change(self, _paths: frozenset[Path]) -> None:
+        """On the loop thread: load on a worker, install back on the loop."""
+        loop = self._loop
+        if loop is None or self._watcher is None:
+            return
+        self._generation += 1
+        generation = self._generation
+        future = loop.run_in_executor(None, self._load, self._catalog.cache)
+        future.add_done_callback(lambda done: self._finish_refresh(generation, done))
+
+    def _finish_refresh(self, generation: int, done: asyncio.Future[_Catalog] | Future[_Catalog]) -> None:
+        if generation != self._generation or self._watcher is None:
+            return  # a newer refresh is on its way, or watching stopped
+        if done.cancelled():
+            return
+        exc = done.exception()
+        if exc is not None:
+            log.error("skill refresh failed: %s", exc)
+            return
+        change = self._install(done.result())
+        if self._on_change is not None:
+            try:
+                self._on_change(change)
+            except Exception:  # a failing listener must not stop later refreshes
+                log.exception("skills change listener failed")
+
+    # -- activation ------------------------------------------------------
+
+    def activate_for_paths(self, paths: Iterable[Path | str]) -> list[str]:
+        """Activate conditional skills whose globs match any of ``paths``; returns the new names.
+
+        Paths may be absolute or relative to the project root; paths outside
+        the root never match. Activation lasts until the next refresh.
+        """
+        catalog = self._catalog
+        if not len(catalog.index):
+            return []
+        newly: list[str] = []
+        for path in paths:
+            rel = project_relative(path, self._root)
+            if rel is None and self._real_root != self._root:
+                rel = project_relative(path, self._real_root)
+            if rel is None:
+                continue
+            for name in catalog.index.match(rel, catalog.activated.__contains__):
+                catalog.activated.add(name)
+                newly.append(name)
+        if newly:
+            log.info("activated skills %s", ", ".join(newly))
+        return newly
+
+    # -- queries ---------------------------------------------------------
+
+    def skills(self) -> list[SkillInfo]:
+        """Every loaded skill (after precedence), sorted by name, with its activation state."""
+        catalog = self._catalog
+        return [
+            SkillInfo(
+                name=s.name,
+                description=s.description,
+                level=s.level.value,
+                path=str(s.path),
+                conditional=s.conditional,
+                active=not s.conditional or s.name in catalog.activated,
+                model_invocable=not s.disable_model_invocation,
+                when_to_use=s.when_to_use,
+                paths=s.paths,
+            )
+            for s in sorted(catalog.skills, key=lambda s: locale_sort_key(s.name))
+        ]
+
+    def errors(self) -> list[SkillError]:
+        return sorted(self._catalog.errors, key=lambda e: e.path)
+
+    def get(self, name: str) -> SkillDefinition | None:
+        return self._catalog.by_name.get(name)
+
+    def visible_names(self) -> list[str]:
+        """Skills the model may invoke right now."""
+        catalog = self._catalog
+        return sorted((s.name for s in catalog.skills if catalog.visible(s)), key=locale_sort_key)
+
+    def visible_entries(self) -> list[SkillEntry]:
+        catalog = self._catalog
+        return [
+            SkillEntry(s.name, s.description, s.level.value, s.when_to_use)
+            for s in catalog.skills
+            if catalog.visible(s)
+        ]
+
+    # -- invocation ------------------------------------------------------
+
+    def invocation_text(self, name: str) -> str:
+        """The skill's current body with its base-directory preamble, read from disk now."""
+        catalog = self._catalog
+        skill = catalog.by_name.get(name)
+        if skill is None or skill.disable_model_invocation:
+            raise SkillNotFound(self._not_found_message(name))
+        if not catalog.visible(skill):
+            raise SkillNotFound(
+                f'Skill "{name}" is gated by path-based activation (paths: frontmatter) and is not yet '
+                "available. Access a file matching its paths patterns first to activate it."
+            )
+        try:
+            _definition, body = parse_skill(read_skill_file(skill.path), skill.path, skill.level)
+        except (OSError, SkillParseError) as exc:
+            raise SkillLoadError(f'Failed to load skill "{name}": {exc}') from None
+        return build_skill_llm_content(skill.base_dir, body)
+
+    def _not_found_message(self, name: str) -> str:
+        available = self.visible_names()
+        text = f'Skill "{name}" not found. ' + (
+            f"Available skills: {', '.join(available)}" if available else "No skills are currently available."
+        )
+        related = [e for e in self._catalog.errors if name and name in e.path]
+        if related:
+            text += "\nErrors:\n" + "\n".join(f"Parse error at {e.path}: {e.message}" for e in related)
+        return text
