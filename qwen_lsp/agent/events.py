@@ -1,0 +1,42 @@
+"""What a running turn tells its listener, independent of any transport.
+
+The server turns these into ``qwen/chatEvent`` notifications; the CLI
+prints them. Keeping them plain lets the same loop drive both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+EventKind = Literal["text", "thought", "toolCall", "toolResult", "status", "error"]
+
+
+@dataclass(frozen=True)
+class TurnEvent:
+    kind: EventKind
+    text: str | None = None
+    tool: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class RoundDone:
+    """One model round finished: how large the prompt was, for context status."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass
+class TurnOutcome:
+    text: str
+    finish_reason: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    rounds: int = 0
+    touched: list[str] = field(default_factory=list)
+
+
+EventSink = Callable[[TurnEvent], None]
+RoundSink = Callable[[RoundDone], None]

@@ -1,0 +1,147 @@
+"""The model ↔ tool loop of one user turn.
+
+Each round sends the whole history, streams the answer, appends the model's
+Content, runs any tool calls and appends their responses, until the model
+answers without calling a tool or the round budget runs out. Every Content
+is handed to ``record`` the moment it exists, so a crash or a cancel never
+loses what already happened; a cancelled round records the partial text it
+had streamed, marked interrupted, before the cancellation propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..llm.client import FinishEvent, TextDelta, ThoughtDelta, ToolCallEvent, UsageEvent
+from ..llm.content import Content, Part, to_openai_messages
+from .events import EventSink, RoundDone, RoundSink, TurnEvent, TurnOutcome
+from .tool import Tool, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
+
+MAX_ROUNDS = 25
+"""Tool rounds per user turn before the loop stops and says so."""
+
+
+class StreamingModel(Protocol):
+    def stream(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any: ...
+
+
+class Recorder(Protocol):
+    def __call__(self, content: Content, **meta: Any) -> None: ...
+
+
+@dataclass
+class TurnRequest:
+    """Everything one turn needs; built fresh by the engine for every turn."""
+
+    system: str
+    history: list[Content]
+    """Mutable: the loop appends model and tool Contents as they happen."""
+    tools: Sequence[Tool]
+    tool_context: ToolContext
+    max_tokens: int | None = None
+    count_prompt: Callable[[list[dict[str, Any]]], int] | None = None
+    """Fallback prompt-token counter when the endpoint reports no usage."""
+
+
+async def run_turn(
+    model: StreamingModel,
+    req: TurnRequest,
+    *,
+    emit: EventSink,
+    record: Recorder,
+    on_round: RoundSink | None = None,
+    max_rounds: int = MAX_ROUNDS,
+) -> TurnOutcome:
+    tools_by_name = {t.name: t for t in req.tools}
+    declarations = [t.declaration() for t in req.tools] or None
+    answer: list[str] = []
+    outcome = TurnOutcome(text="", finish_reason="stop")
+    for round_no in range(1, max_rounds + 1):
+        outcome.rounds = round_no
+        messages = to_openai_messages(req.system, req.history)
+        text: list[str] = []
+        thought: list[str] = []
+        calls: list[ToolCallEvent] = []
+        usage: UsageEvent | None = None
+        finish = "stop"
+        try:
+            async for ev in model.stream(messages, tools=declarations, max_tokens=req.max_tokens):
+                if isinstance(ev, TextDelta):
+                    text.append(ev.text)
+                    emit(TurnEvent("text", text=ev.text))
+                elif isinstance(ev, ThoughtDelta):
+                    thought.append(ev.text)
+                    emit(TurnEvent("thought", text=ev.text))
+                elif isinstance(ev, ToolCallEvent):
+                    calls.append(ev)
+                elif isinstance(ev, UsageEvent):
+                    usage = ev
+                elif isinstance(ev, FinishEvent):
+                    finish = ev.reason
+        except asyncio.CancelledError:
+            partial = _model_content(thought, text, [])
+            if partial["parts"]:
+                req.history.append(partial)
+                record(partial, interrupted=True)
+            raise
+        answer.extend(text)
+        content = _model_content(thought, text, calls)
+        req.history.append(content)
+        prompt_tokens = usage.prompt_tokens if usage else (req.count_prompt(messages) if req.count_prompt else 0)
+        completion_tokens = usage.completion_tokens if usage else 0
+        outcome.prompt_tokens = prompt_tokens
+        outcome.completion_tokens += completion_tokens
+        record(content, usage=usage)
+        if on_round is not None:
+            on_round(RoundDone(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens))
+        if not calls:
+            outcome.finish_reason = "length" if finish == "length" else "stop"
+            break
+        responses: list[Part] = []
+        for call in calls:
+            responses.append(await _run_tool(call, tools_by_name, req.tool_context, emit))
+        tool_content: Content = {"role": "user", "parts": responses}
+        req.history.append(tool_content)
+        record(tool_content)
+    else:
+        note = f"Stopped after {max_rounds} tool rounds in one turn."
+        emit(TurnEvent("status", text=note))
+        outcome.finish_reason = "length"
+    outcome.text = "".join(answer)
+    return outcome
+
+
+def _model_content(thought: list[str], text: list[str], calls: list[ToolCallEvent]) -> Content:
+    parts: list[Part] = []
+    if thought:
+        parts.append({"text": "".join(thought), "thought": True})
+    if text:
+        parts.append({"text": "".join(text)})
+    for call in calls:
+        parts.append({"functionCall": {"id": call.id, "name": call.name, "args": call.arguments}})
+    return {"role": "model", "parts": parts}
+
+
+async def _run_tool(call: ToolCallEvent, tools: dict[str, Tool], ctx: ToolContext, emit: EventSink) -> Part:
+    emit(TurnEvent("toolCall", tool={"id": call.id, "name": call.name, "args": call.arguments}))
+    tool = tools.get(call.name)
+    if tool is None:
+        result = ToolResult(output=f"Unknown tool '{call.name}'. Available tools: {', '.join(sorted(tools))}.", is_error=True)
+    else:
+        try:
+            result = await tool.run(call.arguments, ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a tool bug must not end the turn; the model sees the error
+            log.exception("tool %s failed", call.name)
+            result = ToolResult(output=f"Tool '{call.name}' failed: {exc}", is_error=True)
+    display = result.display or (result.output.splitlines()[0] if result.output else "")
+    emit(TurnEvent("toolResult", text=display, tool={"id": call.id, "name": call.name, "isError": result.is_error}))
+    body: dict[str, str] = {"error": result.output} if result.is_error else {"output": result.output}
+    return {"functionResponse": {"id": call.id, "name": call.name, "response": body}}

@@ -1,0 +1,276 @@
+"""Command line: the second adapter over the same Engine (design §4).
+
+``serve`` runs the language server; the other commands run one engine in
+the current directory ("cwd is the workspace") and exit. Errors are one
+line on stderr with a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+
+log = logging.getLogger("qwen_lsp")
+
+
+def _setup_logging(verbose: int, default: int = logging.WARNING) -> None:
+    level = logging.DEBUG if verbose > 1 else logging.INFO if verbose == 1 else default
+    logging.basicConfig(stream=sys.stderr, level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pygls").setLevel(logging.WARNING if verbose < 2 else logging.DEBUG)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("watchdog").setLevel(logging.WARNING)
+
+
+def _engine(cwd: Path) -> Any:
+    """An engine for cwd, worded for a one-shot run (``headless``, as ``qwen -p``)."""
+    from .engine import Engine
+    from .llm.tokens import TokenCounter
+
+    return Engine(cwd, counter=TokenCounter(), interaction_mode="headless")
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(f"qwen-lsp: {message}", file=sys.stderr)
+    return code
+
+
+# ------------------------------------------------------------------ commands
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .server.handlers import create_server
+
+    server = create_server()
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not port.isdigit():
+            return _fail(f"--tcp expects HOST:PORT, got {args.tcp!r}", 2)
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    from .agent.events import TurnEvent
+    from .engine import EngineError
+
+    prompt = " ".join(args.prompt) if args.prompt else sys.stdin.read()
+    if not prompt.strip():
+        return _fail("nothing to send: give a PROMPT or pipe one on stdin", 2)
+    engine = _engine(Path.cwd())
+    ended_with_newline = True
+
+    def emit(ev: TurnEvent) -> None:
+        nonlocal ended_with_newline
+        if ev.kind == "text" and ev.text:
+            sys.stdout.write(ev.text)
+            sys.stdout.flush()
+            ended_with_newline = ev.text.endswith("\n")
+        elif ev.kind == "toolCall" and ev.tool:
+            print(f"[tool] {ev.tool.get('name')} {json.dumps(ev.tool.get('args'), ensure_ascii=False)}", file=sys.stderr)
+        elif ev.kind == "status" and ev.text:
+            print(f"[status] {ev.text}", file=sys.stderr)
+
+    async def run() -> int:
+        try:
+            result = await engine.chat(prompt, session_id=args.session, emit=emit)
+        except EngineError as exc:
+            return _fail(exc.message)
+        finally:
+            await engine.drain()
+        if not ended_with_newline:
+            sys.stdout.write("\n")
+        print(f"[session {result.session_id}]", file=sys.stderr)
+        return 0
+
+    try:
+        return asyncio.run(run())
+    except KeyboardInterrupt:
+        return _fail("cancelled; the partial answer was recorded", 130)
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    from .engine import EngineError
+
+    engine = _engine(Path.cwd())
+    try:
+        report = engine.context_report(args.session)
+    except EngineError as exc:
+        return _fail(exc.message)
+    th = report.thresholds
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "sections": [{"name": s.name, "source": s.source, "tokens": s.tokens} for s in report.sections],
+                    "totalTokens": report.total_tokens,
+                    "window": report.window,
+                    "thresholds": {"warn": th.warn, "auto": th.auto, "hard": th.hard},
+                },
+                indent=2,
+            )
+        )
+        return 0
+    width = max((len(s.name) for s in report.sections), default=8)
+    for s in report.sections:
+        print(f"{s.name:<{width}}  {s.tokens:>8}  {s.source or ''}".rstrip())
+    pct = 100 * report.total_tokens / report.window if report.window else 0
+    print(f"{'total':<{width}}  {report.total_tokens:>8}  of {report.window} ({pct:.1f}%)")
+    print(f"thresholds: warn {th.warn:.0f}, auto-compress {th.auto:.0f}, hard {th.hard:.0f}")
+    return 0
+
+
+def cmd_skills(args: argparse.Namespace) -> int:
+    engine = _engine(Path.cwd())
+    skills, errors = engine.skills.skills(), engine.skills.errors()
+    if args.json:
+        print(json.dumps({
+            "skills": [{"name": s.name, "description": s.description, "level": s.level, "path": str(s.path), "conditional": s.conditional, "active": s.active} for s in skills],
+            "errors": [{"path": str(e.path), "message": e.message} for e in errors],
+        }, indent=2))
+        return 0
+    for s in skills:
+        state = " (conditional, active)" if s.conditional and s.active else " (conditional)" if s.conditional else ""
+        print(f"{s.name}  [{s.level}]{state}\n    {s.description}\n    {s.path}")
+    for e in errors:
+        print(f"error: {e.path}: {e.message}")
+    if not skills and not errors:
+        print("no skills found")
+    return 0
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    from .engine import EngineError
+
+    engine = _engine(Path.cwd())
+    if args.action == "list":
+        for s in engine.list_sessions():
+            print(f"{s.session_id}  {s.updated_at:%Y-%m-%d %H:%M}  {s.message_count:>4} msgs  {s.title}")
+        return 0
+    if not args.id:
+        return _fail("sessions show needs a session ID", 2)
+    try:
+        session = engine.resume(args.id)
+    except EngineError as exc:
+        return _fail(exc.message)
+    for m in engine.transcript(session):
+        print(f"## {m['role']}\n{m['text']}\n")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from .engine import EngineError
+    from .paths import chats_dir, global_qwen_dir, home_dir, project_state_dir
+
+    engine = _engine(Path.cwd())
+    s = engine.settings
+    print(f"qwen-lsp {__version__}  (python {sys.version.split()[0]})")
+    print(f"workspace: {engine.root}")
+    print("settings in effect:")
+    shown = {
+        "model.name": s.model.name,
+        "model.baseUrl": s.model.base_url,
+        "model.apiKey": "set" if s.model.api_key else None,
+        "model.contextWindow": s.model.context_window,
+        "model.maxOutputTokens": s.model.max_output_tokens,
+        "compression.threshold": s.compression.threshold,
+        "skills.enabled": s.skills.enabled,
+        "tools.approvalMode": s.tools.approval_mode,
+        "folderTrust": s.folder_trust,
+    }
+    for key, value in shown.items():
+        print(f"  {key} = {value!r}  ({engine.loaded.sources.get(key, 'default')})")
+    for problem in engine.loaded.problems:
+        print(f"  problem: {problem}")
+    print("paths:")
+    print(f"  home: {home_dir()}\n  qwen dir: {global_qwen_dir()}\n  project state: {project_state_dir(engine.root)}\n  sessions: {chats_dir(engine.root)}")
+    counter = engine.counter
+    counter.warm_up()
+    print(f"tokenizer: {counter.source} ({'exact' if counter.exact else 'estimate'})")
+    try:
+        client = engine.model_client()
+    except EngineError as exc:
+        print(f"endpoint: not configured — {exc.message}")
+        return 1
+
+    async def probe() -> int:
+        from .llm.errors import LLMError
+
+        try:
+            models = await client.list_models()
+        except LLMError as exc:
+            print(f"endpoint: UNREACHABLE — {exc.message}")
+            return 1
+        finally:
+            await engine.drain()
+        listed = "listed" if s.model.name in models else "not in /models (may still work)"
+        print(f"endpoint: {client.base_url} reachable; {len(models)} models; {s.model.name!r} {listed}")
+        return 0
+
+    return asyncio.run(probe())
+
+
+# ------------------------------------------------------------------ parser
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="qwen-lsp", description="Qwen Code's context engine as a language server.")
+    parser.add_argument("--version", action="version", version=f"qwen-lsp {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging on stderr (-vv for debug)")
+    sub = parser.add_subparsers(dest="command")
+
+    p = sub.add_parser("serve", help="run the language server (stdio by default)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--stdio", action="store_true", help="talk LSP on stdin/stdout (default)")
+    g.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("chat", help="one turn, streamed to stdout; cwd is the workspace")
+    p.add_argument("prompt", nargs="*", help="the prompt (read from stdin when omitted)")
+    p.add_argument("--session", metavar="ID", help="continue this session")
+    p.set_defaults(func=cmd_chat)
+
+    p = sub.add_parser("context", help="the assembled context with per-section tokens")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--session", metavar="ID", help="include this session's history")
+    p.set_defaults(func=cmd_context)
+
+    p = sub.add_parser("skills", help="skills")
+    p.add_argument("action", choices=["list"])
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_skills)
+
+    p = sub.add_parser("sessions", help="recorded chat sessions")
+    p.add_argument("action", choices=["list", "show"])
+    p.add_argument("id", nargs="?")
+    p.set_defaults(func=cmd_sessions)
+
+    p = sub.add_parser("doctor", help="settings in effect, endpoint reachability, paths")
+    p.set_defaults(func=cmd_doctor)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        args = parser.parse_args([*argv, "serve"])
+    _setup_logging(args.verbose, logging.INFO if args.command in (None, "serve") else logging.WARNING)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:
+        return _fail(str(exc))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Compaction core: thresholds now; compression and microcompaction plug in here."""

@@ -1,0 +1,259 @@
+"""One settings model, filled from five layers (design §5).
+
+Order, lowest first: defaults < ``~/.qwen/settings.json`` <
+``<project>/.qwen/settings.json`` < environment < the LSP client
+(``initializationOptions`` / ``workspace/configuration``). Every leaf
+remembers which layer set it so ``qwen-lsp doctor`` can say where a value
+came from. A bad file or a bad value is reported and skipped — the layer's
+other keys and all other layers still apply — because a typo in one
+settings file must never stop the server from starting.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from .paths import global_qwen_dir
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONTEXT_WINDOW = 131_072
+"""Qwen Code's ``DEFAULT_TOKEN_LIMIT`` for models it does not know."""
+DASHSCOPE_BASE_URL = "https://dashscope.aliyuncs.com/compatible-mode/v1"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+
+
+class TimeoutSettings(_Section):
+    connect: float = Field(10.0, gt=0, description="Seconds to open the TCP/TLS connection.")
+    first_byte: float = Field(120.0, gt=0, alias="firstByte", description="Seconds to wait for the first byte of an answer.")
+    stall: float = Field(60.0, gt=0, description="Seconds without any data before a stream counts as stalled.")
+
+
+class ModelSettings(_Section):
+    name: str | None = Field(None, description="Model id sent to the endpoint (OPENAI_MODEL).")
+    base_url: str | None = Field(None, alias="baseUrl", description="OpenAI-compatible base URL, usually ending in /v1.")
+    api_key: SecretStr | None = Field(None, alias="apiKey", description="Bearer key; never written to files by us.")
+    context_window: int = Field(DEFAULT_CONTEXT_WINDOW, alias="contextWindow", gt=0)
+    max_output_tokens: int | None = Field(None, alias="maxOutputTokens", gt=0)
+    timeouts: TimeoutSettings = TimeoutSettings()
+
+
+class CompressionSettings(_Section):
+    threshold: float | None = Field(None, ge=0, le=1, description="Share of the window that triggers auto-compression (default 0.7).")
+
+
+class MemorySettings(_Section):
+    enabled: bool = True
+    auto_extract: bool = Field(True, alias="autoExtract")
+    auto_dream: bool = Field(True, alias="autoDream")
+
+
+class SkillsSettings(_Section):
+    enabled: bool = True
+
+
+class ToolsSettings(_Section):
+    approval_mode: Literal["default", "plan", "auto-edit", "yolo"] = Field("default", alias="approvalMode")
+
+
+class ContextFileSettings(_Section):
+    file_name: str | list[str] | None = Field(None, alias="fileName", description="Context file name(s); default QWEN.md, AGENTS.md.")
+    import_format: Literal["tree", "flat"] = Field("tree", alias="importFormat")
+
+    def filenames(self) -> tuple[str, ...]:
+        """Trimmed non-blank names, or Qwen Code's default list."""
+        raw = [self.file_name] if isinstance(self.file_name, str) else (self.file_name or [])
+        names = tuple(n.strip() for n in raw if n and n.strip())
+        return names or ("QWEN.md", "AGENTS.md")
+
+
+class Settings(_Section):
+    model: ModelSettings = ModelSettings()
+    compression: CompressionSettings = CompressionSettings()
+    memory: MemorySettings = MemorySettings()
+    skills: SkillsSettings = SkillsSettings()
+    tools: ToolsSettings = ToolsSettings()
+    context: ContextFileSettings = ContextFileSettings()
+    folder_trust: bool = Field(True, alias="folderTrust")
+    log_level: Literal["debug", "info", "warning", "error"] = Field("info", alias="logLevel")
+
+    def api_key(self) -> str | None:
+        return self.model.api_key.get_secret_value() if self.model.api_key else None
+
+
+@dataclass
+class LoadedSettings:
+    """Settings in effect plus where each leaf came from and what was rejected."""
+
+    settings: Settings
+    sources: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+def strip_json_comments(text: str) -> str:
+    """Remove ``//`` and ``/* */`` comments outside strings (Qwen Code accepts them)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    in_str = False
+    while i < n:
+        ch = text[i]
+        if in_str:
+            out.append(ch)
+            if ch == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 2
+                continue
+            if ch == '"':
+                in_str = False
+            i += 1
+        elif ch == '"':
+            in_str = True
+            out.append(ch)
+            i += 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def read_settings_file(path: Path, problems: list[str]) -> dict[str, Any]:
+    """Our keys from a Qwen Code ``settings.json``; {} (and a problem) when unreadable."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{path}: cannot read ({exc}); its settings were skipped")
+        return {}
+    try:
+        data = json.loads(strip_json_comments(raw)) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        problems.append(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}; its settings were skipped")
+        return {}
+    if not isinstance(data, dict):
+        problems.append(f"{path}: expected a JSON object; its settings were skipped")
+        return {}
+    return _from_qwen_settings(data)
+
+
+def _from_qwen_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """Map a Qwen Code settings.json onto our shape.
+
+    Our own keys pass through; Qwen Code's ``security.auth.{baseUrl,apiKey}``
+    fill the model section when ours are absent, so one file serves both tools.
+    """
+    out = {k: v for k, v in data.items() if k in Settings.model_fields or k in _aliases(Settings)}
+    auth = ((data.get("security") or {}).get("auth") or {}) if isinstance(data.get("security"), dict) else {}
+    model = dict(out.get("model") or {}) if isinstance(out.get("model"), dict) else {}
+    if isinstance(auth, dict):
+        if auth.get("baseUrl") and "baseUrl" not in model:
+            model["baseUrl"] = auth["baseUrl"]
+        if auth.get("apiKey") and "apiKey" not in model:
+            model["apiKey"] = auth["apiKey"]
+    if model:
+        out["model"] = model
+    return out
+
+
+def _aliases(model: type[BaseModel]) -> set[str]:
+    return {f.alias for f in model.model_fields.values() if f.alias}
+
+
+def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
+    """Environment variables with Qwen Code's names."""
+    model: dict[str, Any] = {}
+    if env.get("OPENAI_MODEL"):
+        model["name"] = env["OPENAI_MODEL"]
+    if env.get("OPENAI_BASE_URL"):
+        model["baseUrl"] = env["OPENAI_BASE_URL"]
+    if env.get("OPENAI_API_KEY"):
+        model["apiKey"] = env["OPENAI_API_KEY"]
+    elif env.get("DASHSCOPE_API_KEY"):
+        model["apiKey"] = env["DASHSCOPE_API_KEY"]
+        model.setdefault("baseUrl", DASHSCOPE_BASE_URL)
+    return {"model": model} if model else {}
+
+
+def _merge(into: dict[str, Any], layer: Mapping[str, Any], source: str, sources: dict[str, str], prefix: str = "") -> None:
+    for key, value in layer.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            _merge(into[key], value, source, sources, dotted + ".")
+        elif isinstance(value, Mapping):
+            into[key] = {}
+            _merge(into[key], value, source, sources, dotted + ".")
+        else:
+            into[key] = value
+            sources[dotted] = source
+
+
+def _drop(tree: dict[str, Any], loc: tuple[Any, ...]) -> bool:
+    node: Any = tree
+    for part in loc[:-1]:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    if isinstance(node, dict) and loc and loc[-1] in node:
+        del node[loc[-1]]
+        return True
+    return False
+
+
+def load_settings(
+    project_root: Path | None,
+    client: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> LoadedSettings:
+    """Merge all layers and validate once; an invalid leaf is reported and falls back to its default."""
+    env = os.environ if env is None else env
+    problems: list[str] = []
+    sources: dict[str, str] = {}
+    merged: dict[str, Any] = {}
+    layers: list[tuple[str, Mapping[str, Any]]] = []
+    user_file = global_qwen_dir() / "settings.json"
+    layers.append((str(user_file), read_settings_file(user_file, problems)))
+    if project_root is not None:
+        project_file = Path(project_root) / ".qwen" / "settings.json"
+        layers.append((str(project_file), read_settings_file(project_file, problems)))
+    layers.append(("environment", env_layer(env)))
+    if client:
+        layers.append(("editor", dict(client)))
+    for source, layer in layers:
+        _merge(merged, layer, source, sources)
+    for _ in range(50):
+        try:
+            settings = Settings.model_validate(merged)
+            break
+        except ValidationError as exc:
+            dropped = False
+            for err in exc.errors():
+                loc = tuple(err["loc"])
+                dotted = ".".join(str(p) for p in loc)
+                origin = sources.pop(dotted, "settings")
+                problems.append(f"{dotted}: {err['msg']} (from {origin}); using the default")
+                dropped = _drop(merged, loc) or dropped
+            if not dropped:
+                settings = Settings()
+                break
+    else:  # pragma: no cover - 50 distinct bad leaves
+        settings = Settings()
+    for problem in problems:
+        log.warning("settings: %s", problem)
+    return LoadedSettings(settings=settings, sources=sources, problems=problems)

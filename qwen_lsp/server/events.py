@@ -1,0 +1,75 @@
+"""``qwen/chatEvent`` emission: gap-free ``seq`` and timer-free coalescing (design §3).
+
+A text (or thought) delta that arrives while nothing is pending is
+scheduled with ``loop.call_soon`` and so goes out on the very next loop
+iteration — no added latency for a slow model. Deltas that arrive before
+that callback runs (the loop was busy writing earlier events, or the HTTP
+reader drained several buffered chunks without yielding) are merged into
+the same event, so a fast model cannot flood the pipe. Any other event
+kind first flushes pending text, so order always holds. Everything runs on
+the event-loop thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from ..agent.events import TurnEvent
+
+CHAT_EVENT = "qwen/chatEvent"
+_MERGEABLE = ("text", "thought")
+
+
+class ChatEventStream:
+    def __init__(self, notify: Callable[[str, dict[str, Any]], None], session_id: str, turn_id: str) -> None:
+        self._notify = notify
+        self._session_id = session_id
+        self._turn_id = turn_id
+        self._loop = asyncio.get_running_loop()
+        self.seq = 0
+        self._pending: list[str] = []
+        self._pending_kind: str | None = None
+        self._scheduled = False
+        self.closed = False
+
+    def __call__(self, event: TurnEvent) -> None:
+        if self.closed:
+            return
+        if event.kind in _MERGEABLE and event.text:
+            if self._pending_kind not in (None, event.kind):
+                self.flush()
+            self._pending_kind = event.kind
+            self._pending.append(event.text)
+            if not self._scheduled:
+                self._scheduled = True
+                self._loop.call_soon(self._scheduled_flush)
+            return
+        self.flush()
+        self._send(event.kind, event.text, event.tool)
+
+    def _scheduled_flush(self) -> None:
+        self._scheduled = False
+        self.flush()
+
+    def flush(self) -> None:
+        if self._pending:
+            kind, text = self._pending_kind or "text", "".join(self._pending)
+            self._pending.clear()
+            self._pending_kind = None
+            self._send(kind, text, None)
+
+    def close(self) -> None:
+        """Send what is pending; later events (e.g. a late callback) are dropped."""
+        self.flush()
+        self.closed = True
+
+    def _send(self, kind: str, text: str | None, tool: dict[str, Any] | None) -> None:
+        payload: dict[str, Any] = {"sessionId": self._session_id, "turnId": self._turn_id, "seq": self.seq, "kind": kind}
+        if text is not None:
+            payload["text"] = text
+        if tool is not None:
+            payload["tool"] = tool
+        self.seq += 1
+        self._notify(CHAT_EVENT, payload)

@@ -1,0 +1,89 @@
+"""Start the real server as a subprocess and talk to it as an LSP client would.
+
+Built on pytest-lsp's client (``ClientServerConfig.start``) so the server's
+stderr is forwarded and protocol checks apply, but with an environment built
+per test (a scratch HOME, the scripted model's URL), which the decorator form
+of ``pytest_lsp.fixture`` cannot do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+SERVER_COMMAND = [sys.executable, "-m", "qwen_lsp", "serve", "--stdio"]
+
+
+def server_env(home: Path, base_url: str | None, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DASHSCOPE_", "QWEN_"))}
+    env["HOME"] = str(home)
+    if base_url is not None:
+        env.update(OPENAI_BASE_URL=base_url, OPENAI_API_KEY="test-key", OPENAI_MODEL="scripted-model")
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Recorded:
+    chat_events: list[Any] = field(default_factory=list)
+    context_status: list[Any] = field(default_factory=list)
+    skills_changed: list[Any] = field(default_factory=list)
+
+
+async def start_client(env: dict[str, str]) -> tuple[LanguageClient, Recorded]:
+    client = await ClientServerConfig(server_command=SERVER_COMMAND, server_env=env).start()
+    rec = Recorded()
+    for method, sink in (
+        ("qwen/chatEvent", rec.chat_events),
+        ("qwen/contextStatus", rec.context_status),
+        ("qwen/skillsChanged", rec.skills_changed),
+    ):
+        client.feature(method)(_appender(sink))
+    return client, rec
+
+
+def _appender(sink: list[Any]):  # pygls needs a real function to tag
+    def append(params: Any) -> None:
+        sink.append(params)
+
+    return append
+
+
+async def initialize(client: LanguageClient, workspace: Path, options: dict[str, Any] | None = None) -> types.InitializeResult:
+    return await client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(
+                window=types.WindowClientCapabilities(work_done_progress=True),
+                workspace=types.WorkspaceClientCapabilities(configuration=True),
+            ),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)],
+            initialization_options=options,
+        )
+    )
+
+
+async def chat(client: LanguageClient, prompt: str, **params: Any) -> Any:
+    return await asyncio.wait_for(client.protocol.send_request_async("qwen/chat", {"prompt": prompt, **params}), 30)
+
+
+def as_dict(obj: Any) -> Any:
+    """pygls hands custom results back as namedtuples; turn them into plain data."""
+    if hasattr(obj, "_asdict"):
+        return {k: as_dict(v) for k, v in obj._asdict().items()}
+    if isinstance(obj, (list, tuple)):
+        return [as_dict(v) for v in obj]
+    return obj
+
+
+def session_records(home: Path, session_id: str) -> list[dict[str, Any]]:
+    files = list((home / ".qwen" / "projects").glob(f"*/chats/{session_id}.jsonl"))
+    assert len(files) == 1, files
+    return [json.loads(line) for line in files[0].read_text().splitlines() if line.strip()]
