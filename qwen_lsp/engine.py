@@ -212,13 +212,13 @@ class Engine:
         """Follow skills, rules and context files on disk; changes apply next turn."""
         self.skills.start_watching(loop, self._apply_skill_change)
         self._watcher = DebouncedWatcher(self._on_context_files_changed, loop=loop, ignore=_ignored_path)
-        self._watcher.set_roots(self.context.watch_roots())
+        self._watcher.set_roots(*self.context.watch_targets())
 
     def _on_context_files_changed(self, paths: frozenset[Path]) -> None:
         if self.context.invalidate(paths):
             log.info("context files changed; the next turn rebuilds the system prompt")
         if self._watcher is not None:
-            self._watcher.set_roots(self.context.watch_roots())
+            self._watcher.set_roots(*self.context.watch_targets())
         if any(p.name == "settings.json" and p.parent.name == ".qwen" for p in paths):
             self.reload_settings()
 

@@ -69,26 +69,33 @@ class DebouncedWatcher:
         self._pending: set[Path] = set()
         self._timer: threading.Timer | None = None
         self._observer: Observer | None = None
-        self._watches: dict[Path, ObservedWatch] = {}
+        self._watches: dict[tuple[Path, bool], ObservedWatch] = {}
         self._handler = _Forward(self)
 
     @property
     def watched(self) -> frozenset[Path]:
-        return frozenset(self._watches)
+        return frozenset(root for root, _recursive in self._watches)
 
-    def set_roots(self, roots: Iterable[Path]) -> None:
-        """Watch exactly these existing directories (recursively); others are dropped."""
-        wanted = {Path(r) for r in roots if Path(r).is_dir()}
+    def set_roots(self, roots: Iterable[Path], flat: Iterable[Path] = ()) -> None:
+        """Watch exactly these existing directories; others are dropped.
+
+        ``roots`` are watched recursively, ``flat`` ones only for their direct
+        entries — enough to notice a ``QWEN.md`` or a ``.qwen`` folder appear
+        without registering an inotify watch for every folder of a large tree.
+        """
+        wanted = {(Path(r), True) for r in roots if Path(r).is_dir()}
+        wanted |= {(Path(r), False) for r in flat if Path(r).is_dir() and (Path(r), True) not in wanted}
         observer = self._ensure_observer()
-        for root in list(self._watches):
-            if root not in wanted:
+        for key in list(self._watches):
+            if key not in wanted:
                 try:
-                    observer.unschedule(self._watches.pop(root))
+                    observer.unschedule(self._watches.pop(key))
                 except (KeyError, ValueError, OSError) as exc:
-                    log.debug("unwatch %s: %s", root, exc)
-        for root in wanted - set(self._watches):
+                    log.debug("unwatch %s: %s", key[0], exc)
+        for key in wanted - set(self._watches):
+            root, recursive = key
             try:
-                self._watches[root] = observer.schedule(self._handler, str(root), recursive=True)
+                self._watches[key] = observer.schedule(self._handler, str(root), recursive=recursive)
             except OSError as exc:  # e.g. inotify watch limit reached
                 log.warning("cannot watch %s: %s", root, exc)
 
@@ -114,7 +121,7 @@ class DebouncedWatcher:
     def _within_depth(self, path: Path) -> bool:
         if self._max_depth is None:
             return True
-        for root in tuple(self._watches):  # set_roots may change the dict from the loop thread
+        for root, _recursive in tuple(self._watches):  # set_roots may change the dict from the loop thread
             try:
                 rel = path.relative_to(root)
             except ValueError:

@@ -134,3 +134,22 @@ async def test_bundled_dir_is_not_watched_and_stop_releases_watches(tmp_path: Pa
     assert bundled not in manager.watched_dirs
     manager.stop_watching()
     assert manager.watched_dirs == frozenset()
+
+
+async def test_skill_appears_in_a_project_without_any_qwen_folder(tmp_path: Path) -> None:
+    root = tmp_path / "bare"
+    root.mkdir()
+    (root / "src").mkdir()
+    manager = SkillManager(root, bundled_dir=tmp_path / "none")
+    manager.refresh()
+    w = Watched(manager)
+    manager.start_watching(asyncio.get_running_loop(), w.changes.put_nowait)
+    try:
+        assert root in manager.watched_dirs
+        (root / "src" / "noise.py").write_text("x = 1\n")  # unrelated edits do not wake the watcher
+        skill_dir = root / ".qwen" / "skills" / "late"
+        skill_dir.mkdir(parents=True)
+        (skill_dir / "SKILL.md").write_text(skill_text("late"))
+        await w.until(lambda: "late" in manager.visible_names())
+    finally:
+        manager.stop_watching()

@@ -312,20 +312,27 @@ class ContextAssembler:
         # A directory holding inputs was moved or deleted.
         return any(is_subpath(path, dep) for dep in loaded.discovery.dependencies if dep != path)
 
-    def watch_roots(self) -> list[Path]:
-        """Directories to watch recursively: the project, ``~/.qwen``, and any outside dir holding an input.
+    def watch_targets(self) -> tuple[list[Path], list[Path]]:
+        """``(recursive, flat)`` directories to watch for inputs changing on disk.
 
-        A *new* context file above the git root is not seen by these
-        watches (watching a parent of the repository recursively costs too
-        much); ``didSave`` or ``invalidate(None)`` picks it up.
+        Only rules directories are watched recursively; everything else is a
+        specific file in a known directory (scanned dirs of the upward walk,
+        ``~/.qwen``, import targets, parents of missing rules dirs), so a flat
+        watch there notices it without an inotify watch per folder of a big
+        repository. A *new* context file above the git root is not seen; a
+        save in the editor (``didSave``) or ``invalidate(None)`` picks it up.
         """
         loaded = self._load()
-        roots = [loaded.effective_root, self.global_dir]
-        for dep in sorted(loaded.discovery.dependencies | set(loaded.rule_files)):
-            directory = os.path.dirname(dep)
-            if not any(is_subpath(r, directory) for r in roots) and os.path.isdir(directory):
-                roots.append(directory)
-        return [Path(r) for r in roots if os.path.isdir(r)]
+        recursive = sorted({d for d in loaded.rules_dirs if os.path.isdir(d)})
+        flat = {loaded.effective_root, self.global_dir, os.path.join(self.cwd, QWEN_DIR), *loaded.discovery.scanned_dirs}
+        for rules_dir in loaded.rules_dirs:
+            flat.update((os.path.dirname(rules_dir), os.path.dirname(os.path.dirname(rules_dir))))
+        flat.update(os.path.dirname(dep) for dep in loaded.discovery.dependencies | set(loaded.rule_files))
+        system_md = self._system_md_path()
+        if system_md is not None:
+            flat.add(os.path.dirname(system_md))
+        flat_dirs = sorted(d for d in flat if os.path.isdir(d) and not any(is_subpath(r, d) for r in recursive))
+        return [Path(d) for d in recursive], [Path(d) for d in flat_dirs]
 
     # ------------------------------------------------------------------ conditional rules
 

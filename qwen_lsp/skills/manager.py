@@ -56,8 +56,10 @@ class _Catalog:
     """Deduplicated across levels, in precedence order."""
     errors: list[SkillError] = field(default_factory=list)
     index: ActivationIndex = field(default_factory=lambda: ActivationIndex([]))
-    watch_roots: dict[Path, Path | None] = field(default_factory=dict)
-    """Watched directory → the skills base it stands in for (a parent watched until the base exists), or None."""
+    watch_roots: dict[Path, tuple[Path, ...]] = field(default_factory=dict)
+    """Watched directory → the missing skills bases it stands in for (empty: it is a base itself)."""
+    flat_roots: frozenset[Path] = frozenset()
+    """Watched only for direct entries: the project root while no ``.qwen``/``.agents`` exists."""
     cache: ParseCache = field(default_factory=dict)
     activated: set[str] = field(default_factory=set)
 
@@ -111,7 +113,7 @@ class SkillManager:
         errors: list[SkillError] = []
         merged: list[SkillDefinition] = []
         seen: set[str] = set()
-        watch_roots: dict[Path, Path | None] = {}
+        watch_roots: dict[Path, tuple[Path, ...]] = {}
         for level in LEVEL_ORDER:
             bases = level_dirs(level, self._root, self._bundled_dir)
             try:
@@ -127,8 +129,9 @@ class SkillManager:
                     seen.add(skill.name)
                     merged.append(skill)
             if level is not SkillLevel.BUNDLED:  # bundled skills ship with the package and never change
-                watch_roots.update(self._watch_roots_for(level, bases))
-                watch_roots.update((target, None) for target in result.symlink_targets)
+                for root, stands_for in self._watch_roots_for(level, bases).items():
+                    watch_roots[root] = watch_roots.get(root, ()) + stands_for
+                watch_roots.update((target, ()) for target in result.symlink_targets)
         conditional = [(s.name, s.paths) for s in merged if s.paths and not s.disable_model_invocation]
         index = ActivationIndex(conditional)
         paths_by_name = {s.name: s.path for s in merged}
@@ -140,21 +143,24 @@ class SkillManager:
                     f'Invalid glob in "paths": {dropped.pattern} \u2014 {dropped.message}',
                 )
             )
-        return _Catalog(merged, errors, index, watch_roots, cache)
+        return _Catalog(merged, errors, index, watch_roots, frozenset({self._root}) & set(watch_roots), cache)
 
     @staticmethod
-    def _watch_roots_for(level: SkillLevel, bases: list[Path]) -> dict[Path, Path | None]:
-        """Existing bases; a missing project base is noticed through its provider dir.
+    def _watch_roots_for(level: SkillLevel, bases: list[Path]) -> dict[Path, tuple[Path, ...]]:
+        """Existing bases; a missing project base is noticed through its nearest existing parent.
 
-        Only the project's ``.qwen``/``.agents`` stand in for a missing base:
-        ``~/.qwen`` holds chats and memories, far too busy to watch whole.
+        Only project bases get stand-ins (``.qwen``/``.agents``, or the project
+        root itself, watched flat): ``~/.qwen`` holds chats and memories, far
+        too busy to watch whole.
         """
-        roots: dict[Path, Path | None] = {}
+        roots: dict[Path, tuple[Path, ...]] = {}
         for base in bases:
             if base.is_dir():
-                roots[base] = None
-            elif level is SkillLevel.PROJECT and base.parent.is_dir():
-                roots[base.parent] = base
+                roots[base] = ()
+            elif level is SkillLevel.PROJECT:
+                parent = base.parent if base.parent.is_dir() else base.parent.parent
+                if parent.is_dir():
+                    roots[parent] = roots.get(parent, ()) + (base,)
         return roots
 
     def _install(self, catalog: _Catalog) -> SkillSetChange:
@@ -163,7 +169,7 @@ class SkillManager:
         self._catalog = catalog
         after = set(self.visible_names())
         if self._watcher is not None:
-            self._watcher.set_roots(catalog.watch_roots)
+            self._set_watches(catalog)
         return SkillSetChange(added=sorted(after - before), removed=sorted(before - after))
 
     # -- watching --------------------------------------------------------
@@ -188,7 +194,12 @@ class SkillManager:
             max_depth=WATCH_MAX_DEPTH,
             loop=loop,
         )
-        self._watcher.set_roots(self._catalog.watch_roots)
+        self._set_watches(self._catalog)
+
+    def _set_watches(self, catalog: _Catalog) -> None:
+        if self._watcher is not None:
+            recursive = [r for r in catalog.watch_roots if r not in catalog.flat_roots]
+            self._watcher.set_roots(recursive, flat=catalog.flat_roots)
 
     def stop_watching(self) -> None:
         if self._watcher is not None:
@@ -203,9 +214,13 @@ class SkillManager:
         """Skip ``.git``, sockets/FIFOs/devices, and siblings of a not-yet-existing base."""
         if ".git" in path.parts:
             return True
-        for root, stands_for in self._catalog.watch_roots.items():
-            if stands_for is not None and path.is_relative_to(root):
-                return not (path == stands_for or path.is_relative_to(stands_for))
+        roots = self._catalog.watch_roots
+        if not any(path.is_relative_to(r) for r, stands_for in roots.items() if not stands_for):
+            # seen through a stand-in watch: only the way down to a missing base
+            # (<root>/.qwen, then .qwen/skills/...) matters
+            missing = [b for stands_for in roots.values() for b in stands_for]
+            if not any(path.is_relative_to(b) or b.is_relative_to(path) for b in missing):
+                return True
         try:
             mode = os.lstat(path).st_mode
         except OSError:
