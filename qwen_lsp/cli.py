@@ -128,21 +128,13 @@ def cmd_context(args: argparse.Namespace) -> int:
 
 
 def cmd_skills(args: argparse.Namespace) -> int:
+    from .skills.report import format_skill_list, skills_list_result
+
     engine = _engine(Path.cwd())
-    skills, errors = engine.skills.skills(), engine.skills.errors()
     if args.json:
-        print(json.dumps({
-            "skills": [{"name": s.name, "description": s.description, "level": s.level, "path": str(s.path), "conditional": s.conditional, "active": s.active} for s in skills],
-            "errors": [{"path": str(e.path), "message": e.message} for e in errors],
-        }, indent=2))
-        return 0
-    for s in skills:
-        state = " (conditional, active)" if s.conditional and s.active else " (conditional)" if s.conditional else ""
-        print(f"{s.name}  [{s.level}]{state}\n    {s.description}\n    {s.path}")
-    for e in errors:
-        print(f"error: {e.path}: {e.message}")
-    if not skills and not errors:
-        print("no skills found")
+        print(json.dumps(skills_list_result(engine.skills), indent=2, ensure_ascii=False))
+    else:
+        print(format_skill_list(engine.skills))
     return 0
 
 

@@ -213,6 +213,10 @@ class Engine:
         self.skills.start_watching(loop, self._apply_skill_change)
         self._watcher = DebouncedWatcher(self._on_context_files_changed, loop=loop, ignore=_ignored_path)
         self._watcher.set_roots(*self.context.watch_targets())
+        # Whatever changed between construction and the watches going live is
+        # caught by one more load now; anything later, the watches see.
+        self._apply_skill_change(self.skills.refresh())
+        self.context.invalidate(None)
 
     def _on_context_files_changed(self, paths: frozenset[Path]) -> None:
         if self.context.invalidate(paths):

@@ -21,9 +21,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import yaml
 from wcmatch import glob as wcglob
 
+from .frontmatter import js_string, parse_frontmatter
 from .text import Problem, is_subpath, js_trim, lexical_abspath, read_text
 
 log = logging.getLogger(__name__)
@@ -61,6 +61,7 @@ def strip_html_comments(text: str) -> str:
 
 
 def parse_rule(raw: str, path: str, problems: list[Problem] | None = None) -> Rule | None:
+    """A rule, or ``None`` when nothing is left of its body; frontmatter read as Qwen Code reads it."""
     text = normalize_content(raw)
     paths: tuple[str, ...] = ()
     description: str | None = None
@@ -68,37 +69,23 @@ def parse_rule(raw: str, path: str, problems: list[Problem] | None = None) -> Ru
     body = text
     if match:
         front, body = match.group(1), match.group(2)
-        try:
-            meta = yaml.safe_load(front)
-        except yaml.YAMLError as exc:
-            message = f"bad frontmatter, treated as a baseline rule: {exc}"
+        meta, error = parse_frontmatter(front)
+        if error is not None:
+            message = f"frontmatter is not valid YAML, read line by line instead: {error}"
             log.warning("%s: %s", path, message)
             if problems is not None:
                 problems.append(Problem(path, message))
-            meta = None
-        if isinstance(meta, dict):
-            raw_paths = meta.get("paths")
-            if isinstance(raw_paths, list):
-                paths = tuple(s for s in (_js_string(p) for p in raw_paths) if s)
-            elif isinstance(raw_paths, str) and raw_paths:
-                paths = (raw_paths,)
-            if meta.get("description") is not None:
-                description = str(meta["description"])
+        raw_paths = meta.get("paths")
+        if isinstance(raw_paths, list):
+            paths = tuple(s for s in (js_string(p) for p in raw_paths) if s)
+        elif isinstance(raw_paths, str) and raw_paths:
+            paths = (raw_paths,)
+        if "description" in meta:
+            description = js_string(meta["description"])
     content = js_trim(strip_html_comments(body))
     if not content:
         return None
     return Rule(path=path, content=content, paths=paths, description=description)
-
-
-def _js_string(value: object) -> str:
-    """JavaScript's ``String(value)`` for what YAML can produce."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def _collect_md(directory: str) -> list[str]:

@@ -11,10 +11,12 @@ import uuid
 from typing import Any
 
 from lsprotocol import types
+from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
 from ..agent.events import TurnEvent
 from ..engine import Attachment, EngineError
+from ..skills.report import skills_list_result
 from .app import QwenLanguageServer, engine_error, unwrap_settings, uri_to_path
 from .events import ChatEventStream
 from .models import ChatParams, OptionalSessionParams, SelectionArgs, SessionParams, WorkspaceParams, parse
@@ -94,7 +96,7 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.RefactorRewrite]),
     )
-    def on_code_action(ls: QwenLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    def on_code_action(ls: QwenLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction | types.Command]:
         rng = params.range
         if rng.start == rng.end:
             return []
@@ -105,13 +107,11 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
         if not text.strip():
             return []
         args = [{"text": text, "uri": params.text_document.uri}]
-        return [
-            types.CodeAction(
-                title="Qwen: Add to QWEN.md",
-                kind=types.CodeActionKind.RefactorRewrite,
-                command=types.Command(title="Qwen: Add to QWEN.md", command=ADD_TO_PROJECT_RULES, arguments=args),
-            )
-        ]
+        command = types.Command(title="Qwen: Add to QWEN.md", command=ADD_TO_PROJECT_RULES, arguments=args)
+        # LSP: CodeAction literals only for clients that declare support; others get the bare Command.
+        if get_capability(ls.client_capabilities, "text_document.code_action.code_action_literal_support", None):
+            return [types.CodeAction(title=command.title, kind=types.CodeActionKind.RefactorRewrite, command=command)]
+        return [command]
 
     @server.command(ADD_TO_PROJECT_RULES)
     def add_to_project_rules(ls: QwenLanguageServer, *args: Any) -> dict[str, Any]:
@@ -208,21 +208,7 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
     @server.feature("qwen/skills/list")
     def on_skills_list(ls: QwenLanguageServer, raw: Any) -> dict[str, Any]:
         p = parse(raw, WorkspaceParams)
-        skills = ls.engine_for(p.workspace_uri).skills
-        return {
-            "skills": [
-                {
-                    "name": s.name,
-                    "description": s.description,
-                    "level": s.level,
-                    "path": str(s.path),
-                    "conditional": s.conditional,
-                    "active": s.active,
-                }
-                for s in skills.skills()
-            ],
-            "errors": [{"path": str(e.path), "message": e.message} for e in skills.errors()],
-        }
+        return skills_list_result(ls.engine_for(p.workspace_uri).skills)
 
 
 def _attachment(uri: str, rng: Any) -> Attachment:

@@ -1,0 +1,77 @@
+"""Every benchmark runs through ``python -m bench`` in ``--quick`` mode and prints well-formed JSON lines.
+
+No timing is asserted: the numbers of a quick run mean nothing. What is
+checked is the contract a reader of the results relies on — one JSON object
+per stdout line with the harness fields, a ``ratio`` that is value/baseline,
+and the result names each benchmark promises.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+HARNESS_FIELDS = {"name", "value", "unit", "baseline", "ratio"}
+PROMISED = {
+    "context_assembly": {"context_assembly_cold", "context_assembly_warm"},
+    "skill_activation": {"skill_activation.decide_p50", "skill_activation.decide_p99", "skill_activation.refresh_one_change"},
+    "streaming_overhead": {
+        "streaming_overhead_p50_ms",
+        "streaming_overhead_p99_ms",
+        "streaming_latency_p50_ms",
+        "streaming_latency_p99_ms",
+        "streaming_coalescing",
+    },
+    "server_startup": {
+        "server_startup_initialize_ms",
+        "server_startup_vs_bare_pygls_ms",
+        "server_rss_after_turn_mb",
+        "memory.pygls",
+        "memory.handlers",
+        "memory.tokenizer",
+    },
+}
+
+
+def run_bench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bench", *args], cwd=REPO, capture_output=True, text=True, timeout=120)
+
+
+def rows_of(stdout: str) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in stdout.splitlines()]
+    assert all(isinstance(r, dict) for r in rows)
+    return rows
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", sorted(PROMISED))
+def test_benchmark_quick_run_prints_harness_lines(name: str):
+    done = run_bench(name, "--quick")
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = rows_of(done.stdout)
+    assert {r["name"] for r in rows} >= PROMISED[name]
+    for row in rows:
+        assert HARNESS_FIELDS <= row.keys(), row
+        assert isinstance(row["value"], (int, float)) and isinstance(row["unit"], str) and row["unit"]
+        if row["baseline"]:
+            assert row["ratio"] == pytest.approx(row["value"] / row["baseline"], rel=1e-3, abs=1e-4)
+        else:
+            assert row["ratio"] is None
+
+
+def test_every_benchmark_module_is_covered_here():
+    listed = {p.stem for p in (REPO / "bench").glob("*.py")} - {"__init__", "__main__", "harness"}
+    assert listed == set(PROMISED)
+
+
+def test_unknown_benchmark_is_refused_with_the_list():
+    done = run_bench("no_such_bench")
+    assert done.returncode == 2
+    assert "no_such_bench" in done.stderr and "streaming_overhead" in done.stderr
+    assert done.stdout == ""
