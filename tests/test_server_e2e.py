@@ -210,3 +210,13 @@ async def test_session_id_with_path_traversal_is_invalid_params(lsp):
     ):
         with pytest.raises(JsonRpcInvalidParams, match="sessionId"):
             await lsp.protocol.send_request_async(method, params)
+
+
+async def test_fast_model_is_coalesced_without_losing_text(lsp, scripted: ScriptedOpenAI):
+    chunks = [f"w{i} " for i in range(400)]
+    scripted.enqueue(Reply(chunks=chunks))  # no delay: chunks pile up faster than events are written
+    res = as_dict(await chat(lsp, "fast"))
+    events = [as_dict(e) for e in lsp.rec.chat_events]
+    assert "".join(e["text"] for e in events) == res["text"] == "".join(chunks)
+    assert [e["seq"] for e in events] == list(range(len(events)))
+    assert len(events) < len(chunks)

@@ -1,0 +1,116 @@
+"""Settings precedence (design §5): defaults < user file < project file < environment < editor."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from qwen_lsp.config import DASHSCOPE_BASE_URL, load_settings, strip_json_comments
+
+
+@pytest.fixture
+def layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    home = tmp_path / "home"
+    (home / ".qwen").mkdir(parents=True)
+    project = tmp_path / "proj"
+    (project / ".qwen").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("QWEN_HOME", raising=False)
+    return home, project
+
+
+def write(path: Path, data: object) -> None:
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+
+
+def test_defaults_without_any_layer(layout):
+    _, project = layout
+    loaded = load_settings(project, None, env={})
+    s = loaded.settings
+    assert s.model.name is None and s.model.context_window == 131072
+    assert s.skills.enabled and s.tools.approval_mode == "default"
+    assert loaded.sources == {} and loaded.problems == []
+
+
+def test_each_layer_overrides_the_one_below_and_sources_are_named(layout):
+    home, project = layout
+    write(home / ".qwen" / "settings.json", {"model": {"name": "user-m", "contextWindow": 1000, "baseUrl": "http://user/v1"}, "skills": {"enabled": False}})
+    write(project / ".qwen" / "settings.json", {"model": {"name": "proj-m", "contextWindow": 2000}})
+    env = {"OPENAI_MODEL": "env-m", "OPENAI_API_KEY": "k"}
+    loaded = load_settings(project, {"model": {"contextWindow": 4000}}, env=env)
+    s = loaded.settings
+    assert s.model.name == "env-m"
+    assert s.model.context_window == 4000
+    assert s.model.base_url == "http://user/v1"
+    assert s.skills.enabled is False
+    assert s.api_key() == "k"
+    assert loaded.sources["model.name"] == "environment"
+    assert loaded.sources["model.contextWindow"] == "editor"
+    assert loaded.sources["model.baseUrl"].endswith("home/.qwen/settings.json")
+    assert loaded.sources["skills.enabled"].endswith("home/.qwen/settings.json")
+
+
+def test_editor_beats_environment(layout):
+    _, project = layout
+    loaded = load_settings(project, {"model": {"name": "editor-m"}}, env={"OPENAI_MODEL": "env-m"})
+    assert loaded.settings.model.name == "editor-m"
+
+
+def test_dashscope_key_sets_its_compatible_base_url(layout):
+    _, project = layout
+    s = load_settings(project, None, env={"DASHSCOPE_API_KEY": "dk"}).settings
+    assert s.api_key() == "dk" and s.model.base_url == DASHSCOPE_BASE_URL
+    s = load_settings(project, None, env={"DASHSCOPE_API_KEY": "dk", "OPENAI_API_KEY": "ok", "OPENAI_BASE_URL": "http://x/v1"}).settings
+    assert s.api_key() == "ok" and s.model.base_url == "http://x/v1"
+
+
+def test_broken_settings_file_is_reported_and_other_layers_apply(layout):
+    home, project = layout
+    write(home / ".qwen" / "settings.json", "{ not json")
+    write(project / ".qwen" / "settings.json", {"model": {"name": "proj-m"}})
+    loaded = load_settings(project, None, env={})
+    assert loaded.settings.model.name == "proj-m"
+    assert any("invalid JSON" in p and "settings.json" in p for p in loaded.problems)
+
+
+def test_bad_value_falls_back_to_default_and_names_key_and_source(layout):
+    _, project = layout
+    loaded = load_settings(project, {"model": {"contextWindow": "huge"}, "tools": {"approvalMode": "sometimes"}}, env={})
+    assert loaded.settings.model.context_window == 131072
+    assert loaded.settings.tools.approval_mode == "default"
+    assert any(p.startswith("model.contextWindow") and "(from editor)" in p for p in loaded.problems)
+    assert any(p.startswith("tools.approvalMode") for p in loaded.problems)
+
+
+def test_qwen_code_auth_section_and_comments_are_understood(layout):
+    home, project = layout
+    write(
+        home / ".qwen" / "settings.json",
+        '{\n  // Qwen Code allows comments\n  "security": {"auth": {"baseUrl": "http://auth/v1", "apiKey": "sk-x"}},\n  /* block */ "model": {"name": "qwen3-coder"}\n}',
+    )
+    s = load_settings(project, None, env={}).settings
+    assert s.model.base_url == "http://auth/v1" and s.api_key() == "sk-x" and s.model.name == "qwen3-coder"
+
+
+def test_qwen_home_moves_the_user_settings_file(layout, tmp_path, monkeypatch):
+    _, project = layout
+    alt = tmp_path / "alt" / ".qwen"
+    alt.mkdir(parents=True)
+    write(alt / "settings.json", {"model": {"name": "from-qwen-home"}})
+    monkeypatch.setenv("QWEN_HOME", str(alt))
+    assert load_settings(project, None, env={}).settings.model.name == "from-qwen-home"
+
+
+def test_strip_json_comments_keeps_strings_intact():
+    text = '{"url": "http://a//b", "s": "/* not a comment */"} // tail'
+    assert json.loads(strip_json_comments(text)) == {"url": "http://a//b", "s": "/* not a comment */"}
+
+
+def test_context_file_names_are_trimmed_and_defaulted(layout):
+    _, project = layout
+    s = load_settings(project, {"context": {"fileName": ["  ", "RULES.md "]}}, env={}).settings
+    assert s.context.filenames() == ("RULES.md",)
+    s = load_settings(project, {"context": {"fileName": "   "}}, env={}).settings
+    assert s.context.filenames() == ("QWEN.md", "AGENTS.md")
