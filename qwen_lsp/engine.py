@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .agent.events import EventSink, RoundDone, TurnEvent, TurnOutcome
+from .agent.events import EventSink, RoundDone, TurnOutcome
 from .agent.loop import TurnRequest, run_turn
 from .agent.tool import Tool, ToolContext
 from .agent.tools import read_only_tools

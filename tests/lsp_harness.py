@@ -9,9 +9,11 @@ of ``pytest_lsp.fixture`` cannot do.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +70,21 @@ async def initialize(client: LanguageClient, workspace: Path, options: dict[str,
             initialization_options=options,
         )
     )
+
+
+@contextlib.asynccontextmanager
+async def running_server(
+    home: Path, workspace: Path, base_url: str | None, options: dict[str, Any] | None = None
+) -> AsyncIterator[LanguageClient]:
+    """A started, initialized server; ``client.rec`` holds the recorded notifications."""
+    client, rec = await start_client(server_env(home, base_url))
+    try:
+        await initialize(client, workspace, options)
+        client.rec = rec
+        yield client
+    finally:
+        await client.shutdown_session()
+        await client.stop()
 
 
 async def chat(client: LanguageClient, prompt: str, **params: Any) -> Any:

@@ -13,7 +13,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 from support.scripted_openai import HttpError, Reply, ScriptedOpenAI, Stall
 
-from lsp_harness import as_dict, chat, initialize, server_env, session_records, start_client
+from lsp_harness import as_dict, chat, running_server, session_records
 
 
 @pytest.fixture
@@ -34,12 +34,8 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest_asyncio.fixture
 async def lsp(home: Path, workspace: Path, scripted: ScriptedOpenAI):
-    client, rec = await start_client(server_env(home, scripted.base_url))
-    await initialize(client, workspace)
-    client.rec = rec
-    yield client
-    await client.shutdown_session()
-    await client.stop()
+    async with running_server(home, workspace, scripted.base_url) as client:
+        yield client
 
 
 def free_port() -> int:
@@ -118,9 +114,7 @@ async def test_unauthorized_gives_actionable_error(lsp, scripted: ScriptedOpenAI
 
 async def test_endpoint_down_then_fixed_by_settings_change(home: Path, workspace: Path, scripted: ScriptedOpenAI):
     dead = f"http://127.0.0.1:{free_port()}/v1"
-    client, rec = await start_client(server_env(home, None))
-    try:
-        await initialize(client, workspace, {"model": {"baseUrl": dead, "name": "scripted-model", "apiKey": "k"}})
+    async with running_server(home, workspace, None, {"model": {"baseUrl": dead, "name": "scripted-model", "apiKey": "k"}}) as client:
         with pytest.raises(JsonRpcException) as info:
             await chat(client, "hi")
         assert "Nothing is listening" in info.value.message and dead in info.value.message
@@ -130,20 +124,12 @@ async def test_endpoint_down_then_fixed_by_settings_change(home: Path, workspace
         res = as_dict(await chat(client, "hi"))
         assert res["text"] == "ok"
         assert scripted.chat_requests()[-1].body["model"] == "other-model"
-    finally:
-        await client.shutdown_session()
-        await client.stop()
 
 
 async def test_no_model_configured_says_how_to_configure(home: Path, workspace: Path):
-    client, _ = await start_client(server_env(home, None))
-    try:
-        await initialize(client, workspace)
+    async with running_server(home, workspace, None) as client:
         with pytest.raises(JsonRpcException, match="OPENAI_BASE_URL"):
             await chat(client, "hi")
-    finally:
-        await client.shutdown_session()
-        await client.stop()
 
 
 async def test_settings_pulled_when_change_has_no_payload(lsp, scripted: ScriptedOpenAI):

@@ -11,7 +11,7 @@ import pytest_asyncio
 from lsprotocol import types
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
-from lsp_harness import as_dict, chat, initialize, server_env, start_client
+from lsp_harness import as_dict, chat, running_server
 
 WAIT = 10.0  # an upper bound for polling, never an assertion about speed
 
@@ -54,12 +54,8 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest_asyncio.fixture
 async def lsp(home: Path, workspace: Path, scripted: ScriptedOpenAI):
-    client, rec = await start_client(server_env(home, scripted.base_url))
-    await initialize(client, workspace)
-    client.rec = rec
-    yield client
-    await client.shutdown_session()
-    await client.stop()
+    async with running_server(home, workspace, scripted.base_url) as client:
+        yield client
 
 
 def open_doc(client, path: Path, language: str = "python") -> None:

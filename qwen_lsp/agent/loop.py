@@ -104,11 +104,17 @@ async def run_turn(
             outcome.finish_reason = "length" if finish == "length" else "stop"
             break
         responses: list[Part] = []
-        for call in calls:
-            responses.append(await _run_tool(call, tools_by_name, req.tool_context, emit))
-        tool_content: Content = {"role": "user", "parts": responses}
-        req.history.append(tool_content)
-        record(tool_content)
+        try:
+            for call in calls:
+                responses.append(await _run_tool(call, tools_by_name, req.tool_context, emit))
+        except asyncio.CancelledError:
+            # Every recorded tool call needs its response, or the history can never be sent again.
+            responses.extend(_cancelled_response(call) for call in calls[len(responses) :])
+            raise
+        finally:
+            tool_content: Content = {"role": "user", "parts": responses}
+            req.history.append(tool_content)
+            record(tool_content)
     else:
         note = f"Stopped after {max_rounds} tool rounds in one turn."
         emit(TurnEvent("status", text=note))
@@ -126,6 +132,10 @@ def _model_content(thought: list[str], text: list[str], calls: list[ToolCallEven
     for call in calls:
         parts.append({"functionCall": {"id": call.id, "name": call.name, "args": call.arguments}})
     return {"role": "model", "parts": parts}
+
+
+def _cancelled_response(call: ToolCallEvent) -> Part:
+    return {"functionResponse": {"id": call.id, "name": call.name, "response": {"error": "Cancelled by the user before the tool finished."}}}
 
 
 async def _run_tool(call: ToolCallEvent, tools: dict[str, Tool], ctx: ToolContext, emit: EventSink) -> Part:

@@ -2,8 +2,7 @@
 
 A context file may pull another file in by writing ``@./other.md`` after
 whitespace. This module finds those references with a scanner (not a
-regex), leaves code blocks and inline code alone (found with
-markdown-it-py rather than guessed at), refuses anything that leaves the
+regex), leaves code alone where Qwen Code does (see :mod:`.code_regions`), refuses anything that leaves the
 project or names a URL, stops at depth 5, and marks cycles instead of
 looping. Two output formats exist, as in Qwen Code:
 
@@ -25,8 +24,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from markdown_it import MarkdownIt
-
+from .code_regions import CodeRegions
 from .text import Problem, find_project_root, is_subpath, js_trim, lexical_abspath, node_error_message, read_text
 
 log = logging.getLogger(__name__)
@@ -34,9 +32,6 @@ log = logging.getLogger(__name__)
 MAX_IMPORT_DEPTH = 5
 _WHITESPACE = " \t\n\r"
 _URL = re.compile(r"^(file|https?)://")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_BACKTICKS = re.compile(r"`+")
-_MD = MarkdownIt("commonmark")
 
 
 @dataclass(frozen=True)
@@ -71,93 +66,6 @@ def find_imports(content: str) -> list[ImportRef]:
             refs.append(ImportRef(i, j, path))
         i = j + 1
     return refs
-
-
-def _line_starts(content: str) -> list[int]:
-    starts = [0]
-    starts.extend(m.end() for m in _LINE_BREAK.finditer(content))
-    starts.append(len(content))
-    return starts
-
-
-def _inline_code_spans(content: str, lo: int, hi: int, markups: list[str]) -> list[tuple[int, int]]:
-    """Locate, in order, the code spans markdown-it found between ``lo`` and ``hi``.
-
-    markdown-it gives inline tokens no character offsets, only their
-    backtick ``markup``; a code span opens and closes with a run of exactly
-    that many backticks, so we walk the runs in the source.
-    """
-    spans: list[tuple[int, int]] = []
-    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(content, lo, hi)]
-    k = 0
-    for markup in markups:
-        width = len(markup)
-        while k < len(runs) and runs[k][1] - runs[k][0] != width:
-            k += 1
-        close = k + 1
-        while close < len(runs) and runs[close][1] - runs[close][0] != width:
-            close += 1
-        if close >= len(runs):
-            break
-        spans.append((runs[k][0], runs[close][1]))
-        k = close + 1
-    return spans
-
-
-def find_code_regions(content: str) -> list[tuple[int, int]]:
-    """``[start, end)`` offsets of fenced/indented code blocks and inline code spans."""
-    starts = _line_starts(content)
-    last = len(starts) - 1
-
-    def offset(line: int) -> int:
-        return starts[min(line, last)]
-
-    regions: list[tuple[int, int]] = []
-    for token in _MD.parse(content):
-        if token.map is None:
-            continue
-        lo, hi = offset(token.map[0]), offset(token.map[1])
-        if token.type in ("fence", "code_block"):
-            regions.append((lo, hi))
-        elif token.type == "inline" and token.children:
-            markups = [c.markup for c in token.children if c.type == "code_inline"]
-            if markups:
-                regions.extend(_inline_code_spans(content, lo, hi, markups))
-    return regions
-
-
-class _CodeRegions:
-    """Code regions of one text, computed only when an answer depends on them.
-
-    Parsing Markdown costs far more than reading the file, and most ``@``
-    references can be decided without it: a reference cannot be inside code
-    when no fence opener precedes it, its line is not indented or inside a
-    container, and its paragraph (code spans never cross a blank line) has
-    no backtick. Callers also skip the question when both answers give the
-    same output (a missing target keeps its text either way).
-    """
-
-    def __init__(self, content: str) -> None:
-        self._content = content
-        self._regions: list[tuple[int, int]] | None = None
-
-    def _maybe(self, pos: int) -> bool:
-        text = self._content
-        if text.find("```", 0, pos) != -1 or text.find("~~~", 0, pos) != -1:
-            return True
-        line_start = max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos)) + 1
-        if line_start < len(text) and (text[line_start] in " \t>-*+" or text[line_start].isdigit()):
-            return True
-        para_start = text.rfind("\n\n", 0, pos)
-        para_end = text.find("\n\n", pos)
-        return text.find("`", max(para_start, 0), para_end if para_end != -1 else len(text)) != -1
-
-    def contains(self, pos: int) -> bool:
-        if not self._maybe(pos):
-            return False
-        if self._regions is None:
-            self._regions = find_code_regions(self._content)
-        return any(lo <= pos < hi for lo, hi in self._regions)
 
 
 def _resolve_import(path: str, base_dir: str, project_root: str) -> str | None:
@@ -217,7 +125,7 @@ def _expand_tree(
     if depth >= max_depth:
         trace.warn(current, f"maximum import depth ({max_depth}) reached; its imports are left as text")
         return content
-    code = _CodeRegions(content)
+    code = CodeRegions(content)
     out: list[str] = []
     last = 0
     for ref in find_imports(content):
@@ -273,7 +181,7 @@ def _expand_flat(content: str, file_path: str, root: str, max_depth: int, trace:
         if depth >= max_depth:
             trace.warn(path, f"maximum import depth ({max_depth}) reached; its imports are not expanded")
             return
-        code = _CodeRegions(text)
+        code = CodeRegions(text)
         for ref in reversed(find_imports(text)):
             full = _resolve_import(ref.path, base_dir, root)
             if full is None:
