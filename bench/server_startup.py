@@ -36,7 +36,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.harness import emit, log, median
-from bench.streaming_overhead import SERVER_COMMAND, StampingModel, scratch, scratch_server_env
+from bench.streaming_overhead import (
+    SERVER_COMMAND,
+    StampingModel,
+    scratch,
+    scratch_server_env,
+)
 
 RUNS = 7
 QUICK_RUNS = 1
@@ -46,8 +51,8 @@ MEMORY_STAGES = (
     ("memory.pygls", "import pygls.lsp.server, lsprotocol.types"),
     ("memory.handlers", "import qwen_lsp.server.handlers"),
     # the counter must stay referenced: a dropped TokenCounter frees its vocabulary before the RSS read
-    ("memory.tokenizer", "import qwen_lsp.server.handlers; from qwen_lsp.llm.tokens import TokenCounter; "
-                         "counter = TokenCounter(); counter.count('hello')"),
+    ("memory.tokenizer", ("import qwen_lsp.server.handlers; from qwen_lsp.llm.tokens import TokenCounter; "
+                          "counter = TokenCounter(); counter.count('hello')")),
 )
 
 

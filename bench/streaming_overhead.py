@@ -37,10 +37,10 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
@@ -93,7 +93,7 @@ class StampingModel:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def __enter__(self) -> StampingModel:
+    def __enter__(self) -> Self:
         ready = threading.Event()
 
         def run() -> None:
@@ -228,7 +228,7 @@ def scratch_server_env(root: Path, base_url: str) -> tuple[Path, dict[str, str]]
 
 
 @contextlib.asynccontextmanager
-async def lsp_server(base_url: str, root: Path) -> Any:
+async def lsp_server(base_url: str, root: Path) -> AsyncIterator[LspPath]:
     """Start the server in a scratch HOME and workspace, initialised and pointed at ``base_url``."""
     workspace, env = scratch_server_env(root, base_url)
     client = LanguageClient("bench", "1")

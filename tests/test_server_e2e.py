@@ -206,3 +206,4 @@ async def test_fast_model_is_coalesced_without_losing_text(lsp, scripted: Script
     assert "".join(e["text"] for e in events) == res["text"] == "".join(chunks)
     assert [e["seq"] for e in events] == list(range(len(events)))
     assert len(events) < len(chunks)
+

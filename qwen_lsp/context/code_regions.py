@@ -114,17 +114,17 @@ class _Walk:
     def _blank(self, n: int) -> bool:
         return n + 1 < len(self.starts) and not self._line(n).strip(" \t")
 
-    def _fence_end(self, next_line_start: int) -> int:
+    def _fence_end(self, next_line: int) -> int:
         """End of marked's fence raw: the closing line, plus its newline when a non-blank line follows.
 
         (A lone newline between two blocks is appended to the first one's
         raw text; a blank line becomes a token of its own.) The exact end
         only matters in CRLF files, where regions drift onto later text.
         """
-        text = self.content
-        end = next_line_start - 1 if next_line_start > 0 and text[next_line_start - 1] == "\n" else next_line_start
-        following = self.starts.index(next_line_start) if next_line_start in self.starts else len(self.starts)
-        return end + 1 if end < len(text) and not self._blank(following) and following + 1 < len(self.starts) else end
+        start = self.offset(next_line)
+        if start == 0 or self.content[start - 1] != "\n":
+            return start
+        return start - 1 if start < len(self.content) and self._blank(next_line) else start
 
     def _code_block_end(self, next_line: int) -> int:
         """Indented code's raw swallows the blank lines after it."""
@@ -152,7 +152,7 @@ class _Walk:
                 continue
             lo, hi = self.offset(token.map[0]), self.offset(token.map[1])
             if token.type == "fence":
-                self.regions.append((lo, self._fence_end(hi)))
+                self.regions.append((lo, self._fence_end(token.map[1])))
             elif token.type == "code_block":
                 self.regions.append((lo, self._code_block_end(token.map[1])))
             elif token.type == "inline" and token.children:

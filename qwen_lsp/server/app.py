@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from cattrs import ClassValidationError, transform_error
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcServerError
 from pygls.lsp.server import LanguageServer
@@ -63,6 +64,22 @@ def raw_params_converter():  # type: ignore[no-untyped-def]
 
 
 class QwenProtocol(LanguageServerProtocol):
+    def structure_message(self, data: dict[str, Any]):  # type: ignore[override]
+        """Answer a request whose params cannot be structured, instead of leaving it hanging.
+
+        pygls raises before dispatch and sends nothing, so the client would
+        wait forever for a response to, say, a malformed ``textDocument/codeAction``.
+        """
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "id" in data and "method" in data:
+                cause = exc.__cause__
+                detail = "; ".join(transform_error(cause, path="params")) if isinstance(cause, ClassValidationError) else str(cause or exc)
+                error = JsonRpcInvalidParams(f"Invalid params for {data['method']}: {detail}")
+                self._send_response(data["id"], error=error.to_response_error())
+            raise
+
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):  # type: ignore[override]
         result = yield from super().lsp_initialize(params)
