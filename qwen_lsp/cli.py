@@ -184,7 +184,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print("paths:")
     print(f"  home: {home_dir()}\n  qwen dir: {global_qwen_dir()}\n  project state: {project_state_dir(engine.root)}\n  sessions: {chats_dir(engine.root)}")
     counter = engine.counter
-    counter.warm_up()
     print(f"tokenizer: {counter.source} ({'exact' if counter.exact else 'estimate'})")
     try:
         client = engine.model_client()

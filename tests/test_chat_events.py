@@ -18,17 +18,19 @@ def make() -> tuple[ChatEventStream, list[dict]]:
     return ChatEventStream(notify, "s1", "t1"), sent
 
 
-async def test_deltas_arriving_while_busy_merge_and_idle_ones_go_out_alone():
+async def test_idle_delta_goes_out_at_once_and_busy_ones_merge():
     stream, sent = make()
-    stream(TurnEvent("text", text="a"))
-    stream(TurnEvent("text", text="b"))  # same loop iteration: the pipe has not been written yet
-    assert sent == []
-    await asyncio.sleep(0)
-    assert [e["text"] for e in sent] == ["ab"]
+    stream(TurnEvent("text", text="a"))  # pipe idle: written immediately
+    assert [e["text"] for e in sent] == ["a"]
+    stream(TurnEvent("text", text="b"))  # same loop iteration: the pipe was just written
     stream(TurnEvent("text", text="c"))
+    assert len(sent) == 1
     await asyncio.sleep(0)
-    assert [e["text"] for e in sent] == ["ab", "c"]
-    assert [e["seq"] for e in sent] == [0, 1]
+    assert [e["text"] for e in sent] == ["a", "bc"]
+    await asyncio.sleep(0)
+    stream(TurnEvent("text", text="d"))  # idle again
+    assert [e["text"] for e in sent] == ["a", "bc", "d"]
+    assert [e["seq"] for e in sent] == [0, 1, 2]
     assert all(e["sessionId"] == "s1" and e["turnId"] == "t1" for e in sent)
 
 
@@ -42,7 +44,7 @@ async def test_other_kinds_flush_pending_text_first_and_keep_order():
     stream.close()
     assert [(e["kind"], e.get("text")) for e in sent] == [("thought", "hmm"), ("text", "xy"), ("toolCall", None), ("text", "z")]
     assert [e["seq"] for e in sent] == list(range(4))
-    await asyncio.sleep(0)  # the scheduled flush finds nothing left
+    await asyncio.sleep(0)  # nothing left for the idle callback
     assert len(sent) == 4
 
 

@@ -1,13 +1,13 @@
 """``qwen/chatEvent`` emission: gap-free ``seq`` and timer-free coalescing (design §3).
 
-A text (or thought) delta that arrives while nothing is pending is
-scheduled with ``loop.call_soon`` and so goes out on the very next loop
-iteration — no added latency for a slow model. Deltas that arrive before
-that callback runs (the loop was busy writing earlier events, or the HTTP
-reader drained several buffered chunks without yielding) are merged into
-the same event, so a fast model cannot flood the pipe. Any other event
-kind first flushes pending text, so order always holds. Everything runs on
-the event-loop thread.
+A text (or thought) delta that arrives while the pipe is idle is written
+at once — no added latency for a slow model. Writing marks the stream busy
+until the event loop next gets control (``call_soon``); deltas arriving
+before then (the HTTP reader drained several buffered chunks without
+yielding, or the loop was blocked writing) are merged and go out together
+when it does, so a fast model cannot flood the pipe. Any other event kind
+first flushes pending text, so order always holds. Everything runs on the
+event-loop thread.
 """
 
 from __future__ import annotations
@@ -31,26 +31,27 @@ class ChatEventStream:
         self.seq = 0
         self._pending: list[str] = []
         self._pending_kind: str | None = None
-        self._scheduled = False
+        self._busy = False
         self.closed = False
 
     def __call__(self, event: TurnEvent) -> None:
         if self.closed:
             return
         if event.kind in _MERGEABLE and event.text:
+            if not self._busy:
+                self._send(event.kind, event.text, None)
+                return
             if self._pending_kind not in (None, event.kind):
                 self.flush()
             self._pending_kind = event.kind
             self._pending.append(event.text)
-            if not self._scheduled:
-                self._scheduled = True
-                self._loop.call_soon(self._scheduled_flush)
             return
         self.flush()
         self._send(event.kind, event.text, event.tool)
 
-    def _scheduled_flush(self) -> None:
-        self._scheduled = False
+    def _idle(self) -> None:
+        """The loop got control back: the pipe is free; send what piled up meanwhile."""
+        self._busy = False
         self.flush()
 
     def flush(self) -> None:
@@ -73,3 +74,6 @@ class ChatEventStream:
             payload["tool"] = tool
         self.seq += 1
         self._notify(CHAT_EVENT, payload)
+        if not self._busy:
+            self._busy = True
+            self._loop.call_soon(self._idle)

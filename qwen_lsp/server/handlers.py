@@ -37,7 +37,7 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
     @server.feature(types.INITIALIZED)
     async def on_initialized(ls: QwenLanguageServer, params: types.InitializedParams) -> None:
         ls.loop = asyncio.get_running_loop()
-        ls.loop.run_in_executor(None, ls.counter.warm_up)
+        ls.counter.warm_up()  # loads Qwen's vocabulary on its own thread
         for engine in ls.engines.values():
             engine.start_watching(ls.loop)
 
