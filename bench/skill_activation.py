@@ -11,6 +11,10 @@ Measurements (``python -m bench.skill_activation``):
   on one never-seen path, misses and hits mixed (target: p99 ≤ 1 ms).
   Baseline: ``Path.relative_to`` plus one compiled glob-regex match on the
   same path — the cost of checking a single glob.
+* ``skill_activation.engine_did_open_p99`` — the whole server-side path of a
+  ``didOpen`` below the JSON-RPC layer: ``Engine.document_opened`` (skills
+  and 20 conditional rules matched, listener called) on fresh paths; same
+  baseline.
 * ``skill_activation.refresh_one_change`` — ``refresh()`` after one SKILL.md
   changed; baseline: a cold load (new manager, empty glob cache).
 """
@@ -22,7 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import os
+
 from bench.harness import emit, log, median, percentile
+from qwen_lsp.engine import Engine, Listeners
+from qwen_lsp.llm.tokens import TokenCounter
 from qwen_lsp.skills import SkillManager
 from qwen_lsp.skills.activation import compile_glob
 
@@ -107,6 +115,23 @@ def main() -> None:
              samples=len(times["hit"]))
         emit("skill_activation.decide_miss_p99", percentile(times["miss"], 99) * 1e6, "us", base_p99 * 1e6,
              samples=len(times["miss"]))
+
+        # The engine's didOpen path: skills + conditional rules + the listener.
+        os.environ["HOME"] = str(Path(tmp) / "home")
+        os.environ.pop("QWEN_HOME", None)
+        rules = root / ".qwen" / "rules"
+        rules.mkdir(parents=True)
+        for r in range(20):
+            (rules / f"rule{r}.md").write_text(f"---\npaths: ['lib{r}/**/*.go']\n---\nRule {r}\n", encoding="utf-8")
+        notified: list[object] = []
+        engine = Engine(root, counter=TokenCounter(), listeners=Listeners(skills_changed=notified.append))
+        fresh = [str(root / miss_path(rng, MISSES + k)) for k in range(MISSES)]
+        fresh += [str(root / f"src/mod{i}/x/y/open{i}.ts") for i in rng.sample(range(SKILLS), 500)]
+        rng.shuffle(fresh)
+        opened = [time_call(engine.document_opened, Path(p), "file://" + p) for p in fresh]
+        assert notified, "hits should have notified the editor"
+        emit("skill_activation.engine_did_open_p99", percentile(opened, 99) * 1e6, "us", base_p99 * 1e6,
+             samples=len(opened), target_us=1000)
 
         # Refresh after one SKILL.md edit, against the cold load.
         runs = []
