@@ -215,3 +215,15 @@ async def test_context_inspector_total_matches_sections_and_lists_each_file(lsp,
     names = [s["name"] for s in res["sections"]]
     assert "base prompt" in names and "tools" in names and "skills" in names
     assert res["totalTokens"] == sum(s["tokens"] for s in res["sections"])
+
+
+async def test_attachments_are_sent_as_referenced_files_and_count_as_touched(lsp, scripted, workspace):
+    target = workspace / "src" / "api" / "users.py"
+    target.write_text("line0\nline1\nline2\nline3\n")
+    rng = {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 3}}
+    await chat(lsp, "explain", attachments=[{"uri": target.as_uri(), "range": rng}])
+    texts = user_texts(scripted.chat_requests()[-1].body)
+    block = next(t for t in texts if t.startswith("--- Content from referenced files ---"))
+    assert "Content from @src/api/users.py:\nline1\nline2\n--- End of content ---" in block
+    assert "line0" not in block and texts[-1] == "explain"
+    await wait_for(lambda: any("api-helper" in as_dict(c)["activated"] for c in lsp.rec.skills_changed), "activation by attachment")
