@@ -90,3 +90,40 @@ def test_nested_code_regions_in_lists_quotes_and_indented_code(tmp_path: Path) -
     make(tmp_path, {"QWEN.md": "* item `@./a.md`\n> quote @./a.md\n\n    @./a.md indented\n", "a.md": "A"})
     out, _ = expand(tmp_path, "QWEN.md")
     assert out == "* item `@./a.md`\n> quote <!-- Imported from: ./a.md -->\nA\n<!-- End of import from: ./a.md -->\n\n    @./a.md indented\n"
+
+
+def _imported(out: str) -> int:
+    return out.count("<!-- Imported from:")
+
+
+@pytest.mark.parametrize(
+    ("text", "imported"),
+    [
+        ("- item `cat @./a.md now`\n", 1),  # list items are never walked for code (0.24 / marked)
+        ("1. step\n   ```\n   @./a.md\n   ```\n", 1),  # nor is a fence inside a list item
+        ("| a |\n|---|\n| `x @./a.md y` |\n", 1),  # nor a table cell
+        ("Para `x @./a.md y` end\n", 0),  # a top-level code span is
+        ("```\n@./a.md\n```\n", 0),
+        ("> one line `x @./a.md y`\n", 0),  # a one-line quote child is found
+        ("> first\n> `x @./a.md y`\n", 1),  # a two-line quote paragraph is not
+        ("> a\n>\n> `x @./a.md y`\n", 1),  # nothing after a blank quoted line is
+        ("> lazy\n`x @./a.md y`\n", 0),  # a lazy continuation line keeps it found
+    ],
+)
+def test_code_regions_follow_qwen_codes_marked_walk(tmp_path: Path, text: str, imported: int) -> None:
+    make(tmp_path, {"QWEN.md": text, "a.md": "A"})
+    out, _ = expand(tmp_path, "QWEN.md")
+    assert _imported(out) == imported
+
+
+def test_crlf_regions_drift_like_qwen_code(tmp_path: Path) -> None:
+    """marked lexes CRLF as LF and its offsets are applied to the CRLF text, so regions land early."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a.md").write_text("A")
+    # LF: the fence protects its line. CRLF: 20 line breaks earlier shift the (14-character) region off it.
+    body = "line\n" * 20 + "```\n@./a.md\n```\n"
+    for newline, imported in (("\n", 0), ("\r\n", 1)):
+        path = tmp_path / "QWEN.md"
+        path.write_bytes(body.replace("\n", newline).encode())
+        out = process_imports(path.read_bytes().decode(), str(path))
+        assert _imported(out) == imported, newline

@@ -73,3 +73,17 @@ def test_untrusted_folder_loads_global_rules_only(project: Path) -> None:
     a = ContextAssembler(project, ContextSettings(model="m", folder_trust=False, output_language=None))
     prompt = a.system_prompt()
     assert "Global rule" in prompt and "Baseline A" not in prompt
+
+
+def test_frontmatter_is_read_as_qwen_code_reads_it() -> None:
+    """YAML 1.2 core schema, then the line-by-line fallback when YAML fails; nulls dropped."""
+    core = parse_rule("---\npaths: [on, 2020-01-01, 0x10, 1.50, ~]\n---\nb\n", "/c.md")
+    assert core is not None and core.paths == ("on", "2020-01-01", "16", "1.5")
+    broken = parse_rule("---\ndescription: py\npaths:\ufffd [x]\n---\nbody\n", "/b.md")  # not YAML: fallback
+    assert broken is not None and broken.paths == ('\ufffd [x]',) and broken.description == "py"
+    unclosed = parse_rule("---\npaths: [a\n---\nbody\n", "/u.md")
+    assert unclosed is not None and unclosed.paths == ("[a",)
+    listed = parse_rule('---\npaths:\n  - "src/**"\n  - 5\n  - null\n---\nbody\n', "/l.md")
+    assert listed is not None and listed.paths == ("src/**", "5")
+    assert parse_rule("---\npaths: ~\n---\nbody\n", "/n.md").paths == ()  # type: ignore[union-attr]
+    assert parse_rule("---\njust text\n---\nbody\n", "/s.md").paths == ()  # type: ignore[union-attr]

@@ -33,7 +33,7 @@ from . import output_language
 from .discovery import LOCAL_CONTEXT_FILENAME, QWEN_DIR, Discovery, discover
 from .environment import git_snapshot, startup_reminder, wrap_reminder
 from .project_rules_file import append_memory, atomic_write
-from .prompts import ContextError, resolve_base_prompt, resolve_path_switch, system_prompt_suffix
+from .prompts import ContextError, is_git_repository, resolve_base_prompt, resolve_path_switch, system_prompt_suffix
 from .rules import ConditionalRules, Rule, format_rules, load_rules_dir
 from .text import Problem, is_subpath, js_trim, lexical_abspath, read_text
 
@@ -112,16 +112,24 @@ class ContextAssembler:
         self._conditional = ConditionalRules([], self.cwd)
         self._pending: list[Rule] = []
         self._base_problem: Problem | None = None
+        self._dirs: tuple[str, str] | None = None
+        self._git_repo: bool | None = None
 
     # ------------------------------------------------------------------ inputs
 
+    def _home_dirs(self) -> tuple[str, str]:
+        """``(home, global dir)``, read from the environment once per build."""
+        if self._dirs is None:
+            self._dirs = (lexical_abspath(os.path.expanduser("~")), lexical_abspath(global_qwen_dir()))  # ~ = Path.home()
+        return self._dirs
+
     @property
     def home(self) -> str:
-        return lexical_abspath(Path.home())
+        return self._home_dirs()[0]
 
     @property
     def global_dir(self) -> str:
-        return lexical_abspath(global_qwen_dir())
+        return self._home_dirs()[1]
 
     def update_settings(self, settings: ContextSettings) -> None:
         if settings != self.settings:
@@ -137,6 +145,7 @@ class ContextAssembler:
     def new_session(self) -> None:
         """Take a fresh git snapshot and environment prelude (Qwen Code takes both once per session)."""
         self._git_taken = False
+        self._git_repo = None
         self._startup = None
         self._prefix = self._prompt = None
         self._conditional.injected.clear()
@@ -186,7 +195,7 @@ class ContextAssembler:
         if self._base is None:
             try:
                 self._base = resolve_base_prompt(
-                    self.settings.model, self.settings.interaction_mode, self.cwd, self._env, self.home
+                    self.settings.model, self.settings.interaction_mode, self.cwd, self._env, self.home, in_git=self._in_git()
                 )
                 self._base_problem = None
             except ContextError as exc:
@@ -195,10 +204,16 @@ class ContextAssembler:
                 raise
         return self._base
 
+    def _in_git(self) -> bool:
+        """Whether cwd is in a git repository; asked by the base prompt and the snapshot, walked once."""
+        if self._git_repo is None:
+            self._git_repo = is_git_repository(self.cwd)
+        return self._git_repo
+
     def git_snapshot(self) -> str | None:
         """The session's frozen git snapshot (see :mod:`.environment`)."""
         if not self._git_taken:
-            self._git = git_snapshot(self.cwd)
+            self._git = git_snapshot(self.cwd, in_git=self._in_git())
             self._git_taken = True
         return self._git
 
@@ -264,6 +279,8 @@ class ContextAssembler:
     def _drop(self, *, reload: bool) -> None:
         if reload:
             self._loaded = None
+            self._dirs = None
+        self._git_repo = None
         self._base = None
         self._prefix = None
         self._prompt = None

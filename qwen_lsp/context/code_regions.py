@@ -187,12 +187,14 @@ class CodeRegions:
     def __init__(self, content: str) -> None:
         self._content = content
         self._regions: list[tuple[int, int]] | None = None
+        self._first_fence: int | None = None  # where the first fence opener could start; len+1 if none
 
     def _maybe(self, pos: int) -> bool:
         text = self._content
-        if "\r" in text:
-            return True
-        if text.find("```", 0, pos) != -1 or text.find("~~~", 0, pos) != -1:
+        if self._first_fence is None:
+            fences = [i for i in (text.find("```"), text.find("~~~")) if i != -1]
+            self._first_fence = -1 if "\r" in text else min(fences, default=len(text) + 1)
+        if self._first_fence < pos:
             return True
         line_start = max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos)) + 1
         if line_start < len(text) and (text[line_start] in " \t>-*+" or text[line_start].isdigit()):

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .imports import ImportTrace, process_imports
-from .text import Problem, find_project_root, js_trim, lexical_abspath, read_text, strip_ansi_and_control
+from .text import Problem, find_project_root, js_trim, lexical_abspath, read_text, relative_path, strip_ansi_and_control
 
 log = logging.getLogger(__name__)
 
@@ -73,32 +73,21 @@ def _readable(path: str) -> bool:
     return os.access(path, os.R_OK)
 
 
-def _same_dir(a: str, b: str) -> bool:
-    if a == b:
-        return True
-    try:
-        return os.path.realpath(a) == os.path.realpath(b)
-    except OSError:
-        return False
-
-
-def _upward(cwd: str, name: str, home: str, global_dir: str, global_path: str, root: str | None, scanned: list[str]) -> list[str]:
+def _scan_dirs(cwd: str, home: str, global_dir: str, root: str | None) -> list[str]:
+    """The directories of the upward scan, innermost first (the filesystem root is never scanned)."""
     stop = os.path.dirname(root) if root else os.path.dirname(home)
     home_qwen = os.path.join(home, QWEN_DIR)
-    found: list[str] = []
+    dirs: list[str] = []
     cur = cwd
-    while cur and cur != os.path.dirname(cur):
-        if cur in (global_dir, home_qwen):
+    while cur:
+        parent = os.path.dirname(cur)
+        if parent == cur or cur == global_dir or cur == home_qwen:
             break
-        if cur not in scanned:
-            scanned.append(cur)
-        candidate = os.path.join(cur, name)
-        if _readable(candidate) and candidate != global_path:
-            found.insert(0, candidate)
+        dirs.append(cur)
         if cur == stop:
             break
-        cur = os.path.dirname(cur)
-    return found
+        cur = parent
+    return dirs
 
 
 def context_file_paths(
@@ -109,41 +98,41 @@ def context_file_paths(
     global_dir: str,
     trusted: bool,
     extra_paths: Sequence[str] = (),
+    roots: dict[str, str | None] | None = None,
 ) -> tuple[list[str], str | None, list[str]]:
-    """Ordered, de-duplicated context file paths; also the git root and the scanned directories."""
+    """Ordered, de-duplicated context file paths; also the git root and the scanned directories.
+
+    ``roots`` is the pass's ``find_project_root`` memo, shared with import
+    expansion so the walk to the git root is done once.
+    """
     cwd = lexical_abspath(cwd)
     home = lexical_abspath(home)
     global_dir = lexical_abspath(global_dir)
-    root = find_project_root(cwd)
-    scanned: list[str] = [global_dir]
+    root = find_project_root(cwd, roots)
+    if cwd == home:  # lexical, as Qwen Code compares them: a symlink to HOME is not HOME
+        dirs = [home]
+    elif trusted:
+        dirs = _scan_dirs(cwd, home, global_dir, root)
+    else:
+        dirs = []
+    scanned = [global_dir, *(d for d in dirs if d != global_dir)]
+    outermost_first = dirs[::-1]
     ordered: list[str] = []
-
-    def add(path: str) -> None:
-        if path not in ordered:
-            ordered.append(path)
-
-    at_home = _same_dir(cwd, home)
     for name in filenames:
         global_path = os.path.join(global_dir, name)
         if _readable(global_path):
-            add(global_path)
-        if at_home:
-            if home not in scanned:
-                scanned.append(home)
-            home_path = os.path.join(home, name)
-            if _readable(home_path) and home_path != global_path:
-                add(home_path)
-        elif trusted:
-            for path in _upward(cwd, name, home, global_dir, global_path, root, scanned):
-                add(path)
-    for path in extra_paths:
-        add(path)
+            ordered.append(global_path)
+        for directory in outermost_first:
+            candidate = os.path.join(directory, name)
+            if candidate != global_path and _readable(candidate):
+                ordered.append(candidate)
+    ordered.extend(extra_paths)
     if trusted and root is not None:
         local = os.path.join(root, QWEN_DIR, LOCAL_CONTEXT_FILENAME)
         scanned.append(os.path.join(root, QWEN_DIR))
-        if _readable(local) and local not in ordered:
+        if _readable(local):
             ordered.append(local)
-    return _dedupe_by_realpath(ordered), root, scanned
+    return _dedupe_by_realpath(list(dict.fromkeys(ordered))), root, scanned
 
 
 def _dedupe_by_realpath(paths: list[str]) -> list[str]:
@@ -176,7 +165,7 @@ def _dedupe_by_realpath(paths: list[str]) -> list[str]:
 
 
 def display_path(path: str, cwd: str) -> str:
-    return strip_ansi_and_control(os.path.relpath(path, cwd) if os.path.isabs(path) else path)
+    return strip_ansi_and_control(relative_path(path, cwd) if os.path.isabs(path) else path)
 
 
 def discover(
@@ -191,10 +180,10 @@ def discover(
 ) -> Discovery:
     """Find, read and import-expand every context file for ``cwd``. Never raises for bad files."""
     cwd = lexical_abspath(cwd)
-    paths, root, scanned = context_file_paths(
-        cwd, filenames, home=home, global_dir=global_dir, trusted=trusted, extra_paths=extra_paths
-    )
     trace = ImportTrace()
+    paths, root, scanned = context_file_paths(
+        cwd, filenames, home=home, global_dir=global_dir, trusted=trusted, extra_paths=extra_paths, roots=trace.roots
+    )
     files: list[ContextFile] = []
     for path in paths:
         trace.dependencies.add(path)

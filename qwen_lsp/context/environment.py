@@ -207,9 +207,12 @@ def _git(cwd: str, *args: str, c_locale: bool = False) -> str:
     return done.stdout.decode("utf-8", errors="replace")
 
 
-def git_snapshot(cwd: str) -> str | None:
-    """Branch, short status and recent commits, or ``None`` outside a repo or on any git failure."""
-    if not is_git_repository(cwd):
+def git_snapshot(cwd: str, *, in_git: bool | None = None) -> str | None:
+    """Branch, short status and recent commits, or ``None`` outside a repo or on any git failure.
+
+    ``in_git`` is :func:`is_git_repository` of ``cwd`` if the caller already knows it.
+    """
+    if not (is_git_repository(cwd) if in_git is None else in_git):
         return None
     try:
         status = _git(cwd, "status", "--short", "--branch", c_locale=True).rstrip()

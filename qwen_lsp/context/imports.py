@@ -21,21 +21,32 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .code_regions import CodeRegions
-from .text import Problem, find_project_root, is_subpath, js_trim, lexical_abspath, node_error_message, read_text
+from .text import (
+    Problem,
+    decode_text,
+    find_project_root,
+    is_subpath,
+    js_trim,
+    lexical_abspath,
+    node_error_message,
+    read_bytes,
+    read_text,
+)
 
 log = logging.getLogger(__name__)
 
 MAX_IMPORT_DEPTH = 5
 _WHITESPACE = " \t\n\r"
-_URL = re.compile(r"^(file|https?)://")
+_URL_SCHEMES = ("file://", "http://", "https://")
 
 
-@dataclass(frozen=True)
-class ImportRef:
+class ImportRef(NamedTuple):
+    """One ``@path`` (a tuple: files with many references build many of these)."""
+
     start: int  # offset of the '@'
     end: int  # offset just past the path
     path: str
@@ -70,9 +81,9 @@ def find_imports(content: str) -> list[ImportRef]:
 
 def _resolve_import(path: str, base_dir: str, project_root: str) -> str | None:
     """The absolute target, or ``None`` when it is a URL or lies outside the project."""
-    if _URL.match(path):
+    if path.startswith(_URL_SCHEMES):
         return None
-    full = lexical_abspath(path, base_dir)
+    full = os.path.normpath(os.path.join(base_dir, path))  # base_dir is absolute: path.resolve(base_dir, path)
     return full if is_subpath(project_root, full) else None
 
 
@@ -125,10 +136,13 @@ def _expand_tree(
     if depth >= max_depth:
         trace.warn(current, f"maximum import depth ({max_depth}) reached; its imports are left as text")
         return content
+    refs = find_imports(content)
+    if not refs:
+        return content
     code = CodeRegions(content)
     out: list[str] = []
     last = 0
-    for ref in find_imports(content):
+    for ref in refs:
         out.append(content[last : ref.start])
         last = ref.end
         path = ref.path
@@ -141,23 +155,29 @@ def _expand_tree(
             out.append(f"<!-- Import failed: {path} - Path traversal attempt -->")
             continue
         trace.dependencies.add(full)
-        if not os.path.lexists(full) or code.contains(ref.start):
-            out.append("@" + path)  # in code, or missing: a missing file keeps its text, silently (0.24)
-            continue
         if full in chain:
+            if code.contains(ref.start):
+                out.append("@" + path)
+                continue
             trace.warn(current, f"import '{path}' is a cycle; marked as already processed")
             out.append(f"<!-- File already processed: {path} -->")
             continue
+        # Read first, ask about code after: most targets exist and are not in code,
+        # so this costs one open() where a separate existence check would cost two calls.
         try:
-            text = read_text(full, trace.problems)
+            data = read_bytes(full)
         except OSError as exc:
-            if exc.errno == errno.ENOENT:
-                out.append("@" + path)  # a missing file keeps its text, silently (0.24)
+            if exc.errno == errno.ENOENT or code.contains(ref.start):
+                out.append("@" + path)  # missing (kept silently, as 0.24) or in code
                 continue
             message = node_error_message(exc, full)
             trace.warn(current, f"import '{path}' failed: {message}")
             out.append(f"<!-- Import failed: {path} - {message} -->")
             continue
+        if code.contains(ref.start):
+            out.append("@" + path)
+            continue
+        text = decode_text(data, full, trace.problems)
         inner = _expand_tree(
             text, os.path.dirname(full), root, chain | {full}, depth + 1, max_depth, full, trace
         )

@@ -159,7 +159,7 @@ def is_git_repository(directory: str) -> bool:
     """``.git`` (anything by that name) in ``directory`` or an ancestor, as Qwen Code checks."""
     cur = os.path.abspath(directory)
     while True:
-        if os.path.exists(os.path.join(cur, ".git")):
+        if os.access(os.path.join(cur, ".git"), os.F_OK):  # os.path.exists without a failing stat per level
             return True
         parent = os.path.dirname(cur)
         if parent == cur:
@@ -385,7 +385,8 @@ Your purpose is efficient, safe help. Stay concise but never at the cost of clar
 Interaction mode reminder: {questions}"""
 
 
-def build_base_prompt(model: str, mode_name: str, cwd: str, env: Mapping[str, str]) -> str:
+def build_base_prompt(model: str, mode_name: str, cwd: str, env: Mapping[str, str], *, in_git: bool | None = None) -> str:
+    """The built-in base prompt; ``in_git`` is :func:`is_git_repository` of ``cwd`` if the caller already knows it."""
     mode = interaction_mode(mode_name)
     parts = [
         _identity(mode),
@@ -396,14 +397,16 @@ def build_base_prompt(model: str, mode_name: str, cwd: str, env: Mapping[str, st
         sandbox_section(env),
         ACTIONS_SECTION,
     ]
-    if is_git_repository(cwd):
+    if is_git_repository(cwd) if in_git is None else in_git:
         parts.append(GIT_SECTION)
     parts.append(TOOL_CALL_STYLES[tool_call_style(model, env)])
     parts.append(_FINAL.format(questions=mode.questions))
     return js_trim("\n\n".join(parts))
 
 
-def resolve_base_prompt(model: str, mode_name: str, cwd: str, env: Mapping[str, str], home: str) -> str:
+def resolve_base_prompt(
+    model: str, mode_name: str, cwd: str, env: Mapping[str, str], home: str, *, in_git: bool | None = None
+) -> str:
     """The base prompt with ``QWEN_SYSTEM_MD`` / ``QWEN_WRITE_SYSTEM_MD`` applied.
 
     Raises :class:`ContextError` when ``QWEN_SYSTEM_MD`` names a file that
@@ -421,7 +424,7 @@ def resolve_base_prompt(model: str, mode_name: str, cwd: str, env: Mapping[str, 
         except OSError as exc:
             raise ContextError(f"cannot read system prompt file '{path}': {exc.strerror or exc}") from exc
     else:
-        base = build_base_prompt(model, mode_name, cwd, env)
+        base = build_base_prompt(model, mode_name, cwd, env, in_git=in_git)
     write = resolve_path_switch(env.get("QWEN_WRITE_SYSTEM_MD"), home)
     if write.enabled:
         target = default_path if write.is_switch else str(write.value)

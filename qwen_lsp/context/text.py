@@ -41,6 +41,8 @@ def js_trim(text: str) -> str:
 
 def strip_ansi_and_control(text: str) -> str:
     """Display paths never carry escape sequences or control characters."""
+    if text.isprintable():  # the usual case: nothing to strip (every ANSI sequence starts with ESC)
+        return text
     return _CONTROL.sub("", _ANSI.sub("", text))
 
 
@@ -50,6 +52,26 @@ def lexical_abspath(path: str | os.PathLike[str], base: str | None = None) -> st
     if not os.path.isabs(raw):
         raw = os.path.join(base if base is not None else os.getcwd(), raw)
     return os.path.normpath(raw)
+
+
+def relative_path(path: str, start: str) -> str:
+    """``path.relative(start, path)`` for two normalised absolute paths.
+
+    ``os.path.relpath`` gets there too, but normalises both paths again
+    first; this runs once per context block, so the shortcut pays.
+    """
+    if os.sep != "/":
+        return os.path.relpath(path, start)
+    if path == start:
+        return "."
+    target = [p for p in path.split("/") if p]
+    base = [p for p in start.split("/") if p]
+    common = 0
+    for a, b in zip(target, base):
+        if a != b:
+            break
+        common += 1
+    return "/".join([".."] * (len(base) - common) + target[common:]) or "."
 
 
 def is_subpath(parent: str, child: str) -> bool:
@@ -70,6 +92,8 @@ def find_project_root(start: str, cache: dict[str, str | None] | None = None) ->
     uses ``lstat``: a symlink named ``.git`` does not count. ``cache`` (one
     per assembly pass) remembers the answer for every directory walked.
     """
+    if cache is not None and start in cache:
+        return cache[start]
     cur = lexical_abspath(start)
     walked: list[str] = []
     found: str | None = None
@@ -78,14 +102,16 @@ def find_project_root(start: str, cache: dict[str, str | None] | None = None) ->
             found = cache[cur]
             break
         walked.append(cur)
-        try:
-            st = os.lstat(os.path.join(cur, ".git"))
-        except OSError:
-            pass
-        else:
-            if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
-                found = cur
-                break
+        git = os.path.join(cur, ".git")
+        if os.access(git, os.F_OK, follow_symlinks=False):  # cheaper than a failing lstat, the usual answer
+            try:
+                st = os.lstat(git)
+            except OSError:
+                pass
+            else:
+                if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
+                    found = cur
+                    break
         parent = os.path.dirname(cur)
         if parent == cur:
             break
@@ -105,25 +131,36 @@ class Problem:
 
 
 def node_error_message(exc: OSError, path: str) -> str:
-    """The message Node would give for the same failure (it lands in import comments)."""
+    """The message Node would give for the same failure (it lands in import comments).
+
+    Qwen Code checks a target with ``fs.access`` and then reads it, so a
+    bad path reports ``access`` and an unreadable file reports ``open``.
+    """
     if exc.errno == errno.EISDIR:
         return "EISDIR: illegal operation on a directory, read"
     if exc.errno == errno.EACCES:
         return f"EACCES: permission denied, open '{path}'"
     if exc.errno == errno.ENOENT:
         return f"ENOENT: no such file or directory, open '{path}'"
+    if exc.errno == errno.ENOTDIR:
+        return f"ENOTDIR: not a directory, access '{path}'"
+    if exc.errno == errno.ELOOP:
+        return f"ELOOP: too many symbolic links encountered, access '{path}'"
     return exc.strerror or str(exc)
 
 
-def read_text(path: str, problems: list[Problem] | None = None) -> str:
-    """Read a file as Node's ``readFile(p, "utf-8")`` would; raise ``OSError`` on I/O failure.
+def read_bytes(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def decode_text(data: bytes, path: str, problems: list[Problem] | None = None) -> str:
+    """Decode as Node's ``readFile(p, "utf-8")`` would.
 
     Invalid UTF-8 is not an error (each bad sequence becomes U+FFFD, as in
     Node) but it is worth a warning, because the user probably saved the
     file in another encoding.
     """
-    with open(path, "rb") as fh:
-        data = fh.read()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -132,3 +169,8 @@ def read_text(path: str, problems: list[Problem] | None = None) -> str:
         if problems is not None:
             problems.append(Problem(path, message))
         return data.decode("utf-8", errors="replace")
+
+
+def read_text(path: str, problems: list[Problem] | None = None) -> str:
+    """Read a file as Node's ``readFile(p, "utf-8")`` would; raise ``OSError`` on I/O failure."""
+    return decode_text(read_bytes(path), path, problems)
