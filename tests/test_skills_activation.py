@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qwen_lsp.skills.activation import (
+from qwen_lsp.globs import (
     MAX_GLOB_LENGTH,
     ActivationIndex,
     InvalidGlob,

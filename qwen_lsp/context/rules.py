@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from wcmatch import glob as wcglob
 
+from ..globs import ActivationIndex
 from .frontmatter import js_string, parse_frontmatter
 from .text import Problem, is_subpath, js_trim, lexical_abspath, read_text
 
@@ -141,20 +142,26 @@ class ConditionalRules:
     rules: list[Rule]
     project_root: str
     injected: set[str] = field(default_factory=set)
+    _index: ActivationIndex = field(init=False, repr=False)
+    _by_path: dict[str, Rule] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # The same bucketed index conditional skills use: a didOpen never scans every glob.
+        self._index = ActivationIndex([(rule.path, rule.paths) for rule in self.rules])
+        self._by_path = {rule.path: rule for rule in self.rules}
+        for dropped in self._index.dropped:
+            log.warning("%s: invalid glob in paths: %s (%s); the rule's other globs stay", dropped.skill, dropped.pattern, dropped.message)
 
     def match(self, paths: Iterable[str | os.PathLike[str]]) -> list[Rule]:
         """Mark and return the not-yet-injected rules that any of ``paths`` matches."""
         newly: list[Rule] = []
+        if not self.rules:
+            return newly
         for raw in paths:
-            relatives = self._relative_forms(os.fspath(raw))
-            if not relatives:
-                continue
-            for rule in self.rules:
-                if rule.path in self.injected:
-                    continue
-                if any(wcglob.globmatch(rel, list(rule.paths), flags=_GLOB_FLAGS) for rel in relatives):
-                    self.injected.add(rule.path)
-                    newly.append(rule)
+            for rel in self._relative_forms(os.fspath(raw)):
+                for name in self._index.match(rel, skip=self.injected.__contains__):
+                    self.injected.add(name)
+                    newly.append(self._by_path[name])
         return newly
 
     def _relative_forms(self, path: str) -> list[str]:

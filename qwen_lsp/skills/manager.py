@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..watching import DebouncedWatcher
-from .activation import ActivationIndex, project_relative
+from ..globs import ActivationIndex, project_relative
 from .discovery import ParseCache, default_bundled_dir, level_dirs, load_level
 from .listing import SkillEntry, locale_sort_key
 from .model import (

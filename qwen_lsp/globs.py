@@ -1,4 +1,7 @@
-"""Conditional activation: which ``paths:`` globs does an opened file match (spec §12.4).
+"""Conditional activation: which ``paths:`` globs does an opened file match (spec §12.4, §2.4).
+
+Shared by conditional skills and conditional rules, which Qwen Code matches
+the same way (picomatch, ``dot: true``, project-relative paths).
 
 Globs follow picomatch with ``dot: true`` (the seed-era choice): ``*`` and
 ``**`` also match dot files, so ``**/*.js`` fires for ``.eslintrc.js``;
@@ -61,6 +64,7 @@ class CompiledGlob:
 @dataclass(frozen=True)
 class DroppedGlob:
     skill: str
+    """The name the glob belongs to (a skill, or a rule's path)."""
     pattern: str
     message: str
 
@@ -161,9 +165,9 @@ def project_relative(path: Path | str, root: Path) -> str | None:
 
 
 class ActivationIndex:
-    """All conditional skills' globs, bucketed for fast lookup.
+    """Globs of many named items (skills, rules), bucketed for fast lookup.
 
-    Built once per refresh from ``(skill name, globs)`` in precedence order;
+    Built once per refresh from ``(name, globs)`` in precedence order;
     invalid globs are dropped and listed in :attr:`dropped`.
     """
 
@@ -186,7 +190,7 @@ class ActivationIndex:
         return len(self.names)
 
     def match(self, rel: str, skip: Callable[[str], bool] = lambda _n: False) -> list[str]:
-        """Names of skills (not ``skip``-ped) with a glob matching ``rel``, in precedence order."""
+        """Names (not ``skip``-ped) with a glob matching ``rel``, in precedence order."""
         hit: set[int] = set()
         ext = _path_ext(rel)
         for prefix in self._candidate_prefixes(rel):
