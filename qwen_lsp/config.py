@@ -204,6 +204,13 @@ def _merge(into: dict[str, Any], layer: Mapping[str, Any], source: str, sources:
             sources[dotted] = source
 
 
+def overlay(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """``top`` merged over ``base`` key by key (nested objects merged, leaves replaced)."""
+    out = {k: dict(v) if isinstance(v, Mapping) else v for k, v in base.items()}
+    _merge(out, top, "", {})
+    return out
+
+
 def _drop(tree: dict[str, Any], loc: tuple[Any, ...]) -> bool:
     node: Any = tree
     for part in loc[:-1]:

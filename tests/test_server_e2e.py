@@ -13,7 +13,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 from support.scripted_openai import HttpError, Reply, ScriptedOpenAI, Stall
 
-from lsp_harness import as_dict, chat, running_server, session_records
+from lsp_harness import as_dict, chat, initialize, running_server, server_env, session_records, start_client
 
 
 @pytest.fixture
@@ -207,3 +207,18 @@ async def test_fast_model_is_coalesced_without_losing_text(lsp, scripted: Script
     assert [e["seq"] for e in events] == list(range(len(events)))
     assert len(events) < len(chunks)
 
+
+
+async def test_settings_kept_in_workspace_configuration_are_pulled_at_startup(home: Path, workspace: Path, scripted: ScriptedOpenAI):
+    client, _ = await start_client(server_env(home, None))
+    try:
+        client.set_configuration({"model": {"name": "from-config"}}, section="qwen")
+        await initialize(client, workspace, {"model": {"baseUrl": scripted.base_url, "apiKey": "k"}})
+        res = as_dict(await chat(client, "hi"))
+        assert res["text"] == "ok"
+        body = scripted.chat_requests()[-1]
+        assert body.body["model"] == "from-config"  # pulled ...
+        assert body.headers["authorization"] == "Bearer k"  # ... on top of initializationOptions
+    finally:
+        await client.shutdown_session()
+        await client.stop()

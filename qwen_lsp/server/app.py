@@ -20,6 +20,7 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageS
 from pygls.uris import to_fs_path
 
 from .. import __version__
+from ..config import overlay
 from ..engine import ContextStatus, Engine, EngineError, Listeners, SkillsChanged
 from ..llm.tokens import TokenCounter
 
@@ -105,6 +106,7 @@ class QwenLanguageServer(LanguageServer):
         self.engines: dict[Path, Engine] = {}
         self.counter = TokenCounter()
         self.client_settings: dict[str, Any] = {}
+        self.init_options: dict[str, Any] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self.pending_settings: asyncio.Future[dict[str, Any]] | None = None
         """A ``workspace/configuration`` pull in flight; turns wait for it."""
@@ -115,16 +117,20 @@ class QwenLanguageServer(LanguageServer):
 
     # --------------------------------------------------------------- engines
     def open_workspaces(self, roots: list[Path], client_settings: Mapping[str, Any] | None) -> None:
-        self.client_settings = dict(client_settings or {})
         listeners = Listeners(context_status=self.send_context_status, skills_changed=self.send_skills_changed)
         for root in roots or [Path(os.getcwd())]:
             root = root.resolve()
             if root not in self.engines:
                 self.engines[root] = Engine(root, counter=self.counter, client_settings=self.client_settings, listeners=listeners)
 
-    def apply_client_settings(self, qwen: dict[str, Any]) -> None:
-        """Editor settings changed: every engine uses them from its next turn."""
-        self.client_settings = dict(qwen)
+    def apply_client_settings(self, qwen: Mapping[str, Any]) -> None:
+        """Editor settings changed: every engine uses them from its next turn.
+
+        ``workspace/configuration`` answers and pushed settings lie over the
+        ``initializationOptions``, so a client that sends only part of the
+        object (or nothing) never wipes what it gave at startup.
+        """
+        self.client_settings = overlay(self.init_options, qwen)
         for engine in self.engines.values():
             engine.update_client_settings(self.client_settings)
 

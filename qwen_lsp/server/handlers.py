@@ -32,7 +32,9 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
         roots = [p for f in (params.workspace_folders or []) if (p := uri_to_path(f.uri)) is not None]
         if not roots and params.root_uri and (p := uri_to_path(params.root_uri)) is not None:
             roots = [p]
-        ls.open_workspaces(roots, unwrap_settings(params.initialization_options))
+        ls.init_options = unwrap_settings(params.initialization_options)
+        ls.client_settings = dict(ls.init_options)
+        ls.open_workspaces(roots, ls.client_settings)
 
     @server.feature(types.INITIALIZED)
     async def on_initialized(ls: QwenLanguageServer, params: types.InitializedParams) -> None:
@@ -40,6 +42,11 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
         ls.counter.warm_up()  # loads Qwen's vocabulary on its own thread
         for engine in ls.engines.values():
             engine.start_watching(ls.loop)
+        if get_capability(ls.client_capabilities, "workspace.configuration", False):
+            # Clients such as Neovim keep settings in workspace/configuration rather than
+            # initializationOptions; a turn that starts before the answer waits for it.
+            ls.pending_settings = asyncio.ensure_future(_pull_configuration(ls))
+            ls.apply_client_settings(await ls.pending_settings)
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: QwenLanguageServer, params: None) -> None:
@@ -230,7 +237,7 @@ async def _pull_configuration(ls: QwenLanguageServer) -> dict[str, Any]:
         )
     except Exception as exc:  # the client may not implement workspace/configuration
         log.warning("workspace/configuration failed: %s", exc)
-        return dict(ls.client_settings)
+        return {}
     first = items[0] if items else None
     return unwrap_settings(first) if isinstance(first, dict) else {}
 
