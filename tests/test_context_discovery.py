@@ -6,9 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from qwen_lsp.context import discover
 from qwen_lsp.context.discovery import context_file_paths
+from qwen_lsp.context.prompts import is_git_repository
+from qwen_lsp.context.text import GitAncestry, relative_path
 
 
 @pytest.fixture
@@ -94,6 +98,55 @@ def test_symlinked_file_is_deduped_by_real_path(home: Path) -> None:
     assert paths_for(repo / "sub", home) == ["r/QWEN.md"]
 
 
+def test_same_bytes_in_distinct_files_are_both_kept(home: Path) -> None:
+    """Equal contents are not a duplicate: only one real path is (a hard link has its own)."""
+    repo = home / "r"
+    (repo / ".git").mkdir(parents=True)
+    write(repo / "QWEN.md", "same words")
+    write(repo / "sub" / "QWEN.md", "same words")
+    write(repo / "AGENTS.md", "linked")
+    os.link(repo / "AGENTS.md", repo / "sub" / "AGENTS.md")
+    assert paths_for(repo / "sub", home) == ["r/QWEN.md", "r/sub/QWEN.md", "r/AGENTS.md", "r/sub/AGENTS.md"]
+
+
+def test_unreadable_paths_to_one_directory_are_deduped(home: Path) -> None:
+    repo = home / "r"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "QWEN.md").mkdir()
+    (repo / "sub").mkdir()
+    (repo / "sub" / "QWEN.md").symlink_to(repo / "QWEN.md")
+    assert paths_for(repo / "sub", home) == ["r/QWEN.md"]
+    found = discover(str(repo / "sub"), ("QWEN.md",), home=str(home), global_dir=str(home / ".qwen"))
+    assert [f.display for f in found.files] == ["../QWEN.md"] and found.text() == ""
+    assert [p.message for p in found.problems] == ["could not read context file: Is a directory"]
+
+
+def test_git_symlink_makes_a_repository_but_no_project_root(home: Path) -> None:
+    """``isGitRepository`` follows a ``.git`` symlink; ``findProjectRoot`` (lstat) does not count it."""
+    real_git = home / "elsewhere" / "gitdir"
+    real_git.mkdir(parents=True)
+    linked = home / "linked" / "a"
+    linked.mkdir(parents=True)
+    (home / "linked" / ".git").symlink_to(real_git)
+    dangling = home / "dangling" / "a"
+    dangling.mkdir(parents=True)
+    (home / "dangling" / ".git").symlink_to(home / "nowhere")
+    for ask_root_first in (True, False):  # one memo answers both questions, in either order
+        walk = GitAncestry()
+        if ask_root_first:
+            assert walk.project_root(str(linked)) is None
+        assert walk.in_git(str(linked)) and walk.in_git(str(linked.parent))
+        assert walk.project_root(str(linked)) is None
+        assert not walk.in_git(str(dangling)) and walk.project_root(str(dangling)) is None
+    assert is_git_repository(str(linked)) and not is_git_repository(str(dangling))
+    (home / "linked" / "a" / ".git").mkdir()
+    walk = GitAncestry()
+    assert walk.project_root(str(linked)) == str(linked) and walk.in_git(str(linked))
+    assert context_file_paths(
+        str(linked), ("QWEN.md",), home=str(home), global_dir=str(home / ".qwen"), trusted=True
+    )[1] == str(linked)
+
+
 def test_untrusted_folder_gets_global_files_only(home: Path) -> None:
     repo = home / "r"
     (repo / ".git").mkdir(parents=True)
@@ -126,3 +179,16 @@ def test_unreadable_context_file_is_a_problem_not_an_exception(home: Path) -> No
     found = discover(str(repo), ("QWEN.md", "AGENTS.md"), home=str(home), global_dir=str(home / ".qwen"))
     assert found.text() == "--- Context from: AGENTS.md ---\nok\n--- End of Context from: AGENTS.md ---"
     assert [Path(p.path).name for p in found.problems] == ["QWEN.md"]
+
+
+_ABSOLUTE = st.builds(
+    lambda lead, parts: os.path.normpath(lead + "/".join(parts)),
+    st.sampled_from(["/", "//", "///"]),
+    st.lists(st.sampled_from(["a", "b", "ab", "QWEN.md", "..", "."]), max_size=6),
+)
+
+
+@given(_ABSOLUTE, _ABSOLUTE)
+def test_relative_path_is_node_path_relative(path: str, start: str) -> None:
+    """Display paths: the shortcut for files at or above cwd agrees with the general walk (``relpath``)."""
+    assert relative_path(path, start) == os.path.relpath(path, start)

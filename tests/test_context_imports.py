@@ -78,6 +78,13 @@ def test_directory_import_keeps_a_failure_comment(tmp_path: Path) -> None:
     assert out == "<!-- Import failed: ./sub - EISDIR: illegal operation on a directory, read -->\n"
 
 
+def test_large_import_is_read_whole(tmp_path: Path) -> None:
+    big = "".join(f"line {n}: {'x' * 60}\n" for n in range(3000))  # past one read(2) chunk
+    make(tmp_path, {"QWEN.md": "@./big.md\n", "big.md": big})
+    out, _ = expand(tmp_path, "QWEN.md")
+    assert out == f"<!-- Imported from: ./big.md -->\n{big}\n<!-- End of import from: ./big.md -->\n"
+
+
 def test_flat_mode_each_file_once_in_discovery_order(tmp_path: Path) -> None:
     make(tmp_path, {"QWEN.md": "ROOT @./a.md @./b.md\n", "a.md": "A @./b.md @./c.md\n", "b.md": "B @./a.md\n", "c.md": "C\n"})
     out, _ = expand(tmp_path, "QWEN.md", "flat")

@@ -33,9 +33,9 @@ from . import output_language
 from .discovery import LOCAL_CONTEXT_FILENAME, QWEN_DIR, Discovery, discover
 from .environment import git_snapshot, startup_reminder, wrap_reminder
 from .project_rules_file import append_memory, atomic_write
-from .prompts import ContextError, is_git_repository, resolve_base_prompt, resolve_path_switch, system_prompt_suffix
+from .prompts import ContextError, resolve_base_prompt, resolve_path_switch, system_prompt_suffix
 from .rules import ConditionalRules, Rule, format_rules, load_rules_dir
-from .text import Problem, is_subpath, js_trim, lexical_abspath, read_text
+from .text import GitAncestry, Problem, is_subpath, js_trim, lexical_abspath, read_text
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +114,7 @@ class ContextAssembler:
         self._base_problem: Problem | None = None
         self._dirs: tuple[str, str] | None = None
         self._git_repo: bool | None = None
+        self._ancestry: GitAncestry | None = None  # the walk to .git of this build, for discovery to reuse
 
     # ------------------------------------------------------------------ inputs
 
@@ -171,7 +172,9 @@ class ContextAssembler:
             trusted=s.folder_trust,
             import_format=s.import_format,
             extra_paths=extra,
+            ancestry=self._ancestry,
         )
+        self._ancestry = None
         effective_root = discovery.project_root or self.cwd
         problems = list(discovery.problems)
         rules_dirs = [os.path.join(self.global_dir, "rules")]
@@ -207,7 +210,8 @@ class ContextAssembler:
     def _in_git(self) -> bool:
         """Whether cwd is in a git repository; asked by the base prompt and the snapshot, walked once."""
         if self._git_repo is None:
-            self._git_repo = is_git_repository(self.cwd)
+            self._ancestry = GitAncestry()
+            self._git_repo = self._ancestry.in_git(self.cwd)
         return self._git_repo
 
     def git_snapshot(self) -> str | None:
@@ -280,6 +284,7 @@ class ContextAssembler:
         if reload:
             self._loaded = None
             self._dirs = None
+            self._ancestry = None
         self._git_repo = None
         self._base = None
         self._prefix = None

@@ -189,14 +189,27 @@ class CodeRegions:
         self._regions: list[tuple[int, int]] | None = None
         self._first_fence: int | None = None  # where the first fence opener could start; len+1 if none
 
+    def _fence_start(self) -> int:
+        """Where the first fence marker starts (``len + 1`` if none); ``-1`` with a ``\r``, which allows no shortcut."""
+        text = self._content
+        if "\r" in text:
+            return -1
+        first = len(text) + 1
+        # A one-character test is a memchr: far cheaper than a three-character search that finds nothing.
+        for marker in ("```", "~~~"):
+            if marker[0] in text:
+                found = text.find(marker)
+                if found != -1 and found < first:
+                    first = found
+        return first
+
     def _maybe(self, pos: int) -> bool:
         text = self._content
         if self._first_fence is None:
-            fences = [i for i in (text.find("```"), text.find("~~~")) if i != -1]
-            self._first_fence = -1 if "\r" in text else min(fences, default=len(text) + 1)
+            self._first_fence = self._fence_start()
         if self._first_fence < pos:
             return True
-        line_start = max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos)) + 1
+        line_start = text.rfind("\n", 0, pos) + 1  # no \r here: a text with one has no shortcut
         if line_start < len(text) and (text[line_start] in " \t>-*+" or text[line_start].isdigit()):
             return True
         para_start = text.rfind("\n\n", 0, pos)

@@ -23,13 +23,23 @@ cwd> ---`` block if its trimmed text is not blank.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .imports import ImportTrace, process_imports
-from .text import Problem, find_project_root, js_trim, lexical_abspath, read_text, relative_path, strip_ansi_and_control
+from .text import (
+    GitAncestry,
+    Problem,
+    decode_text,
+    js_trim,
+    lexical_abspath,
+    read_bytes,
+    relative_path,
+    strip_ansi_and_control,
+)
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +79,25 @@ class Discovery:
         return "\n\n".join(f.block() for f in self.files if f.attached)
 
 
-def _readable(path: str) -> bool:
-    return os.access(path, os.R_OK)
+def _open_if_readable(path: str, found: dict[str, bytes | OSError]) -> bool:
+    """Whether Node's ``fs.access(path, R_OK)`` passes; what was read is kept in ``found``.
+
+    Qwen Code checks access and reads later. Opening at once (EAFP) costs
+    one syscall instead of two for every file that exists, and the bytes
+    are kept for later. Where the two checks differ the answer stays
+    ``access``'s: a readable *directory* passes (it is listed, then fails
+    to read with EISDIR), and when an open fails for another reason than a
+    missing path, ``access`` itself is asked.
+    """
+    try:
+        found[path] = read_bytes(path)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return False
+        if exc.errno != errno.EISDIR and not os.access(path, os.R_OK):
+            return False
+        found[path] = exc
+    return True
 
 
 def _scan_dirs(cwd: str, home: str, global_dir: str, root: str | None) -> list[str]:
@@ -90,25 +117,20 @@ def _scan_dirs(cwd: str, home: str, global_dir: str, root: str | None) -> list[s
     return dirs
 
 
-def context_file_paths(
+def _listed(
     cwd: str,
     filenames: Sequence[str],
-    *,
     home: str,
     global_dir: str,
     trusted: bool,
-    extra_paths: Sequence[str] = (),
-    roots: dict[str, str | None] | None = None,
-) -> tuple[list[str], str | None, list[str]]:
-    """Ordered, de-duplicated context file paths; also the git root and the scanned directories.
-
-    ``roots`` is the pass's ``find_project_root`` memo, shared with import
-    expansion so the walk to the git root is done once.
-    """
+    extra_paths: Sequence[str],
+    ancestry: GitAncestry,
+) -> tuple[list[str], dict[str, bytes | OSError], str | None, list[str]]:
+    """Context file paths in order, read, not yet deduped by real path; also the git root and the scanned directories."""
     cwd = lexical_abspath(cwd)
     home = lexical_abspath(home)
     global_dir = lexical_abspath(global_dir)
-    root = find_project_root(cwd, roots)
+    root = ancestry.project_root(cwd)
     if cwd == home:  # lexical, as Qwen Code compares them: a symlink to HOME is not HOME
         dirs = [home]
     elif trusted:
@@ -118,50 +140,96 @@ def context_file_paths(
     scanned = [global_dir, *(d for d in dirs if d != global_dir)]
     outermost_first = dirs[::-1]
     ordered: list[str] = []
+    found: dict[str, bytes | OSError] = {}
     for name in filenames:
         global_path = os.path.join(global_dir, name)
-        if _readable(global_path):
+        if global_path in found or _open_if_readable(global_path, found):
             ordered.append(global_path)
         for directory in outermost_first:
             candidate = os.path.join(directory, name)
-            if candidate != global_path and _readable(candidate):
+            if candidate != global_path and (candidate in found or _open_if_readable(candidate, found)):
                 ordered.append(candidate)
     ordered.extend(extra_paths)
     if trusted and root is not None:
         local = os.path.join(root, QWEN_DIR, LOCAL_CONTEXT_FILENAME)
         scanned.append(os.path.join(root, QWEN_DIR))
-        if _readable(local):
+        if local in found or _open_if_readable(local, found):
             ordered.append(local)
-    return _dedupe_by_realpath(list(dict.fromkeys(ordered))), root, scanned
+    listed = list(dict.fromkeys(ordered))
+    for path in listed:
+        if path not in found:  # an extra path: listed by its caller, read here
+            try:
+                found[path] = read_bytes(path)
+            except OSError as exc:
+                found[path] = exc
+    return listed, found, root, scanned
 
 
-def _dedupe_by_realpath(paths: list[str]) -> list[str]:
+def context_file_paths(
+    cwd: str,
+    filenames: Sequence[str],
+    *,
+    home: str,
+    global_dir: str,
+    trusted: bool,
+    extra_paths: Sequence[str] = (),
+) -> tuple[list[str], str | None, list[str]]:
+    """Ordered, de-duplicated context file paths; also the git root and the scanned directories."""
+    paths, found, root, scanned = _listed(cwd, filenames, home, global_dir, trusted, extra_paths, GitAncestry())
+    return _dedupe_by_realpath(paths, found), root, scanned
+
+
+def _dedupe_by_realpath(paths: list[str], found: dict[str, bytes | OSError]) -> list[str]:
     """Keep the first lexical path of each real file (0.24's canonical dedupe).
 
-    ``realpath`` is slow, and two paths can only share a real path if they
-    share an inode, so it is computed only for inode collisions.
+    ``realpath`` is slow, and it is only needed when two paths may be one
+    file, so it is computed only then (see :func:`_may_share_a_file`).
     """
-    inodes: dict[tuple[int, int], int] = {}
+    if not _may_share_a_file(paths, found):
+        return paths
+    seen: set[str] = set()
+    kept: list[str] = []
+    for path in paths:
+        try:
+            real = os.path.realpath(path, strict=True)
+        except OSError:
+            real = lexical_abspath(path)
+        if real not in seen:
+            seen.add(real)
+            kept.append(path)
+    return kept
+
+
+def _may_share_a_file(paths: list[str], found: dict[str, bytes | OSError]) -> bool:
+    """Whether two of ``paths`` can be one real file, judged by what was read: no syscall as a rule.
+
+    One file read twice gives the same bytes, so files whose bytes differ
+    (in length, or at the first byte ``memcmp`` finds) are distinct. A
+    failed read says nothing, so then (rarely) inodes are compared.
+    """
+    by_length: dict[int, list[bytes]] = {}
+    for path in paths:
+        data = found[path]
+        if isinstance(data, OSError):
+            return _inodes_collide(paths)
+        same_length = by_length.setdefault(len(data), [])
+        if data in same_length:
+            return True
+        same_length.append(data)
+    return False
+
+
+def _inodes_collide(paths: list[str]) -> bool:
+    inodes: set[tuple[int, int]] = set()
     for path in paths:
         try:
             st = os.stat(path)
         except OSError:
             continue
-        key = (st.st_dev, st.st_ino)
-        inodes[key] = inodes.get(key, 0) + 1
-    if all(n == 1 for n in inodes.values()):
-        return list(dict.fromkeys(paths))
-    seen: set[str] = set()
-    kept: list[str] = []
-    for path in paths:
-        try:
-            identity = os.path.realpath(path, strict=True)
-        except OSError:
-            identity = lexical_abspath(path)
-        if identity not in seen:
-            seen.add(identity)
-            kept.append(path)
-    return kept
+        if (st.st_dev, st.st_ino) in inodes:
+            return True
+        inodes.add((st.st_dev, st.st_ino))
+    return False
 
 
 def display_path(path: str, cwd: str) -> str:
@@ -177,24 +245,26 @@ def discover(
     trusted: bool = True,
     import_format: str = "tree",
     extra_paths: Sequence[str] = (),
+    ancestry: GitAncestry | None = None,
 ) -> Discovery:
-    """Find, read and import-expand every context file for ``cwd``. Never raises for bad files."""
+    """Find, read and import-expand every context file for ``cwd``. Never raises for bad files.
+
+    ``ancestry`` is the pass's walk to ``.git``, if the caller has walked it already.
+    """
     cwd = lexical_abspath(cwd)
-    trace = ImportTrace()
-    paths, root, scanned = context_file_paths(
-        cwd, filenames, home=home, global_dir=global_dir, trusted=trusted, extra_paths=extra_paths, roots=trace.roots
-    )
+    trace = ImportTrace(ancestry=ancestry or GitAncestry())
+    listed, found, root, scanned = _listed(cwd, filenames, home, global_dir, trusted, extra_paths, trace.ancestry)
     files: list[ContextFile] = []
-    for path in paths:
+    for path in _dedupe_by_realpath(listed, found):
         trace.dependencies.add(path)
-        try:
-            raw = read_text(path, trace.problems)
-        except OSError as exc:
-            message = f"could not read context file: {exc.strerror or exc}"
+        data = found[path]
+        if isinstance(data, OSError):
+            message = f"could not read context file: {data.strerror or data}"
             log.warning("%s: %s", path, message)
             trace.problems.append(Problem(path, message))
             files.append(ContextFile(path, display_path(path, cwd), None))
             continue
+        raw = decode_text(data, path, trace.problems)
         content = process_imports(raw, path, import_format=import_format, trace=trace)
         files.append(ContextFile(path, display_path(path, cwd), content))
     return Discovery(files, root, scanned, trace.dependencies, trace.problems)

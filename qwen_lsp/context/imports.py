@@ -21,14 +21,16 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import re
+import string
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .code_regions import CodeRegions
 from .text import (
+    GitAncestry,
     Problem,
     decode_text,
-    find_project_root,
     is_subpath,
     js_trim,
     lexical_abspath,
@@ -42,6 +44,8 @@ log = logging.getLogger(__name__)
 MAX_IMPORT_DEPTH = 5
 _WHITESPACE = " \t\n\r"
 _URL_SCHEMES = ("file://", "http://", "https://")
+_PATH_END = re.compile(r"[ \t\n\r]")  # a path runs to the next whitespace (found in C, not in a loop)
+_PATH_START = "./" + string.ascii_letters
 
 
 class ImportRef(NamedTuple):
@@ -60,22 +64,18 @@ def find_imports(content: str) -> list[ImportRef]:
     ``(@./x)``, ``@123`` and ``@~/x`` are not imports.
     """
     refs: list[ImportRef] = []
-    n = len(content)
-    i = 0
-    while i < n:
-        i = content.find("@", i)
-        if i == -1:
-            break
-        if i > 0 and content[i - 1] not in _WHITESPACE:
-            i += 1
+    find = content.find
+    i = find("@")
+    while i != -1:
+        if i and content[i - 1] not in _WHITESPACE:
+            i = find("@", i + 1)
             continue
-        j = i + 1
-        while j < n and content[j] not in _WHITESPACE:
-            j += 1
+        end = _PATH_END.search(content, i + 1)
+        j = end.start() if end else len(content)
         path = content[i + 1 : j]
-        if path and (path[0] in "./" or ("A" <= path[0] <= "Z") or ("a" <= path[0] <= "z")):
+        if path and path[0] in _PATH_START:
             refs.append(ImportRef(i, j, path))
-        i = j + 1
+        i = find("@", j + 1)
     return refs
 
 
@@ -93,7 +93,7 @@ class ImportTrace:
 
     dependencies: set[str] = field(default_factory=set)
     problems: list[Problem] = field(default_factory=list)
-    roots: dict[str, str | None] = field(default_factory=dict)  # find_project_root memo for this pass
+    ancestry: GitAncestry = field(default_factory=GitAncestry)  # the walk to .git, once per pass
 
     def warn(self, path: str, message: str) -> None:
         log.warning("%s: %s", path, message)
@@ -117,7 +117,7 @@ def process_imports(
     trace = trace if trace is not None else ImportTrace()
     file_path = lexical_abspath(file_path)
     base_dir = os.path.dirname(file_path)
-    root = find_project_root(base_dir, trace.roots) or base_dir
+    root = trace.ancestry.project_root(base_dir) or base_dir
     if import_format == "flat":
         return _expand_flat(content, file_path, root, max_depth, trace)
     return _expand_tree(content, base_dir, root, frozenset({file_path}), 0, max_depth, file_path, trace)

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .text import js_trim
+from .text import GitAncestry, js_trim
 
 log = logging.getLogger(__name__)
 
@@ -157,14 +157,7 @@ GIT_SECTION = """# Git Repository
 
 def is_git_repository(directory: str) -> bool:
     """``.git`` (anything by that name) in ``directory`` or an ancestor, as Qwen Code checks."""
-    cur = os.path.abspath(directory)
-    while True:
-        if os.access(os.path.join(cur, ".git"), os.F_OK):  # os.path.exists without a failing stat per level
-            return True
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            return False
-        cur = parent
+    return GitAncestry().in_git(directory)
 
 
 # ------------------------------------------------------------------ tool-call examples
