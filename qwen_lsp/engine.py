@@ -288,6 +288,8 @@ class Engine:
             sid = str(uuid.uuid4())
             session = ChatSession(id=sid, recorder=SessionRecorder(self.root, sid, version=__version__))
             self.context.new_session()
+            # A new session starts with no rules injected: files already open still count.
+            self.context.activate_rules_for(sorted(self.open_documents))
         self.sessions[session.id] = session
         return session
 

@@ -227,3 +227,13 @@ async def test_attachments_are_sent_as_referenced_files_and_count_as_touched(lsp
     assert "Content from @src/api/users.py:\nline1\nline2\n--- End of content ---" in block
     assert "line0" not in block and texts[-1] == "explain"
     await wait_for(lambda: any("api-helper" in as_dict(c)["activated"] for c in lsp.rec.skills_changed), "activation by attachment")
+
+
+async def test_files_opened_before_the_first_chat_shape_its_first_request(lsp, scripted, workspace):
+    open_doc(lsp, workspace / "src" / "api" / "users.py")
+    await wait_for(lambda: lsp.rec.skills_changed, "skillsChanged")
+    await chat(lsp, "first question")
+    texts = user_texts(scripted.chat_requests()[-1].body)
+    listing = next(t for t in texts if "<available_skills>" in t)
+    assert "api-helper" in listing
+    assert any("Use type hints in Python files." in t for t in texts)
