@@ -32,6 +32,7 @@ from .llm.client import ChatClient, Timeouts
 from .llm.content import Content, visible_text
 from .llm.errors import LLMError
 from .llm.tokens import TokenCounter
+from .paths import git_branch
 from .sessions import reader as session_reader
 from .sessions.files import is_valid_session_id
 from .sessions.recording import SessionRecorder
@@ -281,12 +282,13 @@ class Engine:
             history = self._load_history(session_id)
             session = ChatSession(
                 id=session_id,
-                recorder=SessionRecorder(self.root, session_id, version=__version__, git_branch=None),
+                recorder=SessionRecorder(self.root, session_id, version=__version__, git_branch=git_branch(self.root)),
                 history=history,
             )
         else:
             sid = str(uuid.uuid4())
-            session = ChatSession(id=sid, recorder=SessionRecorder(self.root, sid, version=__version__))
+            recorder = SessionRecorder(self.root, sid, version=__version__, git_branch=git_branch(self.root))
+            session = ChatSession(id=sid, recorder=recorder)
             self.context.new_session()
             # A new session starts with no rules injected: files already open still count.
             self.context.activate_rules_for(sorted(self.open_documents))

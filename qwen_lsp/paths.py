@@ -64,3 +64,26 @@ def find_git_root(start: str | os.PathLike[str]) -> Path | None:
         if cur.parent == cur:
             return None
         cur = cur.parent
+
+
+def git_branch(start: str | os.PathLike[str]) -> str | None:
+    """The checked-out branch of the repository holding ``start``, read from ``HEAD``.
+
+    Reads the file instead of running git: it is called once per session and
+    must not fail or block when git is missing. A detached HEAD gives None.
+    """
+    root = find_git_root(start)
+    if root is None:
+        return None
+    git = root / ".git"
+    try:
+        if git.is_file():  # worktree / submodule: "gitdir: <path>"
+            pointer = git.read_text(encoding="utf-8", errors="replace").strip()
+            if not pointer.startswith("gitdir:"):
+                return None
+            git = (root / pointer.removeprefix("gitdir:").strip()).resolve()
+        head = (git / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    prefix = "ref: refs/heads/"
+    return head[len(prefix) :] if head.startswith(prefix) else None
