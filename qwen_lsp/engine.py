@@ -341,6 +341,7 @@ class Engine:
     ) -> TurnResult:
         client = self.model_client()
         try:
+            self.context.refresh_if_stale()
             system = self.context.system_prompt()
         except ContextError as exc:
             raise EngineError(str(exc), kind="context") from exc
@@ -429,6 +430,7 @@ class Engine:
         if session_id and session is None:
             session = self.session(session_id)
         try:
+            self.context.refresh_if_stale()
             system = self.context.system_prompt()
         except ContextError as exc:
             raise EngineError(str(exc), kind="context") from exc

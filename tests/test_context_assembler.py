@@ -147,3 +147,54 @@ def test_problems_are_collected_not_raised(repo: Path) -> None:
     assert "\ufffd\ufffd <!-- Import failed: ../../../../etc/passwd - Path traversal attempt -->" in prompt
     messages = " | ".join(p.message for p in a.problems)
     assert "UTF-8" in messages and "refused" in messages and "cycle" in messages
+
+
+def age(tree):
+    import os
+
+    for p in [tree, *tree.rglob("*")]:
+        os.utime(p, (1_000_000_000, 1_000_000_000))
+
+
+def test_refresh_if_stale_sees_edits_before_any_watcher(tmp_path, monkeypatch):
+    """An edit followed at once by a turn must reach that turn (no debounce in between)."""
+    from qwen_lsp.context import ContextAssembler, ContextSettings
+
+    home = tmp_path / "home"
+    (home / ".qwen").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("QWEN_HOME", raising=False)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sub").mkdir()
+    (repo / "QWEN.md").write_text("root v1 @./inc.md\n")
+    (repo / "inc.md").write_text("inc v1\n")
+    a = ContextAssembler(repo / "sub", ContextSettings(model="m"), env={})
+    first = a.system_prompt()
+    age(tmp_path)  # as if everything had been written long before the server read it
+    assert a.refresh_if_stale() is False and a.system_prompt() is first
+    (repo / "inc.md").write_text("inc v2, longer\n")
+    assert a.refresh_if_stale() is True and "inc v2" in a.system_prompt()
+    (repo / "sub" / "AGENTS.md").write_text("new file in a scanned dir\n")
+    assert a.refresh_if_stale() is True and "new file in a scanned dir" in a.system_prompt()
+    rules = repo / ".qwen" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "r.md").write_text("a new rule\n")
+    assert a.refresh_if_stale() is True and "a new rule" in a.system_prompt()
+    age(tmp_path)
+    assert a.refresh_if_stale() is False
+
+
+def test_an_edit_racing_the_first_read_is_caught_by_the_first_check(tmp_path, monkeypatch):
+    from qwen_lsp.context import ContextAssembler, ContextSettings
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("QWEN_HOME", raising=False)
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "QWEN.md").write_text("fresh\n")  # modified "now": may postdate the read
+    a = ContextAssembler(tmp_path / "repo", ContextSettings(model="m"), env={})
+    a.system_prompt()
+    assert a.refresh_if_stale() is True  # cannot tell whether it was read before or after: re-read
+    a.system_prompt()
+    age(tmp_path)
+    assert a.refresh_if_stale() is False  # settled: from now on the fingerprint decides

@@ -237,3 +237,13 @@ async def test_files_opened_before_the_first_chat_shape_its_first_request(lsp, s
     listing = next(t for t in texts if "<available_skills>" in t)
     assert "api-helper" in listing
     assert any("Use type hints in Python files." in t for t in texts)
+
+
+async def test_an_edit_right_before_a_turn_reaches_that_turn(lsp, scripted, workspace):
+    first = as_dict(await chat(lsp, "one"))
+    for n in range(3):
+        (workspace / "QWEN.md").write_text(f"Root rules v{n}. @./docs/style.md\n")
+        (workspace / "docs" / "style.md").write_text(f"Style v{n}.\n")
+        await chat(lsp, f"turn {n}", sessionId=first["sessionId"])  # no pause, no didSave
+        system = scripted.chat_requests()[-1].body["messages"][0]["content"]
+        assert f"Root rules v{n}." in system and f"Style v{n}." in system

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,9 @@ from .rules import ConditionalRules, Rule, format_rules, load_rules_dir
 from .text import GitAncestry, Problem, is_subpath, js_trim, lexical_abspath, read_text
 
 log = logging.getLogger(__name__)
+
+_MTIME_SLACK_NS = 50_000_000
+"""File timestamps come from a coarse kernel clock; treat edits this close before a read as after it."""
 
 DEFAULT_CONTEXT_FILENAMES = ("QWEN.md", "AGENTS.md")
 
@@ -89,6 +93,17 @@ class _Loaded:
     rules_dirs: list[str]
     effective_root: str
     problems: list[Problem] = field(default_factory=list)
+    read_from_ns: int = 0
+    """Wall clock (minus a margin for coarse file timestamps) just before reading began."""
+    fingerprint: tuple[tuple[str, tuple[int, int, int] | None], ...] | None = None
+    """``stat`` of every input, taken at the first staleness check; see :meth:`ContextAssembler.refresh_if_stale`."""
+
+    def inputs(self) -> list[str]:
+        """Files read or looked for, and the directories where a new input would appear."""
+        paths = {f.path for f in self.discovery.files} | self.discovery.dependencies | set(self.rule_files)
+        paths.update(self.discovery.scanned_dirs)
+        paths.update(self.rules_dirs)
+        return sorted(paths)
 
     @property
     def user_memory(self) -> str:
@@ -158,6 +173,7 @@ class ContextAssembler:
         if self._loaded is not None:
             return self._loaded
         s = self.settings
+        read_from = time.time_ns() - _MTIME_SLACK_NS
         extra: list[str] = []
         if s.output_language is not None:
             output_language.ensure_global_file(self.global_dir, s.output_language)
@@ -191,8 +207,32 @@ class ContextAssembler:
         conditional = [r for r in rules if r.conditional]
         injected = {p for p in self._conditional.injected if any(r.path == p for r in conditional)}
         self._conditional = ConditionalRules(conditional, effective_root, injected)
-        self._loaded = _Loaded(discovery, baseline, conditional, rule_files, rules_dirs, effective_root, problems)
+        self._loaded = _Loaded(discovery, baseline, conditional, rule_files, rules_dirs, effective_root, problems, read_from)
         return self._loaded
+
+    def refresh_if_stale(self) -> bool:
+        """Drop the cache when any input changed on disk since it was read; True if it did.
+
+        The watcher (and ``didSave``) report changes too, but only after a
+        debounce; this check costs one ``stat`` per input (≈ 100 µs for a
+        deep monorepo) and makes a turn sent right after an edit see it.
+        A directory's mtime moves when an entry is added, so a new
+        ``QWEN.md`` in a scanned directory or a new rule file is caught too.
+        """
+        loaded = self._loaded
+        if loaded is None:
+            return False
+        current = _fingerprint(loaded.inputs())
+        if loaded.fingerprint is None:
+            # First check since the read (stat-ing inside the cold build would
+            # slow it by a tenth): anything modified since reading began is stale.
+            loaded.fingerprint = current
+            stale = any(st is not None and st[0] >= loaded.read_from_ns for _, st in current)
+        else:
+            stale = current != loaded.fingerprint
+        if stale:
+            self._drop(reload=True)
+        return stale
 
     def _base_prompt(self) -> str:
         if self._base is None:
@@ -410,3 +450,15 @@ class ContextAssembler:
             if self._loaded is not None and str(target) not in self._loaded.discovery.dependencies:
                 self._drop(reload=True)
         return target
+
+
+def _fingerprint(paths: list[str]) -> tuple[tuple[str, tuple[int, int, int] | None], ...]:
+    out: list[tuple[str, tuple[int, int, int] | None]] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            out.append((path, None))
+        else:
+            out.append((path, (st.st_mtime_ns, st.st_size, st.st_ino)))
+    return tuple(out)
