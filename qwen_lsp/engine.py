@@ -145,6 +145,7 @@ class Engine:
         self.context = ContextAssembler(self.root, self._context_settings(), env=env)
         self.skills = SkillManager(self.root, enabled=self.settings.skills.enabled)
         self.skills.refresh()
+        self._skills_on_disk = self._skills_signature()
         self.tools: list[Tool] = [*read_only_tools(), SkillTool(self.skills)]
         self.sessions: dict[str, ChatSession] = {}
         self._watcher: DebouncedWatcher | None = None
@@ -232,8 +233,18 @@ class Engine:
         reactivated = self.skills.activate_for_paths(sorted(self.open_documents)) if self.open_documents else []
         added = sorted(set(change.added) | set(reactivated))
         removed = [n for n in change.removed if n not in reactivated]
-        if added or removed:
+        signature = self._skills_signature()
+        if added or removed or signature != self._skills_on_disk:
+            # Also when only a conditional skill or an error changed: the editor's list is stale.
+            self._skills_on_disk = signature
             self.listeners.skills_changed(SkillsChanged(added, removed))
+
+    def _skills_signature(self) -> tuple[Any, ...]:
+        """What ``qwen/skills/list`` would show, to tell whether the set on disk moved."""
+        return (
+            tuple((s.name, s.level, s.path, s.description, s.conditional, s.paths) for s in self.skills.skills()),
+            tuple((e.path, e.message) for e in self.skills.errors()),
+        )
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)

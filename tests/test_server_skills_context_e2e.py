@@ -247,3 +247,15 @@ async def test_an_edit_right_before_a_turn_reaches_that_turn(lsp, scripted, work
         await chat(lsp, f"turn {n}", sessionId=first["sessionId"])  # no pause, no didSave
         system = scripted.chat_requests()[-1].body["messages"][0]["content"]
         assert f"Root rules v{n}." in system and f"Style v{n}." in system
+
+
+async def test_adding_a_conditional_skill_or_fixing_a_broken_one_tells_the_editor(lsp, workspace):
+    before = len(lsp.rec.skills_changed)
+    skill(workspace, "later-conditional", "Only for docs", 'paths: ["docs/**"]\n')
+    await wait_for(lambda: len(lsp.rec.skills_changed) > before, "skillsChanged for a conditional skill")
+    assert as_dict(lsp.rec.skills_changed[-1]) == {"activated": [], "deactivated": []}
+    listed = await skills_list(lsp)
+    assert any(s["name"] == "later-conditional" and not s["active"] for s in listed["skills"])
+    before = len(lsp.rec.skills_changed)
+    (workspace / ".qwen" / "skills" / "broken" / "SKILL.md").write_text("---\nname: broken\ndescription: fixed now\n---\nbody\n")
+    await wait_for(lambda: any("broken" in as_dict(c)["activated"] for c in lsp.rec.skills_changed[before:]), "fixed skill")

@@ -153,3 +153,22 @@ async def test_skill_appears_in_a_project_without_any_qwen_folder(tmp_path: Path
         await w.until(lambda: "late" in manager.visible_names())
     finally:
         manager.stop_watching()
+
+
+@pytest.mark.parametrize("base", [".qwen/skills", ".agents/skills"])
+async def test_first_user_skill_is_seen_when_no_user_skills_folder_existed(tmp_path: Path, home: Path, base: str) -> None:
+    root = tmp_path / "proj2"
+    root.mkdir()
+    manager = SkillManager(root, bundled_dir=tmp_path / "none")
+    manager.refresh()
+    w = Watched(manager)
+    manager.start_watching(asyncio.get_running_loop(), w.changes.put_nowait)
+    try:
+        (home / ".bash_history").write_text("ls\n")  # noise directly in HOME is filtered out
+        skill_dir = home / base / "mine"
+        skill_dir.mkdir(parents=True)
+        (skill_dir / "SKILL.md").write_text(skill_text("mine"))
+        await w.until(lambda: "mine" in manager.visible_names())
+        assert next(s for s in manager.skills() if s.name == "mine").level == "user"
+    finally:
+        manager.stop_watching()

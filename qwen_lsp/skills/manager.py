@@ -59,7 +59,7 @@ class _Catalog:
     watch_roots: dict[Path, tuple[Path, ...]] = field(default_factory=dict)
     """Watched directory → the missing skills bases it stands in for (empty: it is a base itself)."""
     flat_roots: frozenset[Path] = frozenset()
-    """Watched only for direct entries: the project root while no ``.qwen``/``.agents`` exists."""
+    """Stand-ins for missing bases, watched only for their direct entries."""
     cache: ParseCache = field(default_factory=dict)
     activated: set[str] = field(default_factory=set)
 
@@ -129,7 +129,7 @@ class SkillManager:
                     seen.add(skill.name)
                     merged.append(skill)
             if level is not SkillLevel.BUNDLED:  # bundled skills ship with the package and never change
-                for root, stands_for in self._watch_roots_for(level, bases).items():
+                for root, stands_for in self._watch_roots_for(bases).items():
                     watch_roots[root] = watch_roots.get(root, ()) + stands_for
                 watch_roots.update((target, ()) for target in result.symlink_targets)
         conditional = [(s.name, s.paths) for s in merged if s.paths and not s.disable_model_invocation]
@@ -143,24 +143,27 @@ class SkillManager:
                     f'Invalid glob in "paths": {dropped.pattern} \u2014 {dropped.message}',
                 )
             )
-        return _Catalog(merged, errors, index, watch_roots, frozenset({self._root}) & set(watch_roots), cache)
+        flat = frozenset(root for root, stands_for in watch_roots.items() if stands_for)
+        return _Catalog(merged, errors, index, watch_roots, flat, cache)
 
     @staticmethod
-    def _watch_roots_for(level: SkillLevel, bases: list[Path]) -> dict[Path, tuple[Path, ...]]:
-        """Existing bases; a missing project base is noticed through its nearest existing parent.
+    def _watch_roots_for(bases: list[Path]) -> dict[Path, tuple[Path, ...]]:
+        """Existing bases; a missing base is noticed through its nearest existing parent.
 
-        Only project bases get stand-ins (``.qwen``/``.agents``, or the project
-        root itself, watched flat): ``~/.qwen`` holds chats and memories, far
-        too busy to watch whole.
+        The stand-in (``.qwen``/``.agents``, or the project root or home
+        directory above them) is watched flat — only its own entries — since
+        ``~/.qwen`` holds chats and memories and a project root holds
+        everything: far too busy to watch whole. Once the base appears, the
+        refresh that notices it watches the base itself.
         """
         roots: dict[Path, tuple[Path, ...]] = {}
         for base in bases:
             if base.is_dir():
                 roots[base] = ()
-            elif level is SkillLevel.PROJECT:
-                parent = base.parent if base.parent.is_dir() else base.parent.parent
-                if parent.is_dir():
-                    roots[parent] = roots.get(parent, ()) + (base,)
+                continue
+            parent = base.parent if base.parent.is_dir() else base.parent.parent
+            if parent.is_dir():
+                roots[parent] = roots.get(parent, ()) + (base,)
         return roots
 
     def _install(self, catalog: _Catalog) -> SkillSetChange:
