@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
+from .files import read_bytes
 from .paths import global_qwen_dir
 
 log = logging.getLogger(__name__)
@@ -136,7 +137,7 @@ def strip_json_comments(text: str) -> str:
 def read_settings_file(path: Path, problems: list[str]) -> dict[str, Any]:
     """Our keys from a Qwen Code ``settings.json``; {} (and a problem) when unreadable."""
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = read_bytes(path).decode("utf-8")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:

@@ -28,6 +28,7 @@ from .agent.tools.skill import SkillTool
 from .compaction.thresholds import Thresholds, compute_thresholds
 from .config import LoadedSettings, Settings, load_settings
 from .context import ContextAssembler, ContextError, ContextSettings
+from .files import read_bytes
 from .llm.client import ChatClient, Timeouts
 from .llm.content import Content, visible_text
 from .llm.errors import LLMError
@@ -501,7 +502,7 @@ def _attachment_parts(attachments: Sequence[Attachment], root: Path) -> list[dic
     blocks: list[str] = []
     for att in attachments:
         try:
-            text = att.path.read_text(encoding="utf-8", errors="replace")
+            text = read_bytes(att.path).decode("utf-8", errors="replace")
         except OSError as exc:
             blocks.append(f"Content from @{_rel(att.path, root)}:\n[unreadable: {exc.strerror or exc}]")
             continue

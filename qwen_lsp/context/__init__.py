@@ -6,9 +6,9 @@ what Qwen Code 0.24 sends, which this package reproduces.
 """
 
 from .assembler import ContextAssembler, ContextSettings, Section
+from .code_regions import find_code_regions
 from .discovery import ContextFile, Discovery, discover
 from .environment import folder_structure, git_snapshot, startup_reminder, wrap_reminder
-from .code_regions import find_code_regions
 from .imports import find_imports, process_imports
 from .project_rules_file import MEMORY_SECTION_HEADER, append_memory
 from .prompts import (

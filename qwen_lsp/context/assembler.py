@@ -34,7 +34,12 @@ from . import output_language
 from .discovery import LOCAL_CONTEXT_FILENAME, QWEN_DIR, Discovery, discover
 from .environment import git_snapshot, startup_reminder, wrap_reminder
 from .project_rules_file import append_memory, atomic_write
-from .prompts import ContextError, resolve_base_prompt, resolve_path_switch, system_prompt_suffix
+from .prompts import (
+    ContextError,
+    resolve_base_prompt,
+    resolve_path_switch,
+    system_prompt_suffix,
+)
 from .rules import ConditionalRules, Rule, format_rules, load_rules_dir
 from .text import GitAncestry, Problem, is_subpath, js_trim, lexical_abspath, read_text
 

@@ -79,7 +79,7 @@ class Discovery:
         return "\n\n".join(f.block() for f in self.files if f.attached)
 
 
-def _open_if_readable(path: str, found: dict[str, bytes | OSError]) -> bool:
+def _open_if_readable(path: str, found: dict[str, bytes | OSError], problems: list[Problem]) -> bool:
     """Whether Node's ``fs.access(path, R_OK)`` passes; what was read is kept in ``found``.
 
     Qwen Code checks access and reads later. Opening at once (EAFP) costs
@@ -95,6 +95,10 @@ def _open_if_readable(path: str, found: dict[str, bytes | OSError]) -> bool:
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
             return False
         if exc.errno != errno.EISDIR and not os.access(path, os.R_OK):
+            # Qwen Code skips it without a word; a person should hear why a rule is missing.
+            message = f"exists but cannot be read ({exc.strerror or exc}); skipped"
+            log.warning("%s: %s", path, message)
+            problems.append(Problem(path, message))
             return False
         found[path] = exc
     return True
@@ -125,6 +129,7 @@ def _listed(
     trusted: bool,
     extra_paths: Sequence[str],
     ancestry: GitAncestry,
+    problems: list[Problem],
 ) -> tuple[list[str], dict[str, bytes | OSError], str | None, list[str]]:
     """Context file paths in order, read, not yet deduped by real path; also the git root and the scanned directories."""
     cwd = lexical_abspath(cwd)
@@ -143,17 +148,17 @@ def _listed(
     found: dict[str, bytes | OSError] = {}
     for name in filenames:
         global_path = os.path.join(global_dir, name)
-        if global_path in found or _open_if_readable(global_path, found):
+        if global_path in found or _open_if_readable(global_path, found, problems):
             ordered.append(global_path)
         for directory in outermost_first:
             candidate = os.path.join(directory, name)
-            if candidate != global_path and (candidate in found or _open_if_readable(candidate, found)):
+            if candidate != global_path and (candidate in found or _open_if_readable(candidate, found, problems)):
                 ordered.append(candidate)
     ordered.extend(extra_paths)
     if trusted and root is not None:
         local = os.path.join(root, QWEN_DIR, LOCAL_CONTEXT_FILENAME)
         scanned.append(os.path.join(root, QWEN_DIR))
-        if local in found or _open_if_readable(local, found):
+        if local in found or _open_if_readable(local, found, problems):
             ordered.append(local)
     listed = list(dict.fromkeys(ordered))
     for path in listed:
@@ -175,7 +180,7 @@ def context_file_paths(
     extra_paths: Sequence[str] = (),
 ) -> tuple[list[str], str | None, list[str]]:
     """Ordered, de-duplicated context file paths; also the git root and the scanned directories."""
-    paths, found, root, scanned = _listed(cwd, filenames, home, global_dir, trusted, extra_paths, GitAncestry())
+    paths, found, root, scanned = _listed(cwd, filenames, home, global_dir, trusted, extra_paths, GitAncestry(), [])
     return _dedupe_by_realpath(paths, found), root, scanned
 
 
@@ -253,7 +258,7 @@ def discover(
     """
     cwd = lexical_abspath(cwd)
     trace = ImportTrace(ancestry=ancestry or GitAncestry())
-    listed, found, root, scanned = _listed(cwd, filenames, home, global_dir, trusted, extra_paths, trace.ancestry)
+    listed, found, root, scanned = _listed(cwd, filenames, home, global_dir, trusted, extra_paths, trace.ancestry, trace.problems)
     files: list[ContextFile] = []
     for path in _dedupe_by_realpath(listed, found):
         trace.dependencies.add(path)

@@ -28,8 +28,8 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
+from ..files import read_bytes
 from .text import GitAncestry, js_trim
 
 log = logging.getLogger(__name__)
@@ -413,7 +413,7 @@ def resolve_base_prompt(
         if not os.path.exists(path):
             raise ContextError(f"missing system prompt file '{path}' (named by QWEN_SYSTEM_MD)")
         try:
-            base = Path(path).read_bytes().decode("utf-8", errors="replace")
+            base = read_bytes(path).decode("utf-8", errors="replace")
         except OSError as exc:
             raise ContextError(f"cannot read system prompt file '{path}': {exc.strerror or exc}") from exc
     else:

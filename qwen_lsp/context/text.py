@@ -23,6 +23,8 @@ import re
 import stat
 from dataclasses import dataclass
 
+from ..files import read_bytes
+
 log = logging.getLogger(__name__)
 
 # ECMAScript WhiteSpace + LineTerminator (what String.prototype.trim removes).
@@ -184,30 +186,6 @@ def node_error_message(exc: OSError, path: str) -> str:
     if exc.errno == errno.ELOOP:
         return f"ELOOP: too many symbolic links encountered, access '{path}'"
     return exc.strerror or str(exc)
-
-
-_O_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-_CHUNK = 1 << 16
-
-
-def read_bytes(path: str) -> bytes:
-    """A whole file's bytes; raise ``OSError`` as ``open`` would.
-
-    Assembly reads dozens of small files per build, so the cost per file
-    sets the build time. ``open(p, "rb").read()`` stacks a buffered reader
-    on a ``FileIO``, stats, asks ``isatty`` and seeks before it reads; an
-    open, reads until one returns nothing, and a close do the same job in
-    about two thirds of the time. A directory opens but ``read(2)`` refuses
-    it with EISDIR, the error ``open`` (and Node) give.
-    """
-    fd = os.open(path, _O_READ)
-    try:
-        chunks: list[bytes] = []
-        while chunk := os.read(fd, _CHUNK):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def decode_text(data: bytes, path: str, problems: list[Problem] | None = None) -> str:

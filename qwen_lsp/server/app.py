@@ -16,7 +16,13 @@ from cattrs import ClassValidationError, transform_error
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcServerError
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol, default_converter, lsp_method
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    LanguageServerProtocol,
+    default_converter,
+    lsp_method,
+)
 from pygls.uris import to_fs_path
 
 from .. import __version__

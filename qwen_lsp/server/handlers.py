@@ -19,7 +19,14 @@ from ..engine import Attachment, EngineError
 from ..skills.report import skills_list_result
 from .app import QwenLanguageServer, engine_error, unwrap_settings, uri_to_path
 from .events import ChatEventStream
-from .models import ChatParams, OptionalSessionParams, SelectionArgs, SessionParams, WorkspaceParams, parse
+from .models import (
+    ChatParams,
+    OptionalSessionParams,
+    SelectionArgs,
+    SessionParams,
+    WorkspaceParams,
+    parse,
+)
 
 log = logging.getLogger(__name__)
 

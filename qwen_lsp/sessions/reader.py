@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from qwen_lsp.files import read_bytes
 from qwen_lsp.llm.content import Content, visible_text
 from qwen_lsp.paths import chats_dir
 from qwen_lsp.sessions.files import SESSION_SUFFIX, is_valid_session_id, session_path
@@ -70,7 +71,7 @@ def read_records(path: str | os.PathLike[str]) -> ReadResult:
     """
     result = ReadResult()
     try:
-        data = Path(path).read_bytes()
+        data = read_bytes(path)
     except FileNotFoundError:
         return result
     except OSError as exc:

@@ -18,8 +18,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..watching import DebouncedWatcher
 from ..globs import ActivationIndex, project_relative
+from ..watching import DebouncedWatcher
 from .discovery import ParseCache, default_bundled_dir, level_dirs, load_level
 from .listing import SkillEntry, locale_sort_key
 from .model import (

@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from ..files import read_bytes
 from .model import SkillDefinition, SkillLevel
 
 _FRONTMATTER = re.compile(r"^---\n([\s\S]*?)\n---(?:\n|$)([\s\S]*)$")
@@ -73,7 +74,7 @@ def split_frontmatter(text: str) -> tuple[str, str]:
 
 def read_skill_file(path: Path) -> str:
     """The file as text; undecodable bytes become U+FFFD like Node's ``utf8`` read."""
-    return path.read_bytes().decode("utf-8", errors="replace")
+    return read_bytes(path).decode("utf-8", errors="replace")
 
 
 def js_string(value: Any) -> str:

@@ -18,7 +18,13 @@ from pydantic import field_validator
 from wcmatch import glob as wc
 
 from qwen_lsp.agent.tool import ToolContext, ToolResult
-from qwen_lsp.agent.tools.base import FileTool, Outcome, ToolArgs, ToolInputError, function_declaration
+from qwen_lsp.agent.tools.base import (
+    FileTool,
+    Outcome,
+    ToolArgs,
+    ToolInputError,
+    function_declaration,
+)
 from qwen_lsp.agent.tools.ignore import IgnoreRules, walk_files
 from qwen_lsp.agent.tools.workspace import resolve_in_workspace
 

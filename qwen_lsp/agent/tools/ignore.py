@@ -21,6 +21,8 @@ from pathlib import Path
 
 from wcmatch import fnmatch, glob
 
+from ...files import read_bytes
+
 log = logging.getLogger(__name__)
 
 ALWAYS_SKIPPED = frozenset({".git", "node_modules"})
@@ -49,7 +51,7 @@ class IgnoreRules:
         rules = cls(root=root.resolve())
         for name in IGNORE_FILES:
             try:
-                text = (rules.root / name).read_text("utf-8", errors="replace")
+                text = read_bytes(rules.root / name).decode("utf-8", errors="replace")
             except OSError:
                 continue
             for line in text.splitlines():

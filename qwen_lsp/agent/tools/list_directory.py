@@ -14,7 +14,13 @@ from pydantic import Field
 from wcmatch import fnmatch
 
 from qwen_lsp.agent.tool import ToolContext, ToolResult
-from qwen_lsp.agent.tools.base import FileTool, Outcome, ToolArgs, ToolInputError, function_declaration
+from qwen_lsp.agent.tools.base import (
+    FileTool,
+    Outcome,
+    ToolArgs,
+    ToolInputError,
+    function_declaration,
+)
 from qwen_lsp.agent.tools.ignore import IgnoreRules
 from qwen_lsp.agent.tools.workspace import resolve_in_workspace
 

@@ -17,8 +17,20 @@ from __future__ import annotations
 from pydantic import Field
 
 from qwen_lsp.agent.tool import ToolContext, ToolResult
-from qwen_lsp.agent.tools.base import FileTool, Outcome, ToolArgs, ToolInputError, function_declaration
-from qwen_lsp.agent.tools.textfiles import TRUNCATION_MARK, cap_line, looks_binary, open_text, read_head
+from qwen_lsp.agent.tools.base import (
+    FileTool,
+    Outcome,
+    ToolArgs,
+    ToolInputError,
+    function_declaration,
+)
+from qwen_lsp.agent.tools.textfiles import (
+    TRUNCATION_MARK,
+    cap_line,
+    looks_binary,
+    open_text,
+    read_head,
+)
 from qwen_lsp.agent.tools.workspace import relative_display, resolve_in_workspace
 
 DEFAULT_LINE_LIMIT = 1000

@@ -13,6 +13,8 @@ import codecs
 from pathlib import Path
 from typing import IO
 
+from ...files import ensure_regular
+
 SNIFF_BYTES = 4096
 MAX_LINE_CHARS = 2000
 """Per-line cap (Qwen Code's older ``MAX_LINE_LENGTH_TEXT_FILE``): one minified line cannot eat the budget."""
@@ -45,6 +47,7 @@ def looks_binary(head: bytes) -> bool:
 
 
 def read_head(path: Path) -> bytes:
+    ensure_regular(path)  # a FIFO would block the worker thread forever
     with open(path, "rb") as fh:
         return fh.read(SNIFF_BYTES)
 
