@@ -106,3 +106,20 @@ def test_conversion_is_deterministic_and_pure(system: str | None, history: list[
     for message in json.loads(first):
         for tool_call in message.get("tool_calls", []):
             json.loads(tool_call["function"]["arguments"])  # always valid JSON
+
+
+def test_consecutive_user_contents_are_merged_into_one_message():
+    """A turn cancelled before any answer leaves two user Contents in a row."""
+    history = [
+        {"role": "user", "parts": [{"text": "first, cancelled"}]},
+        {"role": "user", "parts": [{"text": "<system-reminder>x</system-reminder>"}, {"text": "second"}]},
+        {"role": "model", "parts": [{"text": "answer"}]},
+    ]
+    messages = to_openai_messages("sys", history)
+    assert [m["role"] for m in messages] == ["system", "user", "assistant"]
+    assert messages[1]["content"] == [
+        {"type": "text", "text": "first, cancelled"},
+        {"type": "text", "text": "<system-reminder>x</system-reminder>"},
+        {"type": "text", "text": "second"},
+    ]
+    assert to_openai_messages("sys", history) == messages  # still deterministic

@@ -159,5 +159,26 @@ def to_openai_messages(system: str | None, history: list[Content]) -> list[OpenA
             if message is not None:
                 messages.append(message)
         else:
-            messages.extend(_user_messages(parts))
+            for message in _user_messages(parts):
+                _append_user(messages, message)
     return messages
+
+
+def _append_user(messages: list[OpenAIMessage], message: OpenAIMessage) -> None:
+    """Append, merging into a directly preceding user message.
+
+    Two user messages in a row happen when a turn was cancelled or failed
+    before the model said anything (its prompt is recorded, no answer is);
+    strict endpoints reject that, so their text parts are joined into one.
+    """
+    prev = messages[-1] if messages else None
+    if message["role"] != "user" or prev is None or prev["role"] != "user":
+        messages.append(message)
+        return
+    prev["content"] = _as_parts(prev.get("content")) + _as_parts(message.get("content"))
+
+
+def _as_parts(content: Any) -> list[dict[str, str]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content or [])
