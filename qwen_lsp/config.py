@@ -71,6 +71,7 @@ class ToolsSettings(_Section):
 class ContextFileSettings(_Section):
     file_name: str | list[str] | None = Field(None, alias="fileName", description="Context file name(s); default QWEN.md, AGENTS.md.")
     import_format: Literal["tree", "flat"] = Field("tree", alias="importFormat")
+    rule_excludes: list[str] = Field([], alias="ruleExcludes", description="Globs (absolute paths) of .qwen/rules files to skip.")
 
     def filenames(self) -> tuple[str, ...]:
         """Trimmed non-blank names, or Qwen Code's default list."""
@@ -79,7 +80,12 @@ class ContextFileSettings(_Section):
         return names or ("QWEN.md", "AGENTS.md")
 
 
+class GeneralSettings(_Section):
+    output_language: str = Field("auto", alias="outputLanguage", description="Qwen Code's reply language; 'auto' follows the user.")
+
+
 class Settings(_Section):
+    general: GeneralSettings = GeneralSettings()
     model: ModelSettings = ModelSettings()
     compression: CompressionSettings = CompressionSettings()
     memory: MemorySettings = MemorySettings()

@@ -165,6 +165,8 @@ class Engine:
             import_format=s.context.import_format,
             context_filenames=s.context.filenames(),
             interaction_mode=self.interaction_mode,
+            output_language=s.general.output_language,
+            rule_excludes=tuple(s.context.rule_excludes),
         )
 
     def update_client_settings(self, client_settings: Mapping[str, Any] | None) -> None:
