@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -14,3 +15,17 @@ def scripted() -> Iterator[ScriptedOpenAI]:
     """A started scripted OpenAI-compatible server (see tests/support/scripted_openai.py)."""
     with ScriptedOpenAI() as server:
         yield server
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A scratch HOME with an empty ``~/.qwen``, set in this process's environment.
+
+    Test files that start the server or the CLI as a subprocess define their
+    own ``home`` (passed through the child's environment instead).
+    """
+    h = tmp_path / "home"
+    (h / ".qwen").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(h))
+    monkeypatch.delenv("QWEN_HOME", raising=False)
+    return h

@@ -15,14 +15,6 @@ from qwen_lsp.context.prompts import is_git_repository
 from qwen_lsp.context.text import GitAncestry, relative_path
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    h = tmp_path / "home"
-    (h / ".qwen").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(h))
-    monkeypatch.delenv("QWEN_HOME", raising=False)
-    return h
-
 
 def write(path: Path, text: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)

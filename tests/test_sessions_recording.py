@@ -15,14 +15,6 @@ from qwen_lsp.sessions.reader import build_history, read_records
 from qwen_lsp.sessions.recording import SessionRecorder, SessionWriteError, iso_timestamp, usage_metadata
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("QWEN_HOME", raising=False)
-    return home
-
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:

@@ -19,13 +19,7 @@ from qwen_lsp.skills.discovery import default_bundled_dir
 from qwen_lsp.skills.parse import SkillParseError, parse_skill
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    (home / ".qwen").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("QWEN_HOME", str(home / ".qwen"))
-    return home
+pytestmark = pytest.mark.usefixtures("home")  # every test runs in a scratch HOME
 
 
 @pytest.fixture

@@ -15,16 +15,8 @@ WAIT = 10.0  # generous upper bound; the debounce is 0.15 s
 
 # watchdog's inotify backend warns when a directory created inside a recursive watch
 # is registered twice by its own threads; harmless, and not ours to fix.
-pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning"), pytest.mark.usefixtures("home")]
 
-
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    (home / ".qwen").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("QWEN_HOME", str(home / ".qwen"))
-    return home
 
 
 class Watched:

@@ -147,21 +147,21 @@ def _expand_tree(
         last = ref.end
         path = ref.path
         full = _resolve_import(path, base_dir, root)
+        refusal = None
         if full is None:
-            if code.contains(ref.start):
+            refusal = ("refused: outside the project or a URL", f"<!-- Import failed: {path} - Path traversal attempt -->")
+        else:
+            trace.dependencies.add(full)
+            if full in chain:
+                refusal = ("is a cycle; marked as already processed", f"<!-- File already processed: {path} -->")
+        if refusal is not None:
+            if code.contains(ref.start):  # inside code it is not an import at all
                 out.append("@" + path)
-                continue
-            trace.warn(current, f"import '{path}' refused: outside the project or a URL")
-            out.append(f"<!-- Import failed: {path} - Path traversal attempt -->")
+            else:
+                trace.warn(current, f"import '{path}' {refusal[0]}")
+                out.append(refusal[1])
             continue
-        trace.dependencies.add(full)
-        if full in chain:
-            if code.contains(ref.start):
-                out.append("@" + path)
-                continue
-            trace.warn(current, f"import '{path}' is a cycle; marked as already processed")
-            out.append(f"<!-- File already processed: {path} -->")
-            continue
+        assert full is not None
         # Read first, ask about code after: most targets exist and are not in code,
         # so this costs one open() where a separate existence check would cost two calls.
         try:

@@ -26,7 +26,7 @@ from qwen_lsp.agent.tools.base import (
     function_declaration,
 )
 from qwen_lsp.agent.tools.ignore import IgnoreRules, walk_files
-from qwen_lsp.agent.tools.workspace import resolve_in_workspace
+from qwen_lsp.agent.tools.workspace import search_root
 
 MAX_SHOWN = 100
 MAX_COLLECTED = 1000
@@ -78,7 +78,7 @@ class GlobTool(FileTool[GlobArgs]):
     )
 
     def execute(self, params: GlobArgs, ctx: ToolContext) -> Outcome:
-        base = resolve_in_workspace(params.path, ctx) if params.path else resolve_in_workspace(str(ctx.cwd), ctx)
+        base = search_root(params.path, ctx)
         if not base.is_dir():
             raise ToolInputError(f"Search path is not a directory: {base}")
         pattern = _relative_pattern(params.pattern.strip(), base)

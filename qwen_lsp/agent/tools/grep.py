@@ -31,7 +31,7 @@ from qwen_lsp.agent.tools.base import (
 )
 from qwen_lsp.agent.tools.ignore import IgnoreRules, walk_files
 from qwen_lsp.agent.tools.textfiles import cap_line, looks_binary, open_text, read_head
-from qwen_lsp.agent.tools.workspace import resolve_in_workspace
+from qwen_lsp.agent.tools.workspace import search_root
 
 MAX_LINES = 1000
 MAX_OUTPUT_CHARS = 25_000
@@ -98,7 +98,7 @@ class GrepTool(FileTool[GrepArgs]):
     )
 
     def execute(self, params: GrepArgs, ctx: ToolContext) -> Outcome:
-        target = resolve_in_workspace(params.path, ctx) if params.path else resolve_in_workspace(str(ctx.cwd), ctx)
+        target = search_root(params.path, ctx)
         if not target.exists():
             raise ToolInputError(f"Path not found: {target}")
         regex = re.compile(params.pattern, re.IGNORECASE)

@@ -44,3 +44,8 @@ def relative_display(path: Path, ctx: ToolContext) -> str:
     except ValueError:
         return str(path)
     return rel.as_posix() or "."
+
+
+def search_root(raw: str | None, ctx: ToolContext) -> Path:
+    """Where a search tool starts: the given path inside the workspace, or ``ctx.cwd`` when omitted."""
+    return resolve_in_workspace(raw if raw else str(ctx.cwd), ctx)
