@@ -59,7 +59,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_chat(args: argparse.Namespace) -> int:
     from .agent.events import TurnEvent
-    from .engine import EngineError
+    from .errors import EngineError
 
     prompt = " ".join(args.prompt) if args.prompt else sys.stdin.read()
     if not prompt.strip():
@@ -96,34 +96,41 @@ def cmd_chat(args: argparse.Namespace) -> int:
         return _fail("cancelled; the partial answer was recorded", 130)
 
 
+def _print_json(result: Any) -> None:
+    """A typed protocol result exactly as the language server sends it."""
+    print(json.dumps(result.wire(), indent=2, ensure_ascii=False))
+
+
+def _run(engine: Any, coro: Any) -> Any:
+    """Run one engine call to completion, then release the engine's background work."""
+
+    async def go() -> Any:
+        try:
+            return await coro
+        finally:
+            await engine.drain()
+
+    return asyncio.run(go())
+
+
 def cmd_context(args: argparse.Namespace) -> int:
-    from .engine import EngineError
+    from .errors import EngineError
 
     engine = _engine(Path.cwd())
     try:
-        report = engine.context_report(args.session)
+        report = _run(engine, engine.context_report(args.session))
     except EngineError as exc:
         return _fail(exc.message)
     th = report.thresholds
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "sections": [{"name": s.name, "source": s.source, "tokens": s.tokens} for s in report.sections],
-                    "totalTokens": report.total_tokens,
-                    "window": report.window,
-                    "thresholds": {"warn": th.warn, "auto": th.auto, "hard": th.hard},
-                },
-                indent=2,
-            )
-        )
+        _print_json(report)
         return 0
     width = max((len(s.name) for s in report.sections), default=8)
     for s in report.sections:
         print(f"{s.name:<{width}}  {s.tokens:>8}  {s.source or ''}".rstrip())
     pct = 100 * report.total_tokens / report.window if report.window else 0
     print(f"{'total':<{width}}  {report.total_tokens:>8}  of {report.window} ({pct:.1f}%)")
-    print(f"thresholds: warn {th.warn:.0f}, auto-compress {th.auto:.0f}, hard {th.hard:.0f}")
+    print(f"thresholds: warn {th.warn}, auto-compress {th.auto}, hard {th.hard}")
     return 0
 
 
@@ -132,33 +139,33 @@ def cmd_skills(args: argparse.Namespace) -> int:
 
     engine = _engine(Path.cwd())
     if args.json:
-        print(json.dumps(skills_list_result(engine.skills), indent=2, ensure_ascii=False))
+        _print_json(skills_list_result(engine.skills))
     else:
         print(format_skill_list(engine.skills))
     return 0
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    from .engine import EngineError
+    from .errors import EngineError
 
     engine = _engine(Path.cwd())
     if args.action == "list":
-        for s in engine.list_sessions():
-            print(f"{s.session_id}  {s.updated_at:%Y-%m-%d %H:%M}  {s.message_count:>4} msgs  {s.title}")
+        for s in _run(engine, engine.list_sessions()).sessions:
+            print(f"{s.session_id}  {s.updated_at[:16].replace('T', ' ')}  {s.message_count:>4} msgs  {s.title}")
         return 0
     if not args.id:
         return _fail("sessions show needs a session ID", 2)
     try:
-        session = engine.resume(args.id)
+        shown = _run(engine, engine.resume(args.id))
     except EngineError as exc:
         return _fail(exc.message)
-    for m in engine.transcript(session):
-        print(f"## {m['role']}\n{m['text']}\n")
+    for m in shown.messages:
+        print(f"## {m.role}\n{m.text}\n")
     return 0
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from .engine import EngineError
+    from .errors import EngineError
     from .paths import chats_dir, global_qwen_dir, home_dir, project_state_dir
 
     engine = _engine(Path.cwd())

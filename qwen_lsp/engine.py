@@ -1,73 +1,67 @@
 """One Engine per workspace folder: wires the cores and runs a user turn.
 
 The server and the CLI are two thin adapters over this class (design §2).
-It owns the settings in effect, the model client, the context assembler,
-the skill manager, the tools and the open chat sessions; a turn follows
-"one chat turn" of design §2. Nothing here knows about LSP: listeners are
-plain callables, errors are :class:`EngineError` with a message a person
-can act on.
+It holds the settings in effect and one of each per-workspace core (context
+assembler, skill manager, session registry, model endpoint, tools), and runs
+"one chat turn" of design §2 through them. Everything one chat owns lives on
+its :class:`~qwen_lsp.sessions.registry.ChatSession`; later cores attach
+through :class:`~qwen_lsp.agent.hooks.TurnHooks`, not new methods here.
+
+Blocking work (file reads, ``git``, a cold context build, session files) runs
+on worker threads, so a cancel, another chat's events or document sync never
+wait behind it. Nothing here knows about LSP: listeners are plain callables,
+results are the typed models of :mod:`qwen_lsp.protocol`, and failures are
+:class:`~qwen_lsp.errors.EngineError` with a message a person can act on.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .agent.events import EventSink, RoundDone, TurnOutcome
+from .agent.events import EventSink, RoundDone
+from .agent.hooks import TurnHooks
 from .agent.loop import TurnRequest, run_turn
 from .agent.tool import Tool, ToolContext
 from .agent.tools import read_only_tools
 from .agent.tools.skill import SkillTool
 from .compaction.thresholds import Thresholds, compute_thresholds
 from .config import LoadedSettings, Settings, load_settings
-from .context import ContextAssembler, ContextError, ContextSettings
+from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
+from .context.inspector import count_request
+from .errors import EngineError
 from .files import read_bytes
-from .llm.client import ChatClient, Timeouts
+from .llm.client import ChatClient
 from .llm.content import Content, visible_text
+from .llm.endpoint import ModelEndpoint
 from .llm.errors import LLMError
 from .llm.tokens import TokenCounter
-from .paths import git_branch
-from .sessions import reader as session_reader
-from .sessions.files import is_valid_session_id
-from .sessions.recording import SessionRecorder
+from .protocol import (
+    ChatResult,
+    ContextResult,
+    ContextStatus,
+    SessionDeleteResult,
+    SessionListItem,
+    SessionResumeResult,
+    SessionsListResult,
+    SkillsChanged,
+    TranscriptMessage,
+    Usage,
+)
+from .sessions.registry import ChatSession, SessionRegistry
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
+from .skills.report import listing_signature
 from .watching import DebouncedWatcher
 
 log = logging.getLogger(__name__)
 
-DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
-
-
-class EngineError(Exception):
-    """A failure the user can act on; ``message`` is shown as is."""
-
-    def __init__(self, message: str, *, kind: str = "engine") -> None:
-        super().__init__(message)
-        self.message = message
-        self.kind = kind
-
-
-@dataclass
-class ContextStatus:
-    session_id: str
-    prompt_tokens: int
-    window: int
-    percent_left: float
-    level: str
-
-
-@dataclass
-class SkillsChanged:
-    activated: list[str]
-    deactivated: list[str]
-    trigger: str | None = None
+__all__ = ["Attachment", "Engine", "EngineError", "Listeners"]
 
 
 @dataclass
@@ -76,41 +70,6 @@ class Attachment:
     start_line: int | None = None
     """0-based first line of a selection (LSP range), or None for the whole file."""
     end_line: int | None = None
-
-
-@dataclass
-class TurnResult:
-    session_id: str
-    turn_id: str
-    text: str
-    finish_reason: str
-    prompt_tokens: int
-    completion_tokens: int
-
-
-@dataclass
-class Section:
-    name: str
-    tokens: int
-    source: str | None = None
-
-
-@dataclass
-class ContextReport:
-    sections: list[Section]
-    total_tokens: int
-    window: int
-    thresholds: Thresholds
-
-
-@dataclass
-class ChatSession:
-    id: str
-    recorder: SessionRecorder
-    history: list[Content] = field(default_factory=list)
-    skills_tracker: SkillListingTracker = field(default_factory=SkillListingTracker)
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    prompt_tokens: int = 0
 
 
 @dataclass
@@ -131,24 +90,27 @@ class Engine:
         env: Mapping[str, str] | None = None,
         listeners: Listeners | None = None,
         interaction_mode: str = "editor",
+        hooks: TurnHooks | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.interaction_mode = interaction_mode
-        self.open_documents: set[Path] = set()
-        """Files open in the editor: conditional skills are re-activated for them after a refresh."""
         self.counter = counter
         self.listeners = listeners or Listeners()
+        self.hooks = hooks or TurnHooks()
+        self.open_documents: set[Path] = set()
+        """Files open in the editor: they count for every chat, and re-activate skills after a refresh."""
         self._env = env
         self._client_settings: dict[str, Any] = dict(client_settings or {})
         self.loaded: LoadedSettings = load_settings(self.root, self._client_settings, env)
-        self._client: ChatClient | None = None
-        self._client_key: tuple[Any, ...] | None = None
+        self.endpoint = ModelEndpoint()
         self.context = ContextAssembler(self.root, self._context_settings(), env=env)
         self.skills = SkillManager(self.root, enabled=self.settings.skills.enabled)
         self.skills.refresh()
-        self._skills_on_disk = self._skills_signature()
+        self._skills_on_disk = listing_signature(self.skills)
         self.tools: list[Tool] = [*read_only_tools(), SkillTool(self.skills)]
-        self.sessions: dict[str, ChatSession] = {}
+        self.sessions = SessionRegistry(self.root, version=__version__, new_context=lambda: SessionContext(self.context))
+        self._editor_rules: set[str] = set()
+        """Paths of rules announced for files opened in the editor (each announced once per workspace)."""
         self._watcher: DebouncedWatcher | None = None
         self._background: set[asyncio.Task[Any]] = set()
 
@@ -187,47 +149,33 @@ class Engine:
         return compute_thresholds(self.settings.model.context_window, self.settings.compression.threshold)
 
     def model_client(self) -> ChatClient:
-        """The client for the settings in effect; rebuilt when they change."""
-        m = self.settings.model
-        api_key = self.settings.api_key()
-        base_url = m.base_url or (DEFAULT_OPENAI_BASE_URL if api_key else None)
-        if not base_url or not m.name:
-            missing = " and ".join(x for x, v in (("a base URL", base_url), ("a model name", m.name)) if not v)
-            raise EngineError(
-                f"No model is configured ({missing} missing). Set OPENAI_BASE_URL, OPENAI_API_KEY and "
-                "OPENAI_MODEL, or qwen.model.baseUrl / qwen.model.name in the editor settings.",
-                kind="config",
-            )
-        key = (base_url, api_key, m.name, m.timeouts)
-        if self._client is None or key != self._client_key:
-            old = self._client
-            self._client = ChatClient(
-                base_url,
-                api_key,
-                m.name,
-                timeouts=Timeouts(connect=m.timeouts.connect, first_byte=m.timeouts.first_byte, stall=m.timeouts.stall),
-            )
-            self._client_key = key
-            if old is not None:
-                self._spawn(old.aclose())
-        return self._client
+        """The client for the settings in effect; the one it replaces is closed in the background."""
+        client, replaced = self.endpoint.client(self.settings)
+        if replaced is not None:
+            self._spawn(replaced.aclose())
+        return client
 
     # ----------------------------------------------------------------- lifecycle
-    def start_watching(self, loop: asyncio.AbstractEventLoop) -> None:
+    async def start_watching(self, loop: asyncio.AbstractEventLoop) -> None:
         """Follow skills, rules and context files on disk; changes apply next turn."""
         self.skills.start_watching(loop, self._apply_skill_change)
         self._watcher = DebouncedWatcher(self._on_context_files_changed, loop=loop, ignore=_ignored_path)
-        self._watcher.set_roots(*self.context.watch_targets())
         # Whatever changed between construction and the watches going live is
         # caught by one more load now; anything later, the watches see.
         self._apply_skill_change(self.skills.refresh())
         self.context.invalidate(None)
+        await self._rewatch()
+
+    async def _rewatch(self) -> None:
+        """Point the watcher at the current inputs; finding them may mean a cold build, so off-loop."""
+        targets = await asyncio.to_thread(self.context.watch_targets)
+        if self._watcher is not None:
+            self._watcher.set_roots(*targets)
 
     def _on_context_files_changed(self, paths: frozenset[Path]) -> None:
         if self.context.invalidate(paths):
             log.info("context files changed; the next turn rebuilds the system prompt")
-        if self._watcher is not None:
-            self._watcher.set_roots(*self.context.watch_targets())
+        self._spawn(self._rewatch())
         if any(p.name == "settings.json" and p.parent.name == ".qwen" for p in paths):
             self.reload_settings()
 
@@ -236,18 +184,11 @@ class Engine:
         reactivated = self.skills.activate_for_paths(sorted(self.open_documents)) if self.open_documents else []
         added = sorted(set(change.added) | set(reactivated))
         removed = [n for n in change.removed if n not in reactivated]
-        signature = self._skills_signature()
+        signature = listing_signature(self.skills)
         if added or removed or signature != self._skills_on_disk:
             # Also when only a conditional skill or an error changed: the editor's list is stale.
             self._skills_on_disk = signature
-            self.listeners.skills_changed(SkillsChanged(added, removed))
-
-    def _skills_signature(self) -> tuple[Any, ...]:
-        """What ``qwen/skills/list`` would show, to tell whether the set on disk moved."""
-        return (
-            tuple((s.name, s.level, s.path, s.description, s.conditional, s.paths) for s in self.skills.skills()),
-            tuple((e.path, e.message) for e in self.skills.errors()),
-        )
+            self.listeners.skills_changed(SkillsChanged(activated=added, deactivated=removed))
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -262,23 +203,36 @@ class Engine:
             self._watcher = None
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self.endpoint.aclose()
 
     # ----------------------------------------------------------------- documents
-    def document_touched(self, path: Path, trigger: str | None = None) -> SkillsChanged | None:
-        """A file was opened in the editor or read by a tool: activate what matches it."""
-        names = self.skills.activate_for_paths([path]) + self.context.activate_rules_for([path])
+    async def document_opened(self, path: Path, uri: str) -> SkillsChanged | None:
+        """A file opened in the editor counts for every chat: activate the skills and rules it matches."""
+        self.open_documents.add(path)
+        await self._workspace_ready()
+        rules: list[str] = []
+        for session in self.sessions.live():
+            rules.extend(session.context.activate_rules([path]) or [])
+        loaded = self.context.loaded_conditional_rules()
+        if loaded is not None:
+            # Announced even before any chat exists; every chat started later gets the rule too.
+            first_time = loaded.match([path], skip=self._editor_rules)
+            self._editor_rules.update(r.path for r in first_time)
+            rules[:0] = [self.context.rule_name(r) for r in first_time]
+        return self._announce(self.skills.activate_for_paths([path]), rules, uri)
+
+    def _tool_touched(self, session: ChatSession, path: Path) -> None:
+        """A tool of this chat read or listed ``path``: its rules go to this chat only."""
+        rules = session.context.activate_rules([path]) or []
+        self._announce(self.skills.activate_for_paths([path]), rules, path.as_uri())
+
+    def _announce(self, skills: list[str], rules: list[str], trigger: str | None) -> SkillsChanged | None:
+        names = list(dict.fromkeys([*skills, *rules]))
         if not names:
             return None
         change = SkillsChanged(activated=names, deactivated=[], trigger=trigger)
         self.listeners.skills_changed(change)
         return change
-
-    def document_opened(self, path: Path, uri: str) -> SkillsChanged | None:
-        self.open_documents.add(path)
-        return self.document_touched(path, trigger=uri)
 
     def document_closed(self, path: Path) -> None:
         self.open_documents.discard(path)
@@ -287,54 +241,59 @@ class Engine:
         """didSave: a context file edited in the editor is picked up without waiting for the watcher."""
         self.context.invalidate([path])
 
+    async def _workspace_ready(self) -> None:
+        """Rebuild stale workspace context on a worker thread, so loop-side reads only hit caches."""
+        try:
+            await asyncio.to_thread(self.context.prepare)
+        except ContextError as exc:
+            raise EngineError(str(exc), kind="context") from exc
+
+    async def _session_ready(self, session: ChatSession) -> None:
+        await self._prepare(session.context)
+
+    @staticmethod
+    async def _prepare(context: SessionContext) -> None:
+        """A chat's blocking preparation (workspace build, git snapshot, prelude) on a worker thread."""
+        try:
+            await asyncio.to_thread(context.prepare)
+        except ContextError as exc:
+            raise EngineError(str(exc), kind="context") from exc
+        context.replay_deferred()
+
     # ----------------------------------------------------------------- sessions
-    def session(self, session_id: str | None) -> ChatSession:
-        """The open session, a resumed one from disk, or (no id) a new one."""
-        if session_id and session_id in self.sessions:
-            return self.sessions[session_id]
+    async def open_session(self, session_id: str | None) -> ChatSession:
+        """The open chat, one resumed from disk, or (no id) a new one."""
+        if session_id and (open_ := self.sessions.get(session_id)) is not None:
+            return open_
         if session_id:
-            history = self._load_history(session_id)
-            session = ChatSession(
-                id=session_id,
-                recorder=SessionRecorder(self.root, session_id, version=__version__, git_branch=git_branch(self.root)),
-                history=history,
-            )
-        else:
-            sid = str(uuid.uuid4())
-            recorder = SessionRecorder(self.root, sid, version=__version__, git_branch=git_branch(self.root))
-            session = ChatSession(id=sid, recorder=recorder)
-            self.context.new_session()
-            # A new session starts with no rules injected: files already open still count.
-            self.context.activate_rules_for(sorted(self.open_documents))
-        self.sessions[session.id] = session
+            return self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id))
+        session = self.sessions.adopt(await asyncio.to_thread(self.sessions.new))
+        # Files already open in the editor count for a new chat too.
+        session.context.activate_rules(sorted(self.open_documents))
         return session
 
-    def _load_history(self, session_id: str) -> list[Content]:
-        path = session_reader.session_path(self.root, _checked_id(session_id))
-        if not path.exists():
-            raise EngineError(f"No session '{session_id}' in {path.parent}. List sessions with qwen/sessions/list.", kind="not_found")
-        result = session_reader.read_records(path)
-        return session_reader.build_history(result.records)
+    async def list_sessions(self) -> SessionsListResult:
+        rows = await asyncio.to_thread(self.sessions.listing)
+        return SessionsListResult(
+            sessions=[
+                SessionListItem(
+                    sessionId=s.session_id,
+                    title=s.title,
+                    updatedAt=s.updated_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                    messageCount=s.message_count,
+                )
+                for s in rows
+            ]
+        )
 
-    def list_sessions(self) -> list[session_reader.SessionSummary]:
-        return session_reader.list_sessions(self.root)
+    async def resume(self, session_id: str) -> SessionResumeResult:
+        """Reload a chat from disk (dropping the open copy) and return what the user saw."""
+        session = self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id), replace=True)
+        return SessionResumeResult(sessionId=session.id, messages=transcript(session.history), promptTokens=session.prompt_tokens)
 
-    def resume(self, session_id: str) -> ChatSession:
-        self.sessions.pop(session_id, None)
-        return self.session(session_id)
-
-    def transcript(self, session: ChatSession) -> list[dict[str, str]]:
-        """What the user saw: prompts and answers, without reminders, attachments or tool traffic."""
-        out: list[dict[str, str]] = []
-        for content in session.history:
-            text = visible_text(content)
-            if text.strip():
-                out.append({"role": "user" if content["role"] == "user" else "assistant", "text": text})
-        return out
-
-    def delete_session(self, session_id: str) -> bool:
-        self.sessions.pop(session_id, None)
-        return session_reader.delete_session(self.root, _checked_id(session_id))
+    async def delete_session(self, session_id: str) -> SessionDeleteResult:
+        self.sessions.forget(session_id)
+        return SessionDeleteResult(deleted=await asyncio.to_thread(self.sessions.delete, session_id))
 
     # ----------------------------------------------------------------- the turn
     async def chat(
@@ -345,32 +304,27 @@ class Engine:
         attachments: Sequence[Attachment] = (),
         emit: EventSink,
         turn_id: str | None = None,
-    ) -> TurnResult:
-        session = self.session(session_id)
+    ) -> ChatResult:
+        session = await self.open_session(session_id)
         async with session.lock:
             return await self._turn(session, prompt, attachments, emit, turn_id or str(uuid.uuid4()))
 
     async def _turn(
         self, session: ChatSession, prompt: str, attachments: Sequence[Attachment], emit: EventSink, turn_id: str
-    ) -> TurnResult:
+    ) -> ChatResult:
         client = self.model_client()
-        try:
-            self.context.refresh_if_stale()
-            system = self.context.system_prompt()
-        except ContextError as exc:
-            raise EngineError(str(exc), kind="context") from exc
-        touched: list[Path] = []
+        await self._session_ready(session)
+        self.context.memory_block = self.hooks.memory_block()
+        system = session.context.system_prompt()
         for att in attachments:
-            touched.append(att.path)
-        for path in touched:
-            self.document_touched(path, trigger=path.as_uri())
+            self._tool_touched(session, att.path)
+        attached = await asyncio.to_thread(_attachment_parts, attachments, self.root)
         user_content: Content = {
             "role": "user",
-            "parts": [*self._reminder_parts(session), *_attachment_parts(attachments, self.root), {"text": prompt}],
+            "parts": [*self._reminder_parts(session), *await self._recall(session, prompt), *attached, {"text": prompt}],
         }
         session.history.append(user_content)
         session.recorder.record_user(user_content)
-        ctx = ToolContext(workspace_root=self.root, cwd=self.root, touched=lambda p: self.document_touched(p, trigger=p.as_uri()))
 
         def record(content: Content, **meta: Any) -> None:
             if content["role"] == "model":
@@ -392,21 +346,22 @@ class Engine:
             system=system,
             history=session.history,
             tools=self.tools,
-            tool_context=ctx,
+            tool_context=ToolContext(workspace_root=self.root, cwd=self.root, touched=lambda p: self._tool_touched(session, p)),
             max_tokens=self.settings.model.max_output_tokens,
-            count_prompt=lambda _m: self._count_request(system, session).total_tokens,
+            count_prompt=lambda _m: self._count(session.context, session.skills_tracker, session.history).total_tokens,
+            before_request=lambda: self.hooks.before_request(session),
         )
         try:
-            outcome: TurnOutcome = await run_turn(client, req, emit=emit, record=record, on_round=on_round)
+            outcome = await run_turn(client, req, emit=emit, record=record, on_round=on_round)
         except LLMError as exc:
             raise EngineError(exc.message, kind=exc.kind) from exc
-        return TurnResult(
-            session_id=session.id,
-            turn_id=turn_id,
+        self.hooks.after_turn(session, outcome)
+        return ChatResult(
+            sessionId=session.id,
+            turnId=turn_id,
             text=outcome.text,
-            finish_reason=outcome.finish_reason,
-            prompt_tokens=outcome.prompt_tokens,
-            completion_tokens=outcome.completion_tokens,
+            finishReason="length" if outcome.finish_reason == "length" else "stop",
+            usage=Usage(promptTokens=outcome.prompt_tokens, completionTokens=outcome.completion_tokens),
         )
 
     def _reminder_parts(self, session: ChatSession) -> list[dict[str, str]]:
@@ -417,80 +372,63 @@ class Engine:
         conditional rules follow either way.
         """
         parts: list[dict[str, str]] = []
-        first = not session.history
         skills = session.skills_tracker.reminder(self.skills)
         if skills:
             parts.append({"text": skills})
-        if first:
-            parts.append({"text": self.context.startup_reminder()})
-        rules = self.context.pending_rule_reminder()
+        if not session.history:
+            parts.append({"text": session.context.startup_reminder()})
+        rules = session.context.pending_rule_reminder()
         if rules:
             parts.append({"text": rules})
         return parts
 
+    async def _recall(self, session: ChatSession, prompt: str) -> list[dict[str, str]]:
+        return [{"text": text} for text in await self.hooks.recall(session, prompt)]
+
     def context_status(self, session: ChatSession) -> ContextStatus:
         th = self.thresholds()
         return ContextStatus(
-            session_id=session.id,
-            prompt_tokens=session.prompt_tokens,
+            sessionId=session.id,
+            promptTokens=session.prompt_tokens,
             window=th.window,
-            percent_left=th.percent_left(session.prompt_tokens),
+            percentLeft=th.percent_left(session.prompt_tokens),
             level=th.level(session.prompt_tokens),
         )
 
     # ----------------------------------------------------------------- inspector
-    def context_report(self, session_id: str | None = None) -> ContextReport:
+    async def context_report(self, session_id: str | None = None) -> ContextResult:
+        """What the next request would hold; reading a chat from disk does not open it."""
         session = self.sessions.get(session_id) if session_id else None
-        if session_id and session is None:
-            session = self.session(session_id)
-        try:
-            self.context.refresh_if_stale()
-            system = self.context.system_prompt()
-        except ContextError as exc:
-            raise EngineError(str(exc), kind="context") from exc
-        return self._count_request(system, session)
+        if session is not None:
+            await self._session_ready(session)
+            return self._count(session.context, session.skills_tracker, session.history)
+        history = await asyncio.to_thread(self.sessions.read_history, session_id) if session_id else []
+        context = SessionContext(self.context)
+        await self._prepare(context)
+        return self._count(context, SkillListingTracker(), history)
 
-    def _count_request(self, system: str, session: ChatSession | None) -> ContextReport:
-        """Per-section tokens of the request the next turn would send.
-
-        The system prompt is split into the sections the assembler reports
-        and whatever joins them; the total is the sum of the parts, which is
-        exactly how the prompt size is counted when the endpoint reports no
-        usage, so the inspector and the status meter never disagree.
-        """
-        count = self.counter.count
-        sections: list[Section] = []
-        covered = 0
-        for sec in self.context.sections():
-            tokens = count(sec.text)
-            covered += len(sec.text)
-            sections.append(Section(name=sec.name, tokens=tokens, source=sec.source))
-        joined = sum(s.tokens for s in sections)
-        whole = count(system)
-        sections.append(Section(name="separators", tokens=max(0, whole - joined)))
-        history = session.history if session else []
-        tracker = session.skills_tracker if session else SkillListingTracker()
-        listing = tracker.peek(self.skills)
-        if listing:
-            sections.append(Section(name="skills", tokens=count(listing)))
-        if not history:
-            sections.append(Section(name="environment", tokens=count(self.context.startup_reminder())))
-        if history:
-            sections.append(Section(name="history", tokens=sum(self.counter.count_content(c) for c in history)))
-        tools = json.dumps([t.declaration() for t in self.tools], separators=(",", ":"))
-        sections.append(Section(name="tools", tokens=count(tools)))
-        th = self.thresholds()
-        return ContextReport(sections=sections, total_tokens=sum(s.tokens for s in sections), window=th.window, thresholds=th)
-
-
-def _checked_id(session_id: str) -> str:
-    """Session ids become file names: refuse anything but Qwen Code's id alphabet."""
-    if not is_valid_session_id(session_id):
-        raise EngineError(
-            f"sessionId: {session_id!r} is not a session id (letters, digits, '-' and '_' only; Qwen Code uses UUIDs).",
-            kind="invalid_params",
+    def _count(self, context: SessionContext, tracker: SkillListingTracker, history: list[Content]) -> ContextResult:
+        return count_request(
+            self.counter,
+            system=context.system_prompt(),
+            sections=context.sections(),
+            skills_listing=tracker.peek(self.skills),
+            startup_reminder=context.startup_reminder(),
+            history=history,
+            tool_declarations=[t.declaration() for t in self.tools],
+            thresholds=self.thresholds(),
+            problems=self.context.problems,
         )
-    return session_id
+
+
+def transcript(history: Iterable[Content]) -> list[TranscriptMessage]:
+    """What the user saw: prompts and answers, without reminders, attachments or tool traffic."""
+    out: list[TranscriptMessage] = []
+    for content in history:
+        text = visible_text(content)
+        if text.strip():
+            out.append(TranscriptMessage(role="user" if content["role"] == "user" else "assistant", text=text))
+    return out
 
 
 def _ignored_path(path: Path) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from qwen_lsp.context import ContextAssembler, ContextError, ContextSettings, system_prompt_suffix
+from qwen_lsp.context import ContextAssembler, ContextError, ContextSettings, SessionContext, system_prompt_suffix
 from qwen_lsp.context.project_rules_file import MEMORY_SECTION_HEADER
 
 
@@ -41,7 +41,7 @@ def test_prompt_layout_and_output_language_block(repo: Path) -> None:
     assert "\n\n---\n\n--- Context from: ../../QWEN.md ---\nProject rules\n<!-- Imported from: ./docs/style.md -->" in prompt
     assert prompt.endswith("--- End of Context from: ../../../.qwen/output-language.md ---")
     assert (Path(os.environ["HOME"]) / ".qwen" / "output-language.md").read_text().startswith("# Output language preference: auto")
-    a.set_memory_block("# auto memory\nx")
+    a.memory_block = "# auto memory\nx"
     assert a.system_prompt().endswith("output-language.md ---\n\n---\n\n# auto memory\nx")
     names = [s.name for s in a.sections()]
     assert names == ["base prompt", "context file", "context file", "memory"]
@@ -103,13 +103,13 @@ def test_system_md_switches(repo: Path, tmp_path: Path) -> None:
     assert out.read_text() == prompt[: prompt.index("\n\n---\n\n")]
 
 
-def test_add_project_memory_appends_under_section(repo: Path) -> None:
+def test_add_to_project_rules_appends_under_section(repo: Path) -> None:
     a = make(repo / "deep")
     before = a.system_prompt()
-    target = a.add_project_memory("- Use tabs\n")
+    target = a.add_to_project_rules("- Use tabs\n")
     assert target == repo / "QWEN.md"
     assert target.read_text() == f"Project rules\n@./docs/style.md\n\n{MEMORY_SECTION_HEADER}\n- Use tabs\n"
-    a.add_project_memory("- Run make check")
+    a.add_to_project_rules("- Run make check")
     assert target.read_text().endswith(f"{MEMORY_SECTION_HEADER}\n- Use tabs\n- Run make check\n")
     after = a.system_prompt()
     assert after != before and "- Run make check" in after
@@ -120,23 +120,23 @@ def test_add_memory_creates_file_and_inserts_before_next_section(tmp_path: Path,
     proj = tmp_path / "p"
     proj.mkdir()
     a = make(proj)
-    assert a.add_project_memory("first").read_text() == f"{MEMORY_SECTION_HEADER}\nfirst\n"
+    assert a.add_to_project_rules("first").read_text() == f"{MEMORY_SECTION_HEADER}\nfirst\n"
     (proj / "QWEN.md").write_text(f"{MEMORY_SECTION_HEADER}\n- a\n\n## Other\n```\n## not a heading\n```\n")
-    a.add_project_memory("- b")
+    a.add_to_project_rules("- b")
     assert (proj / "QWEN.md").read_text() == f"{MEMORY_SECTION_HEADER}\n- a\n- b\n\n## Other\n```\n## not a heading\n```\n"
 
 
-def test_initial_history_is_the_environment_reminder(repo: Path) -> None:
+def test_the_environment_reminder_is_taken_once_per_chat(repo: Path) -> None:
     (repo / "b.txt").write_text("")
     (repo / "node_modules").mkdir()
-    a = make(repo)
-    [content] = a.initial_history()
-    text = content["parts"][0]["text"]
-    assert content["role"] == "user"
+    chat = SessionContext(make(repo))
+    text = chat.startup_reminder()
     assert text.startswith("<system-reminder>\nThis is the Qwen Code. We are setting up the context for our chat.\nToday's date is ")
     assert f"I'm currently working in the directory: {repo}\n" in text
     assert text.endswith(f"Showing up to 20 items:\n\n{repo}/\n├───b.txt\n├───QWEN.md\n├───.git/...\n├───deep/\n│   └───er/\n├───docs/\n│   └───style.md\n└───node_modules/...\n</system-reminder>")
-    assert a.initial_history() == [content]
+    (repo / "later.txt").write_text("")
+    assert chat.startup_reminder() is text  # frozen for the chat
+    assert "later.txt" in SessionContext(chat._assembler).startup_reminder()  # a new chat looks again
 
 
 def test_problems_are_collected_not_raised(repo: Path) -> None:

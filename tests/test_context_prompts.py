@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qwen_lsp.context import build_base_prompt, compression_prompt, project_summary_prompt, tool_call_style
+from qwen_lsp.compaction.prompts import compression_prompt, project_summary_prompt
+from qwen_lsp.context import build_base_prompt, tool_call_style
 
 
 def test_tool_call_style_by_model_name_and_env() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from qwen_lsp.context import ContextAssembler, ContextSettings, parse_rule
+from qwen_lsp.context import ContextAssembler, ContextSettings, SessionContext, parse_rule
 
 
 def test_parse_bom_crlf_comments_and_paths() -> None:
@@ -54,10 +54,11 @@ def test_baseline_rules_follow_context_files_in_code_point_order(project: Path) 
 
 
 def test_conditional_rule_activates_once_on_matching_file(project: Path) -> None:
-    a = ContextAssembler(project, ContextSettings(model="m", output_language=None))
-    assert a.activate_rules_for([project / "README.md"]) == []
+    a = SessionContext(ContextAssembler(project, ContextSettings(model="m", output_language=None)))
+    a.prepare()
+    assert a.activate_rules([project / "README.md"]) == []
     assert a.pending_rule_reminder() is None
-    assert a.activate_rules_for([project / "src" / "x.py", project / ".eslintrc.js"]) == [".qwen/rules/py.md", ".qwen/rules/sub/dot.md"]
+    assert a.activate_rules([project / "src" / "x.py", project / ".eslintrc.js"]) == [".qwen/rules/py.md", ".qwen/rules/sub/dot.md"]
     assert a.pending_rule_reminder() == (
         "<system-reminder>\n"
         "--- Rule from: .qwen/rules/py.md ---\nPython rule\n--- End of Rule from: .qwen/rules/py.md ---\n\n"
@@ -65,8 +66,8 @@ def test_conditional_rule_activates_once_on_matching_file(project: Path) -> None
         "</system-reminder>"
     )
     assert a.pending_rule_reminder() is None
-    assert a.activate_rules_for([project / "y.py"]) == []
-    assert a.activate_rules_for(["/outside/z.py"]) == []
+    assert a.activate_rules([project / "y.py"]) == []
+    assert a.activate_rules(["/outside/z.py"]) == []
 
 
 def test_untrusted_folder_loads_global_rules_only(project: Path) -> None:

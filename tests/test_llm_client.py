@@ -14,7 +14,6 @@ from support.scripted_openai import Cut, HttpError, Reply, ScriptedOpenAI, Stall
 
 from qwen_lsp.llm.client import (
     ChatClient,
-    Completion,
     FinishEvent,
     StreamEvent,
     TextDelta,
@@ -263,12 +262,6 @@ async def test_closing_the_generator_early_hangs_up(scripted: ScriptedOpenAI, cl
     assert TextDelta("again") in await collect(client)
 
 
-async def test_complete_collects_everything(scripted: ScriptedOpenAI, client: ChatClient) -> None:
-    scripted.enqueue(Reply(chunks=["a", "b"], reasoning=["r"], tool_calls=[ToolCallSpec("f", {"k": "v"}, id="t")], usage={"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}))
-    result = await client.complete(HI)
-    assert result == Completion("ab", "r", [ToolCallEvent("t", "f", {"k": "v"}, '{"k": "v"}')], UsageEvent(1, 2, 3), "tool_calls")
-
-
 async def test_list_models(scripted: ScriptedOpenAI, client: ChatClient) -> None:
     assert await client.list_models() == ["scripted-model"]
     assert scripted.requests[-1].method == "GET"
@@ -278,7 +271,7 @@ async def test_list_models(scripted: ScriptedOpenAI, client: ChatClient) -> None
 async def test_many_turns_reuse_one_client(scripted: ScriptedOpenAI, client: ChatClient) -> None:
     for i in range(5):
         scripted.enqueue(Reply(chunks=[f"turn {i}"]))
-        assert (await client.complete(HI)).text == f"turn {i}"
+        assert TextDelta(f"turn {i}") in await collect(client)
 
 
 async def test_a_web_page_instead_of_an_api_is_explained() -> None:

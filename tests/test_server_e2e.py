@@ -105,7 +105,7 @@ async def test_unauthorized_gives_actionable_error(lsp, scripted: ScriptedOpenAI
     with pytest.raises(JsonRpcException) as info:
         await chat(lsp, "hi")
     assert "rejected" in info.value.message and scripted.base_url in info.value.message
-    assert info.value.code == -32002
+    assert info.value.code == -31002
     errors = [as_dict(e) for e in lsp.rec.chat_events if as_dict(e)["kind"] == "error"]
     assert errors and "rejected" in errors[-1]["text"]
     res = as_dict(await chat(lsp, "hi again"))

@@ -97,5 +97,5 @@ def test_custom_request_errors(peer: RawPeer):
     assert peer.response(10)["error"]["code"] == -32602
     peer.send({"jsonrpc": "2.0", "id": 11, "method": "qwen/chat", "params": {"prompt": "hi"}})
     err = peer.response(11)["error"]
-    assert err["code"] == -32001 and "OPENAI_BASE_URL" in err["message"] and err["data"] == {"kind": "config"}
+    assert err["code"] == -31001 and "OPENAI_BASE_URL" in err["message"] and err["data"] == {"kind": "config"}
     assert peer.alive()

@@ -252,7 +252,7 @@ def test_list_result_and_table_show_errors_and_conditional_state(root: Path) -> 
     write_skill(root / ".qwen/skills", "py", "name: py\ndescription: Python rules\npaths: ['**/*.py']")
     write_skill(root / ".qwen/skills", "bad", "name: bad")
     m = manager(root)
-    result = skills_list_result(m)
+    result = skills_list_result(m).wire()
     assert result["skills"] == [
         {
             "name": "py",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -47,6 +47,8 @@ class TurnRequest:
     max_tokens: int | None = None
     count_prompt: Callable[[list[dict[str, Any]]], int] | None = None
     """Fallback prompt-token counter when the endpoint reports no usage."""
+    before_request: Callable[[], Awaitable[None]] | None = None
+    """Awaited before every model request (compaction may shrink ``history`` here)."""
 
 
 async def run_turn(
@@ -64,6 +66,8 @@ async def run_turn(
     outcome = TurnOutcome(text="", finish_reason="stop")
     for round_no in range(1, max_rounds + 1):
         outcome.rounds = round_no
+        if req.before_request is not None:
+            await req.before_request()
         messages = to_openai_messages(req.system, req.history)
         text: list[str] = []
         thought: list[str] = []

@@ -1,1 +1,1 @@
-"""Compaction core: thresholds now; compression and microcompaction plug in here."""
+"""Compaction core: thresholds and the compression prompts; compression and microcompaction plug in here."""

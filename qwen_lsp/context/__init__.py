@@ -6,16 +6,15 @@ what Qwen Code 0.24 sends, which this package reproduces.
 """
 
 from .assembler import ContextAssembler, ContextSettings, Section
+from .session_context import SessionContext
 from .code_regions import find_code_regions
 from .discovery import ContextFile, Discovery, discover
 from .environment import folder_structure, git_snapshot, startup_reminder, wrap_reminder
 from .imports import find_imports, process_imports
-from .project_rules_file import MEMORY_SECTION_HEADER, append_memory
+from .project_rules_file import MEMORY_SECTION_HEADER, append_to_project_rules
 from .prompts import (
     ContextError,
     build_base_prompt,
-    compression_prompt,
-    project_summary_prompt,
     system_prompt_suffix,
     tool_call_style,
 )
@@ -33,9 +32,9 @@ __all__ = [
     "Problem",
     "Rule",
     "Section",
-    "append_memory",
+    "SessionContext",
+    "append_to_project_rules",
     "build_base_prompt",
-    "compression_prompt",
     "discover",
     "find_code_regions",
     "find_imports",
@@ -43,7 +42,6 @@ __all__ = [
     "git_snapshot",
     "parse_rule",
     "process_imports",
-    "project_summary_prompt",
     "startup_reminder",
     "system_prompt_suffix",
     "tool_call_style",

@@ -8,32 +8,42 @@ The system prompt is (0.24 ``assembleSystemPrompt``)::
     + "\\n\\n" + git snapshot                                  (if in a repo with commits)
     + "\\n\\n---\\n\\n" + memory block                         (auto-memory; set by the memory core)
 
-Together with the tools block it is the provider's cache prefix, so it is
-built once and then returned *byte for byte* until one of its inputs
-changes: a context file, an imported file (even one that was missing), a
+This class holds what every chat of the workspace shares: the files read
+from disk and the cached prefix up to the git snapshot. The snapshot, the
+environment prelude and conditional-rule injections belong to one chat and
+live in :class:`~.session_context.SessionContext`.
+
+Together with the tools block the system prompt is the provider's cache
+prefix, so it is built once and then returned *byte for byte* until one of
+its inputs changes: a context file, an imported file (even one that was missing), a
 rule, ``system.md``, ``output-language.md``, a setting. The engine reports
 changes through :meth:`ContextAssembler.invalidate` (from watchdog and
 ``didSave``); the next call rebuilds. Reading problems never raise: they
 are logged and listed in :attr:`ContextAssembler.problems`. Only a
 ``QWEN_SYSTEM_MD`` that names a missing file raises :class:`ContextError`,
 because the user asked for a prompt we cannot give.
+
+Building reads files and may run for a while on a cold cache, so the server
+calls :meth:`ContextAssembler.prepare` on a worker thread; one lock keeps
+two builds from racing, and a generation counter keeps a build that an
+invalidation overtook from being cached.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..paths import global_qwen_dir
 from . import output_language
 from .discovery import LOCAL_CONTEXT_FILENAME, QWEN_DIR, Discovery, discover
-from .environment import git_snapshot, startup_reminder, wrap_reminder
-from .project_rules_file import append_memory, atomic_write
+from .project_rules_file import append_to_project_rules, atomic_write
 from .prompts import (
     ContextError,
     resolve_base_prompt,
@@ -42,6 +52,9 @@ from .prompts import (
 )
 from .rules import ConditionalRules, Rule, format_rules, load_rules_dir
 from .text import GitAncestry, Problem, is_subpath, js_trim, lexical_abspath, read_text
+
+if TYPE_CHECKING:
+    from .session_context import SessionContext
 
 log = logging.getLogger(__name__)
 
@@ -123,14 +136,13 @@ class ContextAssembler:
         self._env: Mapping[str, str] = os.environ if env is None else env
         self._loaded: _Loaded | None = None
         self._base: str | None = None
-        self._prefix: str | None = None  # everything before the memory block
-        self._prompt: str | None = None
-        self._memory_block = ""
-        self._git: str | None = None
-        self._git_taken = False
-        self._startup: str | None = None
-        self._conditional = ConditionalRules([], self.cwd)
-        self._pending: list[Rule] = []
+        self._prefix: str | None = None  # everything before the git snapshot
+        self.memory_block = ""
+        """The auto-memory block (memory core), appended last after ``---``; only the tail changes."""
+        self._conditional: ConditionalRules | None = None
+        self._build_lock = threading.RLock()
+        self._solo: SessionContext | None = None
+        self._generation = 0
         self._base_problem: Problem | None = None
         self._dirs: tuple[str, str] | None = None
         self._git_repo: bool | None = None
@@ -155,29 +167,20 @@ class ContextAssembler:
     def update_settings(self, settings: ContextSettings) -> None:
         if settings != self.settings:
             self.settings = settings
-            self._drop(reload=True)
-
-    def set_memory_block(self, text: str) -> None:
-        """The auto-memory block (memory core), appended last after ``---``; only the tail changes."""
-        if text != self._memory_block:
-            self._memory_block = text
-            self._prompt = None
-
-    def new_session(self) -> None:
-        """Take a fresh git snapshot and environment prelude (Qwen Code takes both once per session)."""
-        self._git_taken = False
-        self._git_repo = None
-        self._startup = None
-        self._prefix = self._prompt = None
-        self._conditional.injected.clear()
-        self._pending.clear()
+            self._drop()
 
     # ------------------------------------------------------------------ building
 
     def _load(self) -> _Loaded:
-        if self._loaded is not None:
-            return self._loaded
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        with self._build_lock:
+            return self._loaded or self._read_inputs()
+
+    def _read_inputs(self) -> _Loaded:
         s = self.settings
+        generation = self._generation
         read_from = time.time_ns() - _MTIME_SLACK_NS
         extra: list[str] = []
         if s.output_language is not None:
@@ -210,10 +213,11 @@ class ContextAssembler:
             rule_files.extend(files)
         baseline = [r for r in rules if not r.conditional]
         conditional = [r for r in rules if r.conditional]
-        injected = {p for p in self._conditional.injected if any(r.path == p for r in conditional)}
-        self._conditional = ConditionalRules(conditional, effective_root, injected)
-        self._loaded = _Loaded(discovery, baseline, conditional, rule_files, rules_dirs, effective_root, problems, read_from)
-        return self._loaded
+        loaded = _Loaded(discovery, baseline, conditional, rule_files, rules_dirs, effective_root, problems, read_from)
+        if generation == self._generation:
+            self._loaded = loaded
+            self._conditional = ConditionalRules(conditional, effective_root)
+        return loaded
 
     def refresh_if_stale(self) -> bool:
         """Drop the cache when any input changed on disk since it was read; True if it did.
@@ -236,14 +240,23 @@ class ContextAssembler:
         else:
             stale = current != loaded.fingerprint
         if stale:
-            self._drop(reload=True)
+            self._drop()
         return stale
+
+    def prepare(self) -> None:
+        """Blocking: rebuild what is stale so later calls on the event loop only read caches.
+
+        May raise :class:`ContextError` (a ``QWEN_SYSTEM_MD`` naming a missing file).
+        """
+        with self._build_lock:
+            self.refresh_if_stale()
+            self.workspace_prefix()
 
     def _base_prompt(self) -> str:
         if self._base is None:
             try:
                 self._base = resolve_base_prompt(
-                    self.settings.model, self.settings.interaction_mode, self.cwd, self._env, self.home, in_git=self._in_git()
+                    self.settings.model, self.settings.interaction_mode, self.cwd, self._env, self.home, in_git=self.in_git()
                 )
                 self._base_problem = None
             except ContextError as exc:
@@ -252,42 +265,44 @@ class ContextAssembler:
                 raise
         return self._base
 
-    def _in_git(self) -> bool:
+    def in_git(self) -> bool:
         """Whether cwd is in a git repository; asked by the base prompt and the snapshot, walked once."""
         if self._git_repo is None:
             self._ancestry = GitAncestry()
             self._git_repo = self._ancestry.in_git(self.cwd)
         return self._git_repo
 
-    def git_snapshot(self) -> str | None:
-        """The session's frozen git snapshot (see :mod:`.environment`)."""
-        if not self._git_taken:
-            self._git = git_snapshot(self.cwd, in_git=self._in_git())
-            self._git_taken = True
-        return self._git
-
-    def system_prompt(self, memory_block: str | None = None) -> str:
-        """The system message; identical bytes until an input changes. May raise :class:`ContextError`."""
-        if memory_block is not None:
-            self.set_memory_block(memory_block)
-        if self._prompt is not None:
-            return self._prompt
-        if self._prefix is None:
+    def workspace_prefix(self) -> str:
+        """Base prompt, context files and rules, append instruction: the part every chat shares."""
+        prefix = self._prefix
+        if prefix is None:
+            generation = self._generation
             base = self._base_prompt()
             loaded = self._load()
-            git = self.git_snapshot()
-            self._prefix = (
-                base
-                + system_prompt_suffix(loaded.user_memory)
-                + system_prompt_suffix(self.settings.append_instruction)
-                + (f"\n\n{git}" if git else "")
-            )
-        self._prompt = self._prefix + system_prompt_suffix(self._memory_block)
-        return self._prompt
+            prefix = base + system_prompt_suffix(loaded.user_memory) + system_prompt_suffix(self.settings.append_instruction)
+            if generation == self._generation:
+                self._prefix = prefix
+        return prefix
+
+    def solo(self) -> SessionContext:
+        """The chat of a single-chat caller (the CLI's one-shot commands, benchmarks), made on first use."""
+        if self._solo is None:
+            from .session_context import SessionContext  # it builds on this class
+
+            self._solo = SessionContext(self)
+        return self._solo
+
+    def system_prompt(self) -> str:
+        """The system message of :meth:`solo`'s chat."""
+        return self.solo().system_prompt()
 
     def sections(self) -> list[Section]:
+        """The sections of :meth:`solo`'s chat."""
+        return self.solo().sections()
+
+    def sections_with(self, git_snapshot: str | None) -> list[Section]:
         """Base prompt, each attached context file, each baseline rule, append, git, memory."""
-        self.system_prompt()
+        self.workspace_prefix()
         loaded = self._load()
         assert self._base is not None
         out = [Section("base prompt", self._system_md_path(), self._base)]
@@ -299,10 +314,10 @@ class ContextAssembler:
             out.append(Section("rule", os.path.relpath(rule.path, loaded.effective_root).replace("\\", "/"), text))
         if js_trim(self.settings.append_instruction):
             out.append(Section("append instruction", None, js_trim(self.settings.append_instruction)))
-        if self._git:
-            out.append(Section("git snapshot", None, self._git))
-        if js_trim(self._memory_block):
-            out.append(Section("memory", None, js_trim(self._memory_block)))
+        if git_snapshot:
+            out.append(Section("git snapshot", None, git_snapshot))
+        if js_trim(self.memory_block):
+            out.append(Section("memory", None, js_trim(self.memory_block)))
         return out
 
     def _system_md_path(self) -> str | None:
@@ -311,46 +326,34 @@ class ContextAssembler:
             return None
         return os.path.join(self.cwd, ".qwen", "system.md") if switch.is_switch else switch.value
 
-    # ------------------------------------------------------------------ history prelude
-
-    def startup_reminder(self) -> str:
-        """The environment ``<system-reminder>`` part, frozen for the session."""
-        if self._startup is None:
-            self._startup = startup_reminder(self.cwd)
-        return self._startup
-
-    def initial_history(self) -> list[dict[str, Any]]:
-        """The first user message as 0.24 seeds it, minus the skills listing (the skills core adds that)."""
-        return [{"role": "user", "parts": [{"text": self.startup_reminder()}]}]
-
     # ------------------------------------------------------------------ staleness
 
-    def _drop(self, *, reload: bool) -> None:
-        if reload:
-            self._loaded = None
-            self._dirs = None
-            self._ancestry = None
+    def _drop(self) -> None:
+        self._generation += 1
+        self._loaded = None
+        self._conditional = None
+        self._dirs = None
+        self._ancestry = None
         self._git_repo = None
         self._base = None
         self._prefix = None
-        self._prompt = None
 
     def invalidate(self, changed: Iterable[Path | str] | None = None) -> bool:
         """Drop the cache if any of ``changed`` is an input; ``None`` drops it unconditionally."""
         if changed is None:
-            self._drop(reload=True)
+            self._drop()
             return True
         paths = [lexical_abspath(p) for p in changed]
         if not paths:
             return False
         if any(self._affects_base(p) for p in paths):
-            self._drop(reload=True)
+            self._drop()
             return True
         loaded = self._loaded
         if loaded is None:
             return False
         if any(self._affects_load(p, loaded) for p in paths):
-            self._drop(reload=True)
+            self._drop()
             return True
         return False
 
@@ -403,21 +406,19 @@ class ContextAssembler:
 
     # ------------------------------------------------------------------ conditional rules
 
-    def activate_rules_for(self, paths: Iterable[Path | str]) -> list[str]:
-        """Activate conditional rules matching files just opened or touched; names (root-relative) returned."""
-        loaded = self._load()
-        newly = self._conditional.match(list(paths))
-        self._pending.extend(newly)
-        return [os.path.relpath(r.path, loaded.effective_root).replace("\\", "/") for r in newly]
+    def loaded_conditional_rules(self) -> ConditionalRules | None:
+        """The conditional rules of the current build, or ``None`` while a rebuild is due (never builds)."""
+        return self._conditional
 
-    def pending_rule_reminder(self) -> str | None:
-        """Rules activated since the last call, as one ``<system-reminder>`` of rule blocks; consumed once."""
-        if not self._pending:
-            return None
-        loaded = self._load()
-        body = format_rules(self._pending, loaded.effective_root)
-        self._pending = []
-        return wrap_reminder(body)
+    def rule_name(self, rule: Rule) -> str:
+        """How a rule is named to the editor: its path relative to the project root."""
+        root = self._conditional.project_root if self._conditional is not None else self._load().effective_root
+        return os.path.relpath(rule.path, root).replace("\\", "/")
+
+    def format_rules(self, rules: Iterable[Rule]) -> str:
+        """Rule blocks as Qwen Code injects them, paths relative to the project root."""
+        root = self._conditional.project_root if self._conditional is not None else self._load().effective_root
+        return format_rules(rules, root)
 
     # ------------------------------------------------------------------ inspector data
 
@@ -428,32 +429,30 @@ class ContextAssembler:
             found.insert(0, self._base_problem)
         return found
 
-    errors = problems  # the inspector asks for "errors"; both names mean the same list
-
     # ------------------------------------------------------------------ "Add to QWEN.md"
 
-    def memory_file_path(self) -> Path:
+    def project_rules_path(self) -> Path:
         """``<project root>/<first context filename>``, where Qwen Code appends workspace memories."""
         root = self._load().effective_root
         return Path(root) / self.settings.filenames()[0]
 
-    def add_project_memory(self, text: str) -> Path:
+    def add_to_project_rules(self, text: str) -> Path:
         """Append ``text`` under ``## Qwen Added Memories``; atomic; the next turn sees it.
 
         Raises ``OSError`` if the file cannot be read or written: the caller
         reports it to the user, nothing is lost.
         """
-        target = self.memory_file_path()
+        target = self.project_rules_path()
         try:
             existing = read_text(str(target))
         except FileNotFoundError:
             existing = ""
-        updated = append_memory(existing, text)
+        updated = append_to_project_rules(existing, text)
         if updated != existing:
             atomic_write(str(target), updated)
             self.invalidate([target])
             if self._loaded is not None and str(target) not in self._loaded.discovery.dependencies:
-                self._drop(reload=True)
+                self._drop()
         return target
 
 

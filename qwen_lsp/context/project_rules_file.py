@@ -37,7 +37,7 @@ def _next_section(text: str, start: int) -> int:
     return -1
 
 
-def append_memory(existing: str, text: str) -> str:
+def append_to_project_rules(existing: str, text: str) -> str:
     """The new file content after adding ``text`` to the memories section of ``existing``."""
     entry = text.strip("\n")
     if not entry:

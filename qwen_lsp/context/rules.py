@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 
 from wcmatch import glob as wcglob
@@ -137,11 +137,15 @@ def format_rules(rules: Iterable[Rule], project_root: str) -> str:
 
 @dataclass
 class ConditionalRules:
-    """Conditional rules of one session: each is injected at most once."""
+    """The workspace's conditional rules and their glob index; stateless matching.
+
+    Which rules a chat has already been given lives with that chat
+    (:class:`~qwen_lsp.context.session_context.SessionContext`), so two chats
+    of one workspace never share injections.
+    """
 
     rules: list[Rule]
     project_root: str
-    injected: set[str] = field(default_factory=set)
     _index: ActivationIndex = field(init=False, repr=False)
     _by_path: dict[str, Rule] = field(init=False, repr=False)
 
@@ -152,17 +156,18 @@ class ConditionalRules:
         for dropped in self._index.dropped:
             log.warning("%s: invalid glob in paths: %s (%s); the rule's other globs stay", dropped.skill, dropped.pattern, dropped.message)
 
-    def match(self, paths: Iterable[str | os.PathLike[str]]) -> list[Rule]:
-        """Mark and return the not-yet-injected rules that any of ``paths`` matches."""
-        newly: list[Rule] = []
+    def match(self, paths: Iterable[str | os.PathLike[str]], skip: Container[str] = ()) -> list[Rule]:
+        """The rules (not in ``skip``, by path) that any of ``paths`` matches, each once, in match order."""
+        found: list[Rule] = []
         if not self.rules:
-            return newly
+            return found
+        seen: set[str] = set()
         for raw in paths:
             for rel in self._relative_forms(os.fspath(raw)):
-                for name in self._index.match(rel, skip=self.injected.__contains__):
-                    self.injected.add(name)
-                    newly.append(self._by_path[name])
-        return newly
+                for name in self._index.match(rel, skip=lambda n: n in skip or n in seen):
+                    seen.add(name)
+                    found.append(self._by_path[name])
+        return found
 
     def _relative_forms(self, path: str) -> list[str]:
         """The project-relative path, plus its real-path form when a symlink is involved."""

@@ -99,15 +99,6 @@ class FinishEvent:
 StreamEvent = TextDelta | ThoughtDelta | ToolCallEvent | UsageEvent | FinishEvent
 
 
-@dataclass(frozen=True)
-class Completion:
-    text: str
-    thought: str
-    tool_calls: list[ToolCallEvent]
-    usage: UsageEvent | None
-    finish_reason: str
-
-
 _FINISH_ALIASES = {
     "stop": "stop",
     "eos": "stop",
@@ -415,37 +406,6 @@ class ChatClient:
                         yield event
         for event in reader.finish(saw_done):
             yield event
-
-    async def complete(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        extra_body: dict[str, Any] | None = None,
-    ) -> Completion:
-        """The whole answer at once (side queries); same errors as ``stream``."""
-        text: list[str] = []
-        thought: list[str] = []
-        calls: list[ToolCallEvent] = []
-        usage: UsageEvent | None = None
-        reason = "stop"
-        events = self.stream(messages, tools=tools, max_tokens=max_tokens, temperature=temperature, extra_body=extra_body)
-        async with contextlib.aclosing(events):
-            async for event in events:
-                match event:
-                    case TextDelta():
-                        text.append(event.text)
-                    case ThoughtDelta():
-                        thought.append(event.text)
-                    case ToolCallEvent():
-                        calls.append(event)
-                    case UsageEvent():
-                        usage = event
-                    case FinishEvent():
-                        reason = event.reason
-        return Completion("".join(text), "".join(thought), calls, usage, reason)
 
     async def list_models(self) -> list[str]:
         """Model ids the endpoint offers (``GET /models``); used by ``doctor`` to check reachability."""

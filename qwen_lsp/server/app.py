@@ -14,7 +14,7 @@ from typing import Any
 
 from cattrs import ClassValidationError, transform_error
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcServerError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled, JsonRpcServerError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
@@ -26,27 +26,38 @@ from pygls.protocol import (
 from pygls.uris import to_fs_path
 
 from .. import __version__
-from ..config import overlay
-from ..engine import ContextStatus, Engine, EngineError, Listeners, SkillsChanged
+from ..engine import Engine, Listeners
+from ..errors import EngineError
 from ..llm.tokens import TokenCounter
+from ..protocol import ContextStatus, SkillsChanged
+from .configuration import EditorConfiguration
 
 log = logging.getLogger(__name__)
 
 ERROR_CODES: Mapping[str, int] = {
-    "engine": -32000,
-    "config": -32001,
-    "auth": -32002,
-    "connect": -32003,
-    "timeout": -32003,
-    "stall": -32003,
-    "not_found": -32004,
-    "rate_limit": -32005,
-    "server": -32006,
-    "bad_request": -32007,
-    "protocol": -32008,
-    "context": -32009,
+    "engine": -31000,
+    "config": -31001,
+    "auth": -31002,
+    "connect": -31003,
+    "timeout": -31003,
+    "stall": -31003,
+    "not_found": -31004,
+    "rate_limit": -31005,
+    "server": -31006,
+    "bad_request": -31007,
+    "protocol": -31008,
+    "context": -31009,
 }
-"""JSON-RPC codes (server-error range) per :class:`EngineError` kind; ``data.kind`` carries the name."""
+"""Application error codes per :class:`EngineError` kind; ``data.kind`` carries the name.
+
+They lie outside JSON-RPC's reserved range (-32768…-32000, which holds
+LSP's -32099…-32000 and -32899…-32800), so a client never mistakes a rejected
+key for LSP's ``ServerNotInitialized`` (-32002) or ``UnknownErrorCode``
+(-32001). The standard codes keep exactly their standard meaning: -32602
+bad params, -32601 unknown method, -32603 a bug, -32800 cancelled, -32002
+not initialized.
+"""
+SERVER_NOT_INITIALIZED = -32002
 
 CUSTOM_METHODS = (
     "qwen/chat",
@@ -94,10 +105,37 @@ class QwenProtocol(LanguageServerProtocol):
         return result
 
 
+class QwenRequestError(JsonRpcException):
+    """A request that failed for a reason the user can act on (bad key, no model, unknown session)."""
+
+
+CLIENT_ERRORS = (QwenRequestError, JsonRpcInvalidParams, JsonRpcRequestCancelled)
+"""Expected failures: logged as one line. Anything else escaping a handler is a bug and keeps its traceback."""
+
+
 def engine_error(exc: EngineError) -> JsonRpcException:
     if exc.kind == "invalid_params":
         return JsonRpcInvalidParams(exc.message)
-    return JsonRpcServerError(exc.message, ERROR_CODES.get(exc.kind, -32000), data={"kind": exc.kind})
+    return QwenRequestError(exc.message, ERROR_CODES.get(exc.kind, ERROR_CODES["engine"]), data={"kind": exc.kind})
+
+
+def internal_error_message(exc: BaseException) -> str:
+    """What the user sees for a bug: enough to report it; the traceback is in the log."""
+    return f"Internal error in qwen-lsp: {type(exc).__name__}: {exc}. The server log has details."
+
+
+class _OneLineForClientErrors(logging.Filter):
+    """pygls logs every failed request with a traceback; ours are ordinary answers, not crashes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, CLIENT_ERRORS):
+            record.msg, record.args, record.exc_info, record.exc_text = "request failed: %s", (exc,), None, None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(_OneLineForClientErrors())
 
 
 class QwenLanguageServer(LanguageServer):
@@ -111,42 +149,38 @@ class QwenLanguageServer(LanguageServer):
         )
         self.engines: dict[Path, Engine] = {}
         self.counter = TokenCounter()
-        self.client_settings: dict[str, Any] = {}
-        self.init_options: dict[str, Any] = {}
+        self.configuration = EditorConfiguration()
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.pending_settings: asyncio.Future[dict[str, Any]] | None = None
+        self.pending_settings: asyncio.Future[None] | None = None
         """A ``workspace/configuration`` pull in flight; turns wait for it."""
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log instead of pygls's default error popup: background noise must not nag the user."""
-        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+        if not isinstance(error, CLIENT_ERRORS):
+            log.error("server error (%s): %s", getattr(source, "__name__", source), error)
 
     # --------------------------------------------------------------- engines
-    def open_workspaces(self, roots: list[Path], client_settings: Mapping[str, Any] | None) -> None:
+    def open_workspaces(self, roots: list[Path]) -> list[Engine]:
+        """One engine per folder, each subscribed to its folder's editor settings."""
         listeners = Listeners(context_status=self.send_context_status, skills_changed=self.send_skills_changed)
+        opened = []
         for root in roots or [Path(os.getcwd())]:
             root = root.resolve()
             if root not in self.engines:
-                self.engines[root] = Engine(root, counter=self.counter, client_settings=self.client_settings, listeners=listeners)
-
-    def apply_client_settings(self, qwen: Mapping[str, Any]) -> None:
-        """Editor settings changed: every engine uses them from its next turn.
-
-        ``workspace/configuration`` answers and pushed settings lie over the
-        ``initializationOptions``, so a client that sends only part of the
-        object (or nothing) never wipes what it gave at startup.
-        """
-        self.client_settings = overlay(self.init_options, qwen)
-        for engine in self.engines.values():
-            engine.update_client_settings(self.client_settings)
+                engine = Engine(root, counter=self.counter, client_settings=self.configuration.for_folder(root), listeners=listeners)
+                self.engines[root] = engine
+                self.configuration.subscribe(root, engine.update_client_settings)
+                opened.append(engine)
+        return opened
 
     def close_workspace(self, root: Path) -> Engine | None:
+        self.configuration.unsubscribe(root.resolve())
         return self.engines.pop(root.resolve(), None)
 
     def engine_for(self, uri: str | None = None) -> Engine:
         """The engine of the workspace folder containing ``uri`` (a folder or file URI)."""
         if not self.engines:
-            raise JsonRpcServerError("The server is not initialized yet.", -32002)
+            raise JsonRpcServerError("The server is not initialized yet.", SERVER_NOT_INITIALIZED)
         if uri:
             path = uri_to_path(uri)
             if path is not None:
@@ -157,22 +191,10 @@ class QwenLanguageServer(LanguageServer):
 
     # --------------------------------------------------------------- notifications
     def send_context_status(self, status: ContextStatus) -> None:
-        self.protocol.notify(
-            "qwen/contextStatus",
-            {
-                "sessionId": status.session_id,
-                "promptTokens": status.prompt_tokens,
-                "window": status.window,
-                "percentLeft": status.percent_left,
-                "level": status.level,
-            },
-        )
+        self.protocol.notify("qwen/contextStatus", status.wire())
 
     def send_skills_changed(self, change: SkillsChanged) -> None:
-        payload: dict[str, Any] = {"activated": change.activated, "deactivated": change.deactivated}
-        if change.trigger:
-            payload["trigger"] = change.trigger
-        self.protocol.notify("qwen/skillsChanged", payload)
+        self.protocol.notify("qwen/skillsChanged", change.wire())
 
 
 def uri_to_path(uri: str) -> Path | None:

@@ -8,15 +8,24 @@ yielding, or the loop was blocked writing) are merged and go out together
 when it does, so a fast model cannot flood the pipe. Any other event kind
 first flushes pending text, so order always holds. Everything runs on the
 event-loop thread.
+
+Used as a context manager around a turn: however the turn ends, pending
+text is sent first, a failure becomes a final ``error`` event carrying the
+same message as the error response, and nothing is sent after the block.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from types import TracebackType
 from typing import Any
 
+from pygls.exceptions import JsonRpcException
+
 from ..agent.events import TurnEvent
+from ..errors import EngineError
+from .app import internal_error_message
 
 CHAT_EVENT = "qwen/chatEvent"
 _MERGEABLE = ("text", "thought")
@@ -60,6 +69,16 @@ class ChatEventStream:
             self._pending.clear()
             self._pending_kind = None
             self._send(kind, text, None)
+
+    def __enter__(self) -> ChatEventStream:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if isinstance(exc, EngineError):
+            self(TurnEvent("error", text=exc.message))
+        elif isinstance(exc, Exception) and not isinstance(exc, JsonRpcException):
+            self(TurnEvent("error", text=internal_error_message(exc)))
+        self.close()
 
     def close(self) -> None:
         """Send what is pending; later events (e.g. a late callback) are dropped."""

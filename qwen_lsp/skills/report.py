@@ -6,29 +6,36 @@ panel and ``qwen-lsp skills list`` never disagree.
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..protocol import SkillItem, SkillProblem, SkillsListResult
 from .manager import SkillManager
 
 
-def skills_list_result(manager: SkillManager) -> dict[str, Any]:
-    """The ``qwen/skills/list`` result (design §3), camelCase, JSON-ready."""
-    return {
-        "skills": [
-            {
-                "name": s.name,
-                "description": s.description,
-                "level": s.level,
-                "path": s.path,
-                "conditional": s.conditional,
-                "active": s.active,
-                "modelInvocable": s.model_invocable,
-                "paths": list(s.paths),
-            }
+def skills_list_result(manager: SkillManager) -> SkillsListResult:
+    """The ``qwen/skills/list`` result (design §3)."""
+    return SkillsListResult(
+        skills=[
+            SkillItem(
+                name=s.name,
+                description=s.description,
+                level=s.level,
+                path=s.path,
+                conditional=s.conditional,
+                active=s.active,
+                modelInvocable=s.model_invocable,
+                paths=list(s.paths),
+            )
             for s in manager.skills()
         ],
-        "errors": [{"path": e.path, "message": e.message} for e in manager.errors()],
-    }
+        errors=[SkillProblem(path=e.path, message=e.message) for e in manager.errors()],
+    )
+
+
+def listing_signature(manager: SkillManager) -> tuple[object, ...]:
+    """What ``qwen/skills/list`` would show, minus activation: equal signatures mean the set on disk did not move."""
+    return (
+        tuple((s.name, s.level, s.path, s.description, s.conditional, s.paths) for s in manager.skills()),
+        tuple((e.path, e.message) for e in manager.errors()),
+    )
 
 
 def format_skill_list(manager: SkillManager) -> str:

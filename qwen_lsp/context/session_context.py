@@ -1,0 +1,108 @@
+"""The context state of one chat: what Qwen Code keeps per session, kept per chat here.
+
+Qwen Code runs one process per session, so its git snapshot, environment
+prelude and conditional-rule injections are naturally per session. The
+language server runs many chats over one workspace; sharing that state
+would let a second chat change the first one's system-prompt bytes (and the
+endpoint's prompt cache), steal its pending rule, or hand it a rule that
+another chat's tool call activated. So each chat owns a
+:class:`SessionContext`; the :class:`~.assembler.ContextAssembler` keeps
+only what is the same for every chat of the workspace (files read from
+disk, the cached prefix of the system prompt).
+
+:meth:`SessionContext.prepare` does the blocking part (``git`` subprocesses,
+the folder walk of the prelude, a cold context build) and is meant to run
+on a worker thread; everything else is cheap and runs on the event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from .assembler import ContextAssembler, Section
+from .environment import git_snapshot, startup_reminder, wrap_reminder
+from .prompts import system_prompt_suffix
+from .rules import Rule
+
+
+class SessionContext:
+    def __init__(self, assembler: ContextAssembler) -> None:
+        self._assembler = assembler
+        self._git: str | None = None
+        self._git_taken = False
+        self._startup: str | None = None
+        self._injected: set[str] = set()
+        self._pending: list[Rule] = []
+        self._deferred: list[Path | str] = []
+        self._prompt_inputs: tuple[str, str] | None = None
+        self._prompt = ""
+
+    def prepare(self) -> None:
+        """Blocking: build the workspace context if stale, take this chat's snapshots once."""
+        self._assembler.prepare()
+        self.git_snapshot()
+        self.startup_reminder()
+
+    def git_snapshot(self) -> str | None:
+        """Branch, status and recent commits, taken once at the chat's start and then frozen."""
+        if not self._git_taken:
+            self._git = git_snapshot(self._assembler.cwd, in_git=self._assembler.in_git())
+            self._git_taken = True
+        return self._git
+
+    def startup_reminder(self) -> str:
+        """The environment ``<system-reminder>`` part of the chat's first message, frozen for the chat."""
+        if self._startup is None:
+            self._startup = startup_reminder(self._assembler.cwd)
+        return self._startup
+
+    def system_prompt(self) -> str:
+        """The system message: identical bytes until a workspace input or the memory block changes.
+
+        May raise :class:`~.prompts.ContextError`.
+        """
+        prefix = self._assembler.workspace_prefix()
+        memory = self._assembler.memory_block
+        if self._prompt_inputs is None or self._prompt_inputs[0] is not prefix or self._prompt_inputs[1] != memory:
+            git = self.git_snapshot()
+            self._prompt = prefix + (f"\n\n{git}" if git else "") + system_prompt_suffix(memory)
+            self._prompt_inputs = (prefix, memory)
+        return self._prompt
+
+    def sections(self) -> list[Section]:
+        """The inspector's view of :meth:`system_prompt`, with this chat's git snapshot."""
+        return self._assembler.sections_with(self.git_snapshot())
+
+    # ------------------------------------------------------------------ conditional rules
+
+    def activate_rules(self, paths: Iterable[Path | str]) -> list[str] | None:
+        """Queue the rules ``paths`` match that this chat has not been given; their root-relative names.
+
+        ``None`` means the workspace's rules are not loaded yet (a rebuild is
+        due): the paths are kept and :meth:`replay_deferred` activates them
+        after the next :meth:`prepare`, so nothing is missed and the event
+        loop never waits for a cold build.
+        """
+        rules = self._assembler.loaded_conditional_rules()
+        if rules is None:
+            self._deferred.extend(paths)
+            return None
+        newly = rules.match(list(paths), skip=self._injected)
+        self._injected.update(r.path for r in newly)
+        self._pending.extend(newly)
+        return [self._assembler.rule_name(r) for r in newly]
+
+    def replay_deferred(self) -> list[str]:
+        """After :meth:`prepare` (on the event loop): activate what arrived while a rebuild was due."""
+        deferred, self._deferred = self._deferred, []
+        return (self.activate_rules(deferred) or []) if deferred else []
+
+    def pending_rule_reminder(self) -> str | None:
+        """Rules activated since the last call, as one ``<system-reminder>`` of rule blocks; consumed once."""
+        rules = self._assembler.loaded_conditional_rules()
+        if not self._pending or rules is None:
+            return None
+        body = self._assembler.format_rules(self._pending)
+        self._pending = []
+        return wrap_reminder(body)

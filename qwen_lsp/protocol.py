@@ -1,0 +1,167 @@
+"""Typed results and notifications of the ``qwen/*`` protocol (design §3).
+
+One model per wire shape, built by the engine and serialised by whichever
+adapter carries it: the language server sends ``model.wire()``, the CLI's
+``--json`` prints the same dict. So the two cannot drift, and a field is
+named, typed and documented once. Field names are camelCase on the wire
+(aliases); optional fields that are unset are left out rather than sent as
+``null`` (design §3 writes them ``source?``, ``trigger?``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Level = Literal["ok", "warn", "auto", "hard"]
+FinishReason = Literal["stop", "length", "cancelled", "error"]
+
+
+class WireResult(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON-ready dict: camelCase keys, unset optionals omitted."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+# ---------------------------------------------------------------- qwen/chat
+
+
+class Usage(WireResult):
+    prompt_tokens: int = Field(alias="promptTokens")
+    completion_tokens: int = Field(alias="completionTokens")
+
+
+class ChatResult(WireResult):
+    session_id: str = Field(alias="sessionId")
+    turn_id: str = Field(alias="turnId")
+    text: str
+    finish_reason: FinishReason = Field(alias="finishReason")
+    usage: Usage
+
+
+class ChatEvent(WireResult):
+    """``qwen/chatEvent``: one streamed event of a running turn."""
+
+    session_id: str = Field(alias="sessionId")
+    turn_id: str = Field(alias="turnId")
+    seq: int
+    kind: Literal["text", "thought", "toolCall", "toolResult", "status", "error"]
+    text: str | None = None
+    tool: dict[str, Any] | None = None
+
+
+# ---------------------------------------------------------------- qwen/context
+
+
+class ContextSection(WireResult):
+    name: str
+    tokens: int
+    source: str | None = None
+
+
+class ThresholdTokens(WireResult):
+    """Token counts at which each level starts (the first whole token at or past Qwen Code's fractional threshold)."""
+
+    warn: int
+    auto: int
+    hard: int
+
+    @classmethod
+    def of(cls, warn: float, auto: float, hard: float) -> ThresholdTokens:
+        return cls(warn=math.ceil(warn), auto=math.ceil(auto), hard=math.ceil(hard))
+
+
+class ContextProblem(WireResult):
+    """A context input that could not be used as written (unreadable, not UTF-8, a failed import, …)."""
+
+    path: str
+    message: str
+
+
+class ContextResult(WireResult):
+    sections: list[ContextSection]
+    total_tokens: int = Field(alias="totalTokens")
+    window: int
+    thresholds: ThresholdTokens
+    problems: list[ContextProblem] = []
+
+
+class ContextStatus(WireResult):
+    """``qwen/contextStatus``: how full the window was at the last model round."""
+
+    session_id: str = Field(alias="sessionId")
+    prompt_tokens: int = Field(alias="promptTokens")
+    window: int
+    percent_left: float = Field(alias="percentLeft")
+    level: Level
+
+
+# ---------------------------------------------------------------- qwen/sessions/*
+
+
+class SessionListItem(WireResult):
+    session_id: str = Field(alias="sessionId")
+    title: str
+    updated_at: str = Field(alias="updatedAt", description="ISO 8601, UTC, milliseconds, 'Z'.")
+    message_count: int = Field(alias="messageCount")
+
+
+class SessionsListResult(WireResult):
+    sessions: list[SessionListItem]
+
+
+class TranscriptMessage(WireResult):
+    role: Literal["user", "assistant"]
+    text: str
+
+
+class SessionResumeResult(WireResult):
+    session_id: str = Field(alias="sessionId")
+    messages: list[TranscriptMessage]
+    prompt_tokens: int = Field(alias="promptTokens")
+
+
+class SessionDeleteResult(WireResult):
+    deleted: bool
+
+
+# ---------------------------------------------------------------- skills and rules
+
+
+class SkillItem(WireResult):
+    name: str
+    description: str
+    level: str
+    path: str
+    conditional: bool
+    active: bool
+    model_invocable: bool = Field(alias="modelInvocable")
+    paths: list[str]
+
+
+class SkillProblem(WireResult):
+    path: str
+    message: str
+
+
+class SkillsListResult(WireResult):
+    skills: list[SkillItem]
+    errors: list[SkillProblem]
+
+
+class SkillsChanged(WireResult):
+    """``qwen/skillsChanged``: conditional skills or rules activated, or the skill set on disk moved."""
+
+    activated: list[str]
+    deactivated: list[str]
+    trigger: str | None = None
+
+
+class AddToProjectRulesResult(WireResult):
+    """Result of the ``qwen.addToProjectRules`` command ("Add to QWEN.md")."""
+
+    path: str

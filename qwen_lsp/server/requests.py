@@ -1,0 +1,51 @@
+"""The one way a ``qwen/*`` request is handled: parse params, call the engine, map failures.
+
+Every custom request goes through :func:`qwen_request`, so all of them
+validate params the same way (-32602 naming the field), answer an
+:class:`~qwen_lsp.errors.EngineError` with its application code and
+``data.kind``, turn any other exception into -32603 with a message a person
+can report (the traceback goes to the log, once), and serialise the typed
+result with its camelCase aliases.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError
+
+from ..errors import EngineError
+from ..protocol import WireResult
+from .app import QwenLanguageServer, engine_error, internal_error_message
+from .models import parse
+
+log = logging.getLogger(__name__)
+
+P = TypeVar("P", bound=BaseModel)
+Handler = Callable[[QwenLanguageServer, P], Awaitable[WireResult]]
+
+
+def qwen_request(server: QwenLanguageServer, method: str, params: type[P]) -> Callable[[Handler[P]], Handler[P]]:
+    def register(handler: Handler[P]) -> Handler[P]:
+        @functools.wraps(handler)
+        async def run(ls: QwenLanguageServer, raw: Any) -> dict[str, Any]:
+            p = parse(raw, params)
+            try:
+                result = await handler(ls, p)
+            except EngineError as exc:
+                raise engine_error(exc) from None
+            except JsonRpcException:
+                raise
+            except Exception as exc:  # a bug must cost one request, never the server
+                log.exception("%s failed", method)
+                raise JsonRpcInternalError(internal_error_message(exc)) from None
+            return result.wire()
+
+        server.feature(method)(run)
+        return handler
+
+    return register

@@ -1,0 +1,103 @@
+"""The chats a workspace has open, and how they are created, reloaded and removed.
+
+A :class:`ChatSession` is everything one chat owns: its recorder, its
+history, its context state (git snapshot, prelude, conditional rules), its
+skill-listing tracker and a lock that keeps its turns in order. Chats share
+nothing mutable, so two chats of one workspace never see each other's state.
+
+The methods that touch disk (:meth:`SessionRegistry.new`, :meth:`load`,
+:meth:`read_history`, :meth:`listing`, :meth:`delete`) are blocking and are
+meant for a worker thread; :meth:`adopt`, :meth:`get` and :meth:`live` only
+touch the in-memory table and belong on the event loop, so the table is
+only ever changed from one thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..context.session_context import SessionContext
+from ..errors import EngineError
+from ..llm.content import Content
+from ..paths import git_branch
+from ..skills.listing import SkillListingTracker
+from . import reader
+from .files import is_valid_session_id, session_path
+from .recording import SessionRecorder
+
+
+@dataclass
+class ChatSession:
+    id: str
+    recorder: SessionRecorder
+    context: SessionContext
+    history: list[Content] = field(default_factory=list)
+    skills_tracker: SkillListingTracker = field(default_factory=SkillListingTracker)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    prompt_tokens: int = 0
+
+
+class SessionRegistry:
+    def __init__(self, root: Path, *, version: str, new_context: Callable[[], SessionContext]) -> None:
+        self.root = root
+        self._version = version
+        self._new_context = new_context
+        self._open: dict[str, ChatSession] = {}
+
+    # ------------------------------------------------------------------ event loop
+    def get(self, session_id: str) -> ChatSession | None:
+        return self._open.get(session_id)
+
+    def adopt(self, session: ChatSession, *, replace: bool = False) -> ChatSession:
+        """Register a session built off-loop; if another caller registered the id first, theirs wins."""
+        if replace or session.id not in self._open:
+            self._open[session.id] = session
+        return self._open[session.id]
+
+    def live(self) -> list[ChatSession]:
+        """The chats open now (editor-wide events such as didOpen reach each of them)."""
+        return list(self._open.values())
+
+    def forget(self, session_id: str) -> None:
+        self._open.pop(session_id, None)
+
+    # ------------------------------------------------------------------ blocking (worker thread)
+    def new(self) -> ChatSession:
+        """A fresh chat (nothing is written until its first record)."""
+        sid = str(uuid.uuid4())
+        return ChatSession(id=sid, recorder=self._recorder(sid), context=self._new_context())
+
+    def load(self, session_id: str) -> ChatSession:
+        """A chat rebuilt from its JSONL (ours or the Qwen Code CLI's), not yet registered."""
+        history = self.read_history(session_id)
+        return ChatSession(id=session_id, recorder=self._recorder(session_id), context=self._new_context(), history=history)
+
+    def read_history(self, session_id: str) -> list[Content]:
+        """The history a resume would continue from; registers nothing (the inspector uses it too)."""
+        path = session_path(self.root, checked_id(session_id))
+        if not path.exists():
+            raise EngineError(f"No session '{session_id}' in {path.parent}.", kind="not_found")
+        return reader.build_history(reader.read_records(path).records)
+
+    def listing(self) -> list[reader.SessionSummary]:
+        return reader.list_sessions(self.root)
+
+    def delete(self, session_id: str) -> bool:
+        return reader.delete_session(self.root, checked_id(session_id))
+
+    def _recorder(self, session_id: str) -> SessionRecorder:
+        return SessionRecorder(self.root, session_id, version=self._version, git_branch=git_branch(self.root))
+
+
+def checked_id(session_id: str) -> str:
+    """Session ids become file names: refuse anything but Qwen Code's id alphabet."""
+    if not is_valid_session_id(session_id):
+        raise EngineError(
+            f"sessionId: {session_id!r} is not a session id (letters, digits, '-' and '_' only; Qwen Code uses UUIDs).",
+            kind="invalid_params",
+        )
+    return session_id
