@@ -21,6 +21,7 @@ Measurements (``python -m bench.skill_activation``):
 
 from __future__ import annotations
 
+import asyncio
 import random
 import tempfile
 import time
@@ -128,7 +129,7 @@ def main() -> None:
         fresh = [str(root / miss_path(rng, MISSES + k)) for k in range(MISSES)]
         fresh += [str(root / f"src/mod{i}/x/y/open{i}.ts") for i in rng.sample(range(SKILLS), 500)]
         rng.shuffle(fresh)
-        opened = [time_call(engine.document_opened, Path(p), "file://" + p) for p in fresh]
+        opened = asyncio.run(time_did_open(engine, fresh))
         assert notified, "hits should have notified the editor"
         emit("skill_activation.engine_did_open_p99", percentile(opened, 99) * 1e6, "us", base_p99 * 1e6,
              samples=len(opened), target_us=1000)
@@ -143,6 +144,17 @@ def main() -> None:
             )
             runs.append(time_call(manager.refresh))
         emit("skill_activation.refresh_one_change", median(runs) * 1000, "ms", cold * 1000, skills=SKILLS)
+
+
+async def time_did_open(engine: Engine, paths: list[str]) -> list[float]:
+    """Seconds per ``await engine.document_opened`` (the handler's whole path), rules loaded by the first."""
+    await engine.document_opened(Path(paths[0]), "file://" + paths[0])
+    times = []
+    for p in paths:
+        start = time.perf_counter()
+        await engine.document_opened(Path(p), "file://" + p)
+        times.append(time.perf_counter() - start)
+    return times
 
 
 if __name__ == "__main__":

@@ -209,7 +209,8 @@ class Engine:
     async def document_opened(self, path: Path, uri: str) -> SkillsChanged | None:
         """A file opened in the editor counts for every chat: activate the skills and rules it matches."""
         self.open_documents.add(path)
-        await self._workspace_ready()
+        if self.context.loaded_conditional_rules() is None:
+            await self._workspace_ready()
         rules: list[str] = []
         for session in self.sessions.live():
             rules.extend(session.context.activate_rules([path]) or [])
