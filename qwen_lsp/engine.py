@@ -28,7 +28,7 @@ from .agent.tools.skill import SkillTool
 from .compaction.thresholds import Thresholds, compute_thresholds
 from .config import LoadedSettings, Settings, load_settings
 from .context import ContextAssembler, ContextError, ContextSettings
-from .files import read_bytes
+from .context.attachments import Attachment, attachment_parts
 from .llm.client import ChatClient, Timeouts
 from .llm.content import Content, visible_text
 from .llm.errors import LLMError
@@ -68,14 +68,6 @@ class SkillsChanged:
     activated: list[str]
     deactivated: list[str]
     trigger: str | None = None
-
-
-@dataclass
-class Attachment:
-    path: Path
-    start_line: int | None = None
-    """0-based first line of a selection (LSP range), or None for the whole file."""
-    end_line: int | None = None
 
 
 @dataclass
@@ -366,7 +358,7 @@ class Engine:
             self.document_touched(path, trigger=path.as_uri())
         user_content: Content = {
             "role": "user",
-            "parts": [*self._reminder_parts(session), *_attachment_parts(attachments, self.root), {"text": prompt}],
+            "parts": [*self._reminder_parts(session), *attachment_parts(attachments, self.root), {"text": prompt}],
         }
         session.history.append(user_content)
         session.recorder.record_user(user_content)
@@ -495,29 +487,3 @@ def _checked_id(session_id: str) -> str:
 
 def _ignored_path(path: Path) -> bool:
     return ".git" in path.parts or "node_modules" in path.parts
-
-
-def _attachment_parts(attachments: Sequence[Attachment], root: Path) -> list[dict[str, str]]:
-    """Attached files as Qwen Code sends ``@file`` references: one block of contents."""
-    if not attachments:
-        return []
-    blocks: list[str] = []
-    for att in attachments:
-        try:
-            text = read_bytes(att.path).decode("utf-8", errors="replace")
-        except OSError as exc:
-            blocks.append(f"Content from @{_rel(att.path, root)}:\n[unreadable: {exc.strerror or exc}]")
-            continue
-        if att.start_line is not None:
-            lines = text.splitlines()
-            end = att.end_line if att.end_line is not None else att.start_line
-            text = "\n".join(lines[att.start_line : end + 1])
-        blocks.append(f"Content from @{_rel(att.path, root)}:\n{text}")
-    return [{"text": "--- Content from referenced files ---\n" + "\n".join(blocks) + "\n--- End of content ---"}]
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
