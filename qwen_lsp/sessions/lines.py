@@ -46,10 +46,13 @@ def raw_lines(path: str | os.PathLike[str], max_bytes: int = MAX_LINE_BYTES) -> 
 
 
 def _passed_over(fh: BinaryIO, number: int, seen: int) -> RawLine:
-    """Read past the rest of an over-long line without keeping it."""
+    """Read past the rest of an over-long line, 1 MiB at a time, without keeping it."""
     size = seen
-    while piece := fh.readline(_SKIP_BYTES):
-        if piece.endswith(b"\n"):
-            return RawLine(number, None, size + len(piece) - 1, True)
-        size += len(piece)
+    buf = bytearray(_SKIP_BYTES)
+    while n := fh.readinto(buf):
+        end = buf.find(b"\n", 0, n)
+        if end >= 0:
+            fh.seek(end + 1 - n, os.SEEK_CUR)  # the next line starts right after the newline
+            return RawLine(number, None, size + end, True)
+        size += n
     return RawLine(number, None, size, False)

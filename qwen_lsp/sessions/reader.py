@@ -267,6 +267,29 @@ def summarize(path: Path) -> SessionSummary | None:
     )
 
 
+_MAX_CACHED_SUMMARIES = 4096
+_summary_cache: dict[Path, tuple[tuple[int, ...], SessionSummary | None]] = {}
+
+
+def _cached_summary(path: Path) -> SessionSummary | None:
+    """``summarize(path)``, reused while the file is unchanged.
+
+    Session files only grow, so the same inode, size and times mean the same
+    row: listing then costs one ``stat`` per file instead of a full read,
+    which matters once a session holds a huge (skipped) line.
+    """
+    st = path.stat()
+    key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    hit = _summary_cache.get(path)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    summary = summarize(path)
+    if len(_summary_cache) >= _MAX_CACHED_SUMMARIES:
+        _summary_cache.clear()
+    _summary_cache[path] = (key, summary)
+    return summary
+
+
 def list_sessions(cwd: str | os.PathLike[str]) -> list[SessionSummary]:
     """Every readable session of ``cwd``, newest first.
 
@@ -285,7 +308,7 @@ def list_sessions(cwd: str | os.PathLike[str]) -> list[SessionSummary]:
             log.debug("Not a session file: %s", path)
             continue
         try:
-            summary = summarize(path)
+            summary = _cached_summary(path)
         except Exception:  # one file must never take the whole list down
             log.exception("Cannot summarize session file %s; not listed", path)
             continue

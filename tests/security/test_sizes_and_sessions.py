@@ -33,13 +33,7 @@ HUGE_ID = "33333333-3333-4333-8333-333333333333"
 
 
 # ----------------------------------------------------------------- fixtures
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    (h / ".qwen").mkdir(parents=True)
-    return h
-
-
+# ``home`` (conftest): a scratch HOME, set here and passed to the server.
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
     d = tmp_path / "outside"
@@ -237,9 +231,7 @@ def test_over_long_lines_are_passed_over_without_being_loaded(tmp_path: Path) ->
     assert peak < 3 * MAX_LINE_BYTES  # one capped line (and its copy), not 64 MB
 
 
-def test_listing_survives_poisoned_and_huge_files(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("QWEN_HOME", raising=False)
+def test_listing_survives_poisoned_and_huge_files(tmp_path: Path, home: Path) -> None:
     chats = home / ".qwen" / "projects" / sanitize_cwd(tmp_path.resolve()) / "chats"
     make_sessions(chats)
     listed = {s.session_id: s for s in list_sessions(tmp_path)}
@@ -283,9 +275,7 @@ async def test_server_lists_resumes_and_chats_on_poisoned_sessions(
 
 
 # ----------------------------------------------------------------- skills listing
-def test_five_thousand_skills_listing_stays_under_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("QWEN_HOME", raising=False)
+def test_five_thousand_skills_listing_stays_under_budget(tmp_path: Path, home: Path) -> None:
     skills = tmp_path / "proj" / ".qwen" / "skills"
     for i in range(5000):
         d = skills / f"skill-{i:04}"
@@ -300,3 +290,16 @@ def test_five_thousand_skills_listing_stays_under_budget(tmp_path: Path, monkeyp
     assert f"\u2026 and {5000 - shown} more skills not listed" in listing
     assert len(listing) < MAX_LISTING_CHARS + 2000
     assert "<name>\nskill-0000\n</name>" in listing
+
+
+def test_unchanged_files_are_not_read_again_by_listing(tmp_path: Path, home: Path, caplog: pytest.LogCaptureFixture) -> None:
+    chats = home / ".qwen" / "projects" / sanitize_cwd(tmp_path.resolve()) / "chats"
+    make_sessions(chats)
+    list_sessions(tmp_path)
+    caplog.clear()
+    again = {s.session_id: s for s in list_sessions(tmp_path)}
+    assert set(again) == {GOOD_ID, POISONED_ID, HUGE_ID}
+    assert not [r for r in caplog.records if "skipping line" in r.getMessage()]  # nothing re-read
+    with open(chats / f"{GOOD_ID}.jsonl", "a") as fh:
+        fh.write(json.dumps(record("user", "one more", "g3", "g2")) + "\n")
+    assert {s.session_id: s for s in list_sessions(tmp_path)}[GOOD_ID].message_count == 3
