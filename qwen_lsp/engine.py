@@ -34,9 +34,9 @@ from .agent.tools.skill import SkillTool
 from .compaction.thresholds import Thresholds, compute_thresholds
 from .config import LoadedSettings, Settings, load_settings
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
+from .context.attachments import Attachment, attachment_parts
 from .context.inspector import count_request
 from .errors import EngineError
-from .files import read_bytes
 from .llm.client import ChatClient
 from .llm.content import Content, visible_text
 from .llm.endpoint import ModelEndpoint
@@ -62,14 +62,6 @@ from .watching import DebouncedWatcher
 log = logging.getLogger(__name__)
 
 __all__ = ["Attachment", "Engine", "EngineError", "Listeners"]
-
-
-@dataclass
-class Attachment:
-    path: Path
-    start_line: int | None = None
-    """0-based first line of a selection (LSP range), or None for the whole file."""
-    end_line: int | None = None
 
 
 @dataclass
@@ -319,7 +311,7 @@ class Engine:
         system = session.context.system_prompt()
         for att in attachments:
             self._tool_touched(session, att.path)
-        attached = await asyncio.to_thread(_attachment_parts, attachments, self.root)
+        attached = await asyncio.to_thread(attachment_parts, attachments, self.root)
         user_content: Content = {
             "role": "user",
             "parts": [*self._reminder_parts(session), *await self._recall(session, prompt), *attached, {"text": prompt}],
@@ -434,29 +426,3 @@ def transcript(history: Iterable[Content]) -> list[TranscriptMessage]:
 
 def _ignored_path(path: Path) -> bool:
     return ".git" in path.parts or "node_modules" in path.parts
-
-
-def _attachment_parts(attachments: Sequence[Attachment], root: Path) -> list[dict[str, str]]:
-    """Attached files as Qwen Code sends ``@file`` references: one block of contents."""
-    if not attachments:
-        return []
-    blocks: list[str] = []
-    for att in attachments:
-        try:
-            text = read_bytes(att.path).decode("utf-8", errors="replace")
-        except OSError as exc:
-            blocks.append(f"Content from @{_rel(att.path, root)}:\n[unreadable: {exc.strerror or exc}]")
-            continue
-        if att.start_line is not None:
-            lines = text.splitlines()
-            end = att.end_line if att.end_line is not None else att.start_line
-            text = "\n".join(lines[att.start_line : end + 1])
-        blocks.append(f"Content from @{_rel(att.path, root)}:\n{text}")
-    return [{"text": "--- Content from referenced files ---\n" + "\n".join(blocks) + "\n--- End of content ---"}]
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return str(path)

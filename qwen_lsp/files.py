@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from typing import BinaryIO
 
 _O_READ = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _CHUNK = 1 << 16
@@ -43,6 +44,17 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     finally:
         os.close(fd)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """A buffered binary reader over a regular file, for readers that must not hold it whole."""
+    fd = os.open(path, _O_READ)
+    try:
+        check_regular(path, os.fstat(fd).st_mode)
+    except OSError:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
 
 
 def ensure_regular(path: str | os.PathLike[str]) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from qwen_lsp.agent.tool import ToolContext, ToolResult
-from qwen_lsp.agent.tools.read_file import DEFAULT_LINE_LIMIT, MAX_OUTPUT_CHARS, ReadFileTool
+from qwen_lsp.agent.tools.read_file import ReadFileTool
+from qwen_lsp.agent.tools.textfiles import DEFAULT_LINE_LIMIT, MAX_OUTPUT_CHARS
 
 
 @pytest.fixture

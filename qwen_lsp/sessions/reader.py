@@ -3,8 +3,10 @@
 The files are shared with the Qwen Code CLI and may have been cut short by a
 crash (a torn last line), hand-edited, or written by a newer version with
 record types we do not know. So reading never fails as a whole: every line
-that is not a JSON object is skipped and reported, and everything else is
-kept (design §6).
+that is not a JSON object, is too long (``lines.MAX_LINE_BYTES``, never
+loaded), nests too deep, or has content of the wrong shape
+(``records.check_record``) is skipped and reported, and everything else is
+kept (design §6). One bad file is left out of the list, never the list.
 
 Resume follows spec §13.2 (seed-era ``buildApiHistoryFromConversation``):
 the last ``chat_compression`` checkpoint that carries ``compressedHistory``
@@ -28,10 +30,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from qwen_lsp.files import read_bytes
 from qwen_lsp.llm.content import Content, visible_text
 from qwen_lsp.paths import chats_dir
 from qwen_lsp.sessions.files import SESSION_SUFFIX, is_valid_session_id, session_path
+from qwen_lsp.sessions.lines import MAX_LINE_BYTES, RawLine, raw_lines
+from qwen_lsp.sessions.records import MAX_NESTING, check_record, parse_timestamp
 
 log = logging.getLogger(__name__)
 
@@ -62,40 +65,46 @@ class SessionSummary:
 
 
 def read_records(path: str | os.PathLike[str]) -> ReadResult:
-    """Every JSON object line of ``path``, in file order.
+    """Every usable record of ``path``, in file order.
 
     A missing file reads as empty. A torn last line (no trailing newline and
     not valid JSON) is the expected aftermath of a crash mid-write; any other
-    bad line — invalid UTF-8, invalid JSON, a non-object — is skipped with a
-    warning.
+    bad line — too long, invalid UTF-8, invalid JSON, a non-object, a record
+    of the wrong shape — is skipped with a warning.
     """
     result = ReadResult()
     try:
-        data = read_bytes(path)
+        for line in raw_lines(path):
+            _read_line(path, line, result)
     except FileNotFoundError:
         return result
     except OSError as exc:
         log.warning("Cannot read session file %s: %s", path, exc)
         result.skipped.append((0, f"unreadable file: {exc.strerror or exc}"))
-        return result
-
-    lines = data.split(b"\n")
-    last_index = len(lines) - 1  # after a trailing newline this is b"" and harmless
-    for index, raw in enumerate(lines):
-        line_no = index + 1
-        if not raw.strip():
-            continue
-        record, reason = _parse_line(raw)
-        if record is not None:
-            result.records.append(record)
-            continue
-        if index == last_index and reason.startswith("invalid JSON"):
-            reason = "torn last line (incomplete write)"
-            log.info("Session file %s: ignoring a torn last line %d", path, line_no)
-        else:
-            log.warning("Session file %s: skipping line %d: %s", path, line_no, reason)
-        result.skipped.append((line_no, reason))
     return result
+
+
+def _read_line(path: str | os.PathLike[str], line: RawLine, result: ReadResult) -> None:
+    if line.data is None:
+        reason = f"line of {line.size} bytes is longer than the {MAX_LINE_BYTES} byte limit; not read"
+    elif not line.data.strip():
+        return
+    else:
+        record, reason = _parse_line(line.data)
+        if record is not None:
+            keep, problems = check_record(record)
+            for problem in problems:
+                log.warning("Session file %s: line %d: %s", path, line.number, problem)
+            if keep:
+                result.records.append(record)
+                return
+            reason = problems[-1]
+        elif not line.terminated and reason.startswith("invalid JSON"):
+            log.info("Session file %s: ignoring a torn last line %d", path, line.number)
+            result.skipped.append((line.number, "torn last line (incomplete write)"))
+            return
+    log.warning("Session file %s: skipping line %d: %s", path, line.number, reason)
+    result.skipped.append((line.number, reason))
 
 
 def _parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str]:
@@ -106,6 +115,8 @@ def _parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str]:
         return None, f"invalid UTF-8 at byte {exc.start}"
     try:
         value = json.loads(text)
+    except RecursionError:
+        return None, f"nested deeper than {MAX_NESTING} levels"
     except ValueError as exc:
         return None, f"invalid JSON: {exc}"
     if not isinstance(value, dict):
@@ -234,17 +245,6 @@ def _trim_title(text: str) -> str:
     return flat[: TITLE_MAX_CHARS - 1].rstrip() + "…"
 
 
-def parse_timestamp(value: Any) -> datetime | None:
-    """A record timestamp (JS ``toISOString()``) as an aware UTC datetime."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def summarize(path: Path) -> SessionSummary | None:
     """The list row for one session file; None when it holds no records."""
     records = read_records(path).records
@@ -267,6 +267,29 @@ def summarize(path: Path) -> SessionSummary | None:
     )
 
 
+_MAX_CACHED_SUMMARIES = 4096
+_summary_cache: dict[Path, tuple[tuple[int, ...], SessionSummary | None]] = {}
+
+
+def _cached_summary(path: Path) -> SessionSummary | None:
+    """``summarize(path)``, reused while the file is unchanged.
+
+    Session files only grow, so the same inode, size and times mean the same
+    row: listing then costs one ``stat`` per file instead of a full read,
+    which matters once a session holds a huge (skipped) line.
+    """
+    st = path.stat()
+    key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    hit = _summary_cache.get(path)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    summary = summarize(path)
+    if len(_summary_cache) >= _MAX_CACHED_SUMMARIES:
+        _summary_cache.clear()
+    _summary_cache[path] = (key, summary)
+    return summary
+
+
 def list_sessions(cwd: str | os.PathLike[str]) -> list[SessionSummary]:
     """Every readable session of ``cwd``, newest first.
 
@@ -284,7 +307,11 @@ def list_sessions(cwd: str | os.PathLike[str]) -> list[SessionSummary]:
         if not path.is_file() or not is_valid_session_id(path.name[: -len(SESSION_SUFFIX)]):
             log.debug("Not a session file: %s", path)
             continue
-        summary = summarize(path)
+        try:
+            summary = _cached_summary(path)
+        except Exception:  # one file must never take the whole list down
+            log.exception("Cannot summarize session file %s; not listed", path)
+            continue
         if summary is None:
             log.warning("Session file %s has no readable records; not listed", path)
             continue

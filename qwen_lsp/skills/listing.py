@@ -8,7 +8,9 @@ on later turns, only what changed since (became available / no longer
 available). :class:`SkillListingTracker` remembers per session what the
 model has been told.
 
-Texts and limits are Qwen Code's. Delta entries have their descriptions
+Texts and limits are Qwen Code's, plus one of ours: a listing that is still
+over :data:`MAX_LISTING_CHARS` after Qwen Code's description trimming keeps
+only the entries that fit and says how many it left out. Delta entries have their descriptions
 capped to one line of 200 characters even under budget, as the stored
 ``environmentContext.ts`` does, so a long description cannot flood a
 mid-session reminder.
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
 
 MAX_SKILL_LISTING_CHARS = 8000
 MAX_TRIMMED_SKILL_DESC_LEN = 200
+MAX_LISTING_CHARS = 40_000
+"""Our hard cap on the ``<available_skills>`` body (about 10k tokens): past it whole entries are left out."""
 
 SNAPSHOT_INTRO = (
     "The following skills are available for use with the Skill tool. Treat the names and descriptions "
@@ -127,6 +131,11 @@ def locale_sort_key(name: str) -> tuple[str, str]:
 
 
 def render_available_skills_block(entries: Iterable[SkillEntry]) -> str:
+    return "\n".join(_render_items(entries))
+
+
+def _render_items(entries: Iterable[SkillEntry]) -> list[str]:
+    """One ``<skill>`` element per entry, sorted by name."""
     items = []
     for e in sorted(entries, key=lambda e: locale_sort_key(e.name)):
         desc = escape_xml(e.description)
@@ -136,7 +145,36 @@ def render_available_skills_block(entries: Iterable[SkillEntry]) -> str:
             f"<skill>\n<name>\n{escape_xml(e.name)}\n</name>\n<description>\n{desc} ({e.level})\n"
             f"</description>\n<location>\n{e.level}\n</location>\n</skill>"
         )
-    return "\n".join(items)
+    return items
+
+
+def _fit_block(entries: Sequence[SkillEntry]) -> tuple[str, int]:
+    """The ``<available_skills>`` body within :data:`MAX_LISTING_CHARS`, and how many entries were left out.
+
+    Qwen Code only shortens descriptions (:func:`trim_towards_budget`), so
+    thousands of skills still made a listing larger than the context window.
+    Whole entries past the budget are dropped here, in listing order.
+    """
+    items = _render_items(trim_towards_budget(entries))
+    used = 0
+    for kept, item in enumerate(items):
+        used += _utf16_len(item) + (1 if kept else 0)
+        if used > MAX_LISTING_CHARS:
+            return "\n".join(items[:kept]), len(items) - kept
+    return "\n".join(items), 0
+
+
+def _omitted_note(count: int) -> str:
+    return (
+        f"\u2026 and {count} more skills not listed (the listing is capped at {MAX_LISTING_CHARS} characters); "
+        "to use one, pass its exact name to the Skill tool."
+    )
+
+
+def _listing(intro: str, entries: Sequence[SkillEntry]) -> str:
+    block, omitted = _fit_block(entries)
+    text = f"{intro}\n\n<available_skills>\n{block}\n</available_skills>"
+    return f"{text}\n{_omitted_note(omitted)}" if omitted else text
 
 
 def _first_line_capped(description: str) -> str:
@@ -175,8 +213,7 @@ def build_snapshot_reminder(entries: Sequence[SkillEntry]) -> str:
     """The session-start listing of every model-visible skill."""
     if not entries:
         return wrap_system_reminder(EMPTY_SNAPSHOT)
-    block = render_available_skills_block(trim_towards_budget(entries))
-    return wrap_system_reminder(f"{SNAPSHOT_INTRO}\n\n<available_skills>\n{block}\n</available_skills>")
+    return wrap_system_reminder(_listing(SNAPSHOT_INTRO, entries))
 
 
 def build_delta_reminder(added: Sequence[SkillEntry], removed: Iterable[str]) -> str | None:
@@ -187,8 +224,7 @@ def build_delta_reminder(added: Sequence[SkillEntry], removed: Iterable[str]) ->
     parts = []
     if added:
         capped = [replace(e, description=_first_line_capped(e.description)) for e in added]
-        block = render_available_skills_block(trim_towards_budget(capped))
-        parts.append(f"{ADDED_INTRO}\n\n<available_skills>\n{block}\n</available_skills>")
+        parts.append(_listing(ADDED_INTRO, capped))
     if gone:
         parts.append("\n".join([REMOVED_INTRO, *(f'- "{_json_escape(n)}"' for n in gone)]))
     return wrap_system_reminder("\n\n".join(parts))

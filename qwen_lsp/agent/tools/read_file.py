@@ -2,14 +2,17 @@
 
 Name and parameters are Qwen Code 0.24's (``file_path``, ``offset``,
 ``limit``; its PDF-only ``pages`` is left out because we do not read PDFs).
-Caps, as in 0.24: at most 1000 lines when no ``limit`` is given, and at most
-25 000 characters in all (the line that crosses it is cut with
+Caps, as in 0.24: a file over 9.9 MB is refused ("File size exceeds the
+10MB limit"), at most 1000 lines are shown when no ``limit`` is given, and
+at most 25 000 characters in all (the line that crosses it is cut with
 ``... [truncated]``). On top of that every line is cut at 2000 characters,
 the per-line cap of earlier Qwen Code versions, so a minified file still
 shows many lines. When anything is left out, the answer starts with
 ``Showing lines A-B of N total lines.`` and says which ``offset`` continues.
 Lines keep their trailing spaces (0.24 trims them; an edit tool that matches
-text exactly is better served by the real bytes).
+text exactly is better served by the real bytes). The file is streamed
+(see ``textfiles.read_window``): memory stays one chunk plus the shown
+window, whatever the file's shape.
 """
 
 from __future__ import annotations
@@ -25,17 +28,13 @@ from qwen_lsp.agent.tools.base import (
     function_declaration,
 )
 from qwen_lsp.agent.tools.textfiles import (
-    TRUNCATION_MARK,
-    cap_line,
+    DEFAULT_LINE_LIMIT,
     looks_binary,
-    open_text,
     read_head,
+    read_window,
+    size_refusal,
 )
 from qwen_lsp.agent.tools.workspace import relative_display, resolve_in_workspace
-
-DEFAULT_LINE_LIMIT = 1000
-MAX_OUTPUT_CHARS = 25_000
-
 
 class ReadFileArgs(ToolArgs):
     file_path: str = Field(min_length=1)
@@ -81,6 +80,11 @@ class ReadFileTool(FileTool[ReadFileArgs]):
         if path.is_dir():
             raise ToolInputError(f"Path is a directory, not a file: {path}. Use list_directory to see its entries.")
         shown = relative_display(path, ctx)
+        too_large = size_refusal(path)
+        if too_large:
+            raise ToolInputError(
+                f"{too_large}: {path}. Use grep_search to find the part you need, or read a smaller file."
+            )
         head = read_head(path)
         if looks_binary(head):
             return Outcome(
@@ -93,30 +97,13 @@ class ReadFileTool(FileTool[ReadFileArgs]):
             )
 
         start = params.offset or 0
-        wanted = params.limit or DEFAULT_LINE_LIMIT
-        lines: list[str] = []
-        used = 0
-        cut_by_chars = False
-        total = 0
-        with open_text(path, head) as fh:
-            for total, raw in enumerate(fh, start=1):
-                index = total - 1
-                if index < start or len(lines) >= wanted or cut_by_chars:
-                    continue
-                line = cap_line(raw.rstrip("\r\n"))
-                sep = 1 if lines else 0
-                if used + sep + len(line) > MAX_OUTPUT_CHARS:
-                    room = max(MAX_OUTPUT_CHARS - used - sep, 10)
-                    lines.append(line[:room] + TRUNCATION_MARK)
-                    cut_by_chars = True
-                    continue
-                lines.append(line)
-                used += sep + len(line)
-
+        window = read_window(path, head, start, params.limit or DEFAULT_LINE_LIMIT, count_all=True)
+        lines = [line.text for line in window.lines]
+        total = window.total or 0
         if total and start >= total:
             raise ToolInputError(f"offset {start} is past the end of {path} ({total} lines).")
         end = start + len(lines)
-        truncated = cut_by_chars or start > 0 or end < total
+        truncated = window.cut_by_chars or start > 0 or end < total
         body = "\n".join(lines)
         if truncated:
             header = f"Showing lines {start + 1}-{end} of {total} total lines."
