@@ -38,7 +38,7 @@ from .context.attachments import Attachment, attachment_parts
 from .context.inspector import count_request
 from .errors import EngineError
 from .llm.client import ChatClient
-from .llm.content import Content, visible_text
+from .llm.content import Content, Part, visible_text
 from .llm.endpoint import ModelEndpoint
 from .llm.errors import LLMError
 from .llm.tokens import TokenCounter
@@ -270,10 +270,10 @@ class Engine:
         return SessionsListResult(
             sessions=[
                 SessionListItem(
-                    sessionId=s.session_id,
+                    session_id=s.session_id,
                     title=s.title,
-                    updatedAt=s.updated_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-                    messageCount=s.message_count,
+                    updated_at=s.updated_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                    message_count=s.message_count,
                 )
                 for s in rows
             ]
@@ -282,7 +282,7 @@ class Engine:
     async def resume(self, session_id: str) -> SessionResumeResult:
         """Reload a chat from disk (dropping the open copy) and return what the user saw."""
         session = self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id), replace=True)
-        return SessionResumeResult(sessionId=session.id, messages=transcript(session.history), promptTokens=session.prompt_tokens)
+        return SessionResumeResult(session_id=session.id, messages=transcript(session.history), prompt_tokens=session.prompt_tokens)
 
     async def delete_session(self, session_id: str) -> SessionDeleteResult:
         self.sessions.forget(session_id)
@@ -350,21 +350,21 @@ class Engine:
             raise EngineError(exc.message, kind=exc.kind) from exc
         self.hooks.after_turn(session, outcome)
         return ChatResult(
-            sessionId=session.id,
-            turnId=turn_id,
+            session_id=session.id,
+            turn_id=turn_id,
             text=outcome.text,
-            finishReason="length" if outcome.finish_reason == "length" else "stop",
-            usage=Usage(promptTokens=outcome.prompt_tokens, completionTokens=outcome.completion_tokens),
+            finish_reason="length" if outcome.finish_reason == "length" else "stop",
+            usage=Usage(prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens),
         )
 
-    def _reminder_parts(self, session: ChatSession) -> list[dict[str, str]]:
+    def _reminder_parts(self, session: ChatSession) -> list[Part]:
         """``<system-reminder>`` parts placed before the user's text, in Qwen Code 0.24's order.
 
         The first message of a session carries the skills listing, then the
         environment prelude; later ones carry only skill deltas. Newly active
         conditional rules follow either way.
         """
-        parts: list[dict[str, str]] = []
+        parts: list[Part] = []
         skills = session.skills_tracker.reminder(self.skills)
         if skills:
             parts.append({"text": skills})
@@ -375,16 +375,16 @@ class Engine:
             parts.append({"text": rules})
         return parts
 
-    async def _recall(self, session: ChatSession, prompt: str) -> list[dict[str, str]]:
+    async def _recall(self, session: ChatSession, prompt: str) -> list[Part]:
         return [{"text": text} for text in await self.hooks.recall(session, prompt)]
 
     def context_status(self, session: ChatSession) -> ContextStatus:
         th = self.thresholds()
         return ContextStatus(
-            sessionId=session.id,
-            promptTokens=session.prompt_tokens,
+            session_id=session.id,
+            prompt_tokens=session.prompt_tokens,
             window=th.window,
-            percentLeft=th.percent_left(session.prompt_tokens),
+            percent_left=th.percent_left(session.prompt_tokens),
             level=th.level(session.prompt_tokens),
         )
 

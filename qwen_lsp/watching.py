@@ -18,6 +18,7 @@ from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 from watchdog.observers.api import ObservedWatch
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ class DebouncedWatcher:
         self._lock = threading.Lock()
         self._pending: set[Path] = set()
         self._timer: threading.Timer | None = None
-        self._observer: Observer | None = None
+        self._observer: BaseObserver | None = None
         self._watches: dict[tuple[Path, bool], ObservedWatch] = {}
         self._handler = _Forward(self)
 
@@ -111,7 +112,7 @@ class DebouncedWatcher:
             self._observer = None
             self._watches.clear()
 
-    def _ensure_observer(self) -> Observer:
+    def _ensure_observer(self) -> BaseObserver:
         if self._observer is None:
             self._observer = Observer()
             self._observer.daemon = True

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..llm.content import Content
 from .events import TurnEvent, TurnOutcome
@@ -35,7 +36,7 @@ async def run_fork(
     def ignore(_event: TurnEvent) -> None:
         return None
 
-    def keep(_content: Content, **_meta: object) -> None:
+    def keep(content: Content, **meta: Any) -> None:
         return None
 
     req = TurnRequest(system=system, history=own, tools=tools, tool_context=ToolContext(workspace_root=root, cwd=root), max_tokens=max_tokens)

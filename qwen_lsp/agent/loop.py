@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..llm.client import FinishEvent, TextDelta, ThoughtDelta, ToolCallEvent, UsageEvent
-from ..llm.content import Content, Part, to_openai_messages
+from ..llm.client import FinishEvent, StreamEvent, TextDelta, ThoughtDelta, ToolCallEvent, UsageEvent
+from ..llm.content import Content, FunctionResponseBody, OpenAIMessage, Part, to_openai_messages
 from .events import EventSink, RoundDone, RoundSink, TurnEvent, TurnOutcome
 from .tool import Tool, ToolContext, ToolResult
 
@@ -28,7 +28,9 @@ MAX_ROUNDS = 25
 
 
 class StreamingModel(Protocol):
-    def stream(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any: ...
+    def stream(
+        self, messages: Sequence[Mapping[str, object]], *, tools: list[dict[str, Any]] | None = None, max_tokens: int | None = None
+    ) -> AsyncIterator[StreamEvent]: ...
 
 
 class Recorder(Protocol):
@@ -45,7 +47,7 @@ class TurnRequest:
     tools: Sequence[Tool]
     tool_context: ToolContext
     max_tokens: int | None = None
-    count_prompt: Callable[[list[dict[str, Any]]], int] | None = None
+    count_prompt: Callable[[list[OpenAIMessage]], int] | None = None
     """Fallback prompt-token counter when the endpoint reports no usage."""
     before_request: Callable[[], Awaitable[None]] | None = None
     """Awaited before every model request (compaction may shrink ``history`` here)."""
@@ -157,5 +159,5 @@ async def _run_tool(call: ToolCallEvent, tools: dict[str, Tool], ctx: ToolContex
             result = ToolResult(output=f"Tool '{call.name}' failed: {exc}", is_error=True)
     display = result.display or (result.output.splitlines()[0] if result.output else "")
     emit(TurnEvent("toolResult", text=display, tool={"id": call.id, "name": call.name, "isError": result.is_error}))
-    body: dict[str, str] = {"error": result.output} if result.is_error else {"output": result.output}
+    body: FunctionResponseBody = {"error": result.output} if result.is_error else {"output": result.output}
     return {"functionResponse": {"id": call.id, "name": call.name, "response": body}}

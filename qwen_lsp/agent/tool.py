@@ -44,7 +44,10 @@ class ToolResult:
 class Tool(Protocol):
     """A model-callable tool with a stable declaration."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The function name the model calls; constant for the life of the process."""
+        ...
 
     def declaration(self) -> dict[str, Any]:
         """The OpenAI ``tools[]`` entry: ``{"type": "function", "function": {...}}``.

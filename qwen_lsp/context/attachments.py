@@ -13,6 +13,8 @@ to its last line). A refusal or a cut is a line in the block, like
 
 from __future__ import annotations
 
+from ..llm.content import Part
+
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,7 +38,7 @@ class Attachment:
     end_line: int | None = None
 
 
-def attachment_parts(attachments: Sequence[Attachment], root: Path) -> list[dict[str, str]]:
+def attachment_parts(attachments: Sequence[Attachment], root: Path) -> list[Part]:
     """Attached files as one text part (none when nothing is attached)."""
     if not attachments:
         return []

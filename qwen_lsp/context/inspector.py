@@ -52,7 +52,7 @@ def count_request(
     out.append(ContextSection(name="tools", tokens=count(tools)))
     return ContextResult(
         sections=out,
-        totalTokens=sum(s.tokens for s in out),
+        total_tokens=sum(s.tokens for s in out),
         window=thresholds.window,
         thresholds=ThresholdTokens.of(thresholds.warn, thresholds.auto, thresholds.hard),
         problems=[ContextProblem(path=p.path, message=p.message) for p in problems],

@@ -29,7 +29,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -321,7 +321,7 @@ class ChatClient:
 
     async def stream(
         self,
-        messages: list[dict[str, Any]],
+        messages: Sequence[Mapping[str, object]],
         *,
         tools: list[dict[str, Any]] | None = None,
         max_tokens: int | None = None,
@@ -357,7 +357,7 @@ class ChatClient:
         finally:
             await response.aclose()
 
-    async def _events(self, response: httpx.Response, first_deadline: float) -> AsyncIterator[StreamEvent]:
+    async def _events(self, response: httpx.Response, first_deadline: float) -> AsyncGenerator[StreamEvent, None]:
         reader = _ChunkReader(self.base_url)
         saw_done = False
         first = True

@@ -69,7 +69,7 @@ CUSTOM_METHODS = (
 )
 
 
-def raw_params_converter():  # type: ignore[no-untyped-def]
+def raw_params_converter():
     """lsprotocol's converter, but params of unknown (``qwen/*``) methods stay plain dicts.
 
     pygls would otherwise turn them into namedtuples that rename keys and
@@ -82,7 +82,7 @@ def raw_params_converter():  # type: ignore[no-untyped-def]
 
 
 class QwenProtocol(LanguageServerProtocol):
-    def structure_message(self, data: dict[str, Any]):  # type: ignore[override]
+    def structure_message(self, data: dict[str, Any]):
         """Answer a request whose params cannot be structured, instead of leaving it hanging.
 
         pygls raises before dispatch and sends nothing, so the client would
@@ -99,7 +99,7 @@ class QwenProtocol(LanguageServerProtocol):
             raise
 
     @lsp_method(types.INITIALIZE)
-    def lsp_initialize(self, params: types.InitializeParams):  # type: ignore[override]
+    def lsp_initialize(self, params: types.InitializeParams):
         result = yield from super().lsp_initialize(params)
         result.capabilities.experimental = {"qwen": {"version": __version__, "methods": list(CUSTOM_METHODS), "chatEvents": True}}
         return result

@@ -49,7 +49,7 @@ def _passed_over(fh: BinaryIO, number: int, seen: int) -> RawLine:
     """Read past the rest of an over-long line, 1 MiB at a time, without keeping it."""
     size = seen
     buf = bytearray(_SKIP_BYTES)
-    while n := fh.readinto(buf):
+    while n := fh.readinto(buf):  # type: ignore[attr-defined]  # open_regular gives a BufferedReader
         end = buf.find(b"\n", 0, n)
         if end >= 0:
             fh.seek(end + 1 - n, os.SEEK_CUR)  # the next line starts right after the newline

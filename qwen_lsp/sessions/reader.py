@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from qwen_lsp.llm.content import Content, visible_text
 from qwen_lsp.paths import chats_dir
@@ -135,14 +135,14 @@ def active_branch(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     all the records are returned as they are.
     """
     positions: dict[str, int] = {}
-    for pos, record in enumerate(records):
+    for at, record in enumerate(records):
         uuid = record.get("uuid")
         if isinstance(uuid, str):
-            positions.setdefault(uuid, pos)
+            positions.setdefault(uuid, at)
     if not positions:
         return list(records)
 
-    pos = max(positions.values())
+    pos: int | None = max(positions.values())
     chain: list[int] = []
     seen: set[int] = set()
     while pos is not None and pos not in seen:
@@ -174,7 +174,7 @@ def _is_compression_checkpoint(record: dict[str, Any]) -> bool:
     )
 
 
-def _is_content(value: Any) -> bool:
+def _is_content(value: Any) -> TypeGuard[Content]:
     return isinstance(value, dict) and isinstance(value.get("parts"), list) and value.get("role") in ("user", "model")
 
 

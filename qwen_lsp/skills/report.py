@@ -21,7 +21,7 @@ def skills_list_result(manager: SkillManager) -> SkillsListResult:
                 path=s.path,
                 conditional=s.conditional,
                 active=s.active,
-                modelInvocable=s.model_invocable,
+                model_invocable=s.model_invocable,
                 paths=list(s.paths),
             )
             for s in manager.skills()
