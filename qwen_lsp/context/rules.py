@@ -25,6 +25,7 @@ from wcmatch import glob as wcglob
 
 from ..globs import ActivationIndex
 from ..yaml_frontmatter import FrontmatterRefused, js_string
+from .containment import RealPaths
 from .frontmatter import parse_frontmatter
 from .text import Problem, is_subpath, js_trim, lexical_abspath, read_text
 
@@ -121,12 +122,23 @@ def _collect_md(directory: str) -> list[str]:
 
 
 def load_rules_dir(directory: str, problems: list[Problem], excludes: Iterable[str] = ()) -> tuple[list[Rule], list[str]]:
-    """Rules in one directory plus every file path read (for change tracking)."""
+    """Rules in one directory plus every file path read (for change tracking).
+
+    A rule file may be a symlink, but only to a file inside the tree that
+    holds this ``.qwen`` directory (the project, or HOME for
+    ``~/.qwen/rules``): a cloned repository must not make
+    ``.qwen/rules/x.md -> /etc/passwd`` a baseline rule in every prompt.
+    """
     files = sorted(_collect_md(directory), key=lambda p: p.encode("utf-16-be"))
     patterns = list(excludes)
+    owner = os.path.dirname(os.path.dirname(lexical_abspath(directory)))
+    real_paths = RealPaths()
     rules: list[Rule] = []
     for path in files:
         if patterns and wcglob.globmatch(path, patterns, flags=_GLOB_FLAGS):
+            continue
+        if real_paths.inside(path, owner) is None:
+            _report(problems, path, f"rule refused: a symlink leads outside {owner}")
             continue
         try:
             raw = read_text(path, problems)
