@@ -62,6 +62,7 @@ MAX_IMPORTS = 1000
 """Import expansions per context build: bounds the work on graphs of many tiny files."""
 _LIMIT_MESSAGE = f"Import limit reached ({MAX_IMPORTS} imports or {MAX_IMPORTED_BYTES >> 20} MiB per context build)"
 _OUTSIDE_MESSAGE = "Symlink resolves outside the project"
+_TOO_BIG_MESSAGE = f"File larger than the {MAX_IMPORTED_BYTES >> 20} MiB import limit"
 _WHITESPACE = " \t\n\r"
 _URL_SCHEMES = ("file://", "http://", "https://")
 _PATH_END = re.compile(r"[ \t\n\r]")  # a path runs to the next whitespace (found in C, not in a loop)
@@ -129,10 +130,16 @@ class ImportTrace:
             self.problems.append(problem)
 
     def read(self, real: str) -> bytes:
-        """A resolved target's bytes, read once per build however often it is imported."""
+        """A resolved target's bytes, read once per build however often it is imported.
+
+        A file larger than the whole import budget is refused before it is
+        read (EFBIG), so a huge file in the repository is never loaded.
+        """
         data = self._reads.get(real)
         if data is None:
             try:
+                if os.stat(real).st_size > MAX_IMPORTED_BYTES:
+                    raise OSError(errno.EFBIG, _TOO_BIG_MESSAGE, real)
                 data = read_bytes(real)
             except OSError as exc:
                 data = exc

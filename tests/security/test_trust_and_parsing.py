@@ -199,6 +199,17 @@ def test_import_fan_out_is_capped(tmp_path: Path, home: Path, fmt: str):
         assert sum("Import limit reached" in p.message for p in found.problems) == 1  # warned once per build
 
 
+def test_a_file_larger_than_the_import_budget_is_refused_unread_and_others_still_import(tmp_path: Path, home: Path):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    write(repo / "big.md", "x" * (2 << 20))
+    write(repo / "small.md", "small-ok\n")
+    write(repo / "QWEN.md", "@./big.md @./small.md\n")
+    text = discover_text(repo, home).text()
+    assert "<!-- Import failed: ./big.md - File larger than the 1 MiB import limit -->" in text
+    assert "small-ok" in text and "xxxx" not in text
+
+
 def test_the_import_budget_leaves_ordinary_imports_alone(tmp_path: Path, home: Path):
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
