@@ -21,6 +21,7 @@ from support.scripted_openai import ScriptedOpenAI
 
 from lsp_harness import as_dict, chat, initialize, server_env, start_client
 from qwen_lsp.config import load_settings
+from qwen_lsp.context.containment import RealPaths
 from qwen_lsp.context.discovery import discover
 from qwen_lsp.context.rules import load_rules_dir, parse_rule
 from qwen_lsp.skills.parse import SkillParseError, parse_skill
@@ -134,6 +135,30 @@ def test_doctor_shows_the_ignored_project_keys(layout, scripted: ScriptedOpenAI)
 
 def discover_text(cwd: Path, home: Path, fmt: str = "tree"):
     return discover(str(cwd), ("QWEN.md", "AGENTS.md"), home=str(home), global_dir=str(home / ".qwen"), import_format=fmt)
+
+
+def test_resolved_paths_agree_with_realpath_on_links_chains_and_dangling_ends(tmp_path: Path):
+    """The memoised resolver behind every containment check answers as ``os.path.realpath``."""
+    secret = outside_secret(tmp_path)
+    repo = tmp_path / "repo"
+    write(repo / "a" / "b" / "c.md", "c")
+    link(repo / "to-a", repo / "a")
+    link(repo / "a" / "to-b", "b")
+    link(repo / "chain", repo / "to-a")
+    link(repo / "out", secret.parent)
+    link(repo / "dangling", tmp_path / "nowhere" / "x")
+    link(repo / "loop1", repo / "loop2")
+    link(repo / "loop2", repo / "loop1")
+    probes = ["a/b/c.md", "to-a/b/c.md", "to-a/to-b/c.md", "chain/to-b/c.md", "out/secret.md", "dangling",
+              "dangling/deeper", "missing/x.md", "loop1", "a/b/../b/c.md", ""]
+    resolver = RealPaths()
+    for _ in range(2):  # the second round answers from the memo
+        for probe in probes:
+            path = os.path.normpath(os.path.join(repo, probe))
+            assert resolver.real(path) == os.path.realpath(path), probe
+    assert resolver.inside(str(repo / "chain" / "to-b" / "c.md"), str(repo)) == str((repo / "a" / "b" / "c.md").resolve())
+    assert resolver.inside(str(repo / "out" / "secret.md"), str(repo)) is None
+    assert resolver.inside(str(repo / "dangling"), str(repo)) is None
 
 
 @pytest.mark.parametrize("fmt", ["tree", "flat"])
