@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from .files import read_bytes
 from .paths import global_qwen_dir
+from .settings_trust import is_plain_filename, screen_layers
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +75,9 @@ class ContextFileSettings(_Section):
     rule_excludes: list[str] = Field([], alias="ruleExcludes", description="Globs (absolute paths) of .qwen/rules files to skip.")
 
     def filenames(self) -> tuple[str, ...]:
-        """Trimmed non-blank names, or Qwen Code's default list."""
+        """Trimmed non-blank plain names (see settings_trust), or Qwen Code's default list."""
         raw = [self.file_name] if isinstance(self.file_name, str) else (self.file_name or [])
-        names = tuple(n.strip() for n in raw if n and n.strip())
+        names = tuple(n.strip() for n in raw if n and n.strip() and is_plain_filename(n.strip()))
         return names or ("QWEN.md", "AGENTS.md")
 
 
@@ -243,13 +244,15 @@ def load_settings(
     layers: list[tuple[str, Mapping[str, Any]]] = []
     user_file = global_qwen_dir() / "settings.json"
     layers.append((str(user_file), read_settings_file(user_file, problems)))
-    if project_root is not None:
-        project_file = Path(project_root) / ".qwen" / "settings.json"
+    project_file = None if project_root is None else Path(project_root) / ".qwen" / "settings.json"
+    if project_file is not None:
         layers.append((str(project_file), read_settings_file(project_file, problems)))
     layers.append(("environment", env_layer(env)))
     if client:
         layers.append(("editor", dict(client)))
-    for source, layer in layers:
+    # A project cannot trust itself: see settings_trust for what it may not set.
+    project_source = None if project_file is None else str(project_file)
+    for source, layer in screen_layers(layers, project_source, project_root, problems):
         _merge(merged, layer, source, sources)
     for _ in range(50):
         try:

@@ -16,7 +16,10 @@ be exactly Qwen Code's:
 * duplicates removed by real path, the first lexical path kept.
 
 An untrusted folder gets only the global files. Subdirectories below cwd
-are never scanned. Each file is read as UTF-8 (bad bytes replaced),
+are never scanned. A context file inside the project (the git root, or cwd
+without one) that is a symlink leading outside it is refused with a
+warning, unlike Qwen Code, which reads it (docs/security.md): the
+repository must not put ``/etc/passwd`` or ``/proc/self/environ`` in the prompt. Each file is read as UTF-8 (bad bytes replaced),
 imports expanded, and attached as a ``--- Context from: <path relative to
 cwd> ---`` block if its trimmed text is not blank.
 """
@@ -34,6 +37,7 @@ from .text import (
     GitAncestry,
     Problem,
     decode_text,
+    is_subpath,
     js_trim,
     lexical_abspath,
     read_bytes,
@@ -259,10 +263,13 @@ def discover(
     cwd = lexical_abspath(cwd)
     trace = ImportTrace(ancestry=ancestry or GitAncestry())
     listed, found, root, scanned = _listed(cwd, filenames, home, global_dir, trusted, extra_paths, trace.ancestry, trace.problems)
+    project = root or cwd
     files: list[ContextFile] = []
     for path in _dedupe_by_realpath(listed, found):
         trace.dependencies.add(path)
         data = found[path]
+        if is_subpath(project, path) and trace.real_paths.inside(path, project) is None:
+            data = OSError(errno.EPERM, "refused: a symlink leads outside the project")
         if isinstance(data, OSError):
             message = f"could not read context file: {data.strerror or data}"
             log.warning("%s: %s", path, message)

@@ -9,14 +9,15 @@ line-based "simple" parser; ``null`` values are then dropped. PyYAML's
 ``safe_load`` is YAML 1.1 (``on`` is true, ``2020-01-01`` a date, ``1_000``
 a number) and has no fallback, so both differences are handled here:
 
-* :class:`_CoreLoader` is a ``SafeLoader`` that resolves plain scalars by
-  the 1.2 core schema only;
+* :func:`~qwen_lsp.yaml_frontmatter.load_frontmatter` (shared with SKILL.md
+  parsing, and bounded against YAML bombs) resolves plain scalars by the
+  1.2 core schema only;
 * :func:`parse_simple` is our reading of the fallback: ``key: value`` lines,
   ``  - item`` lists and one level of ``  key: value`` objects, values typed
   as JavaScript would (``Number(value)``, quoted strings unquoted).
 
-:func:`js_string` is ``String(value)`` for what either parser produces,
-because the rule's ``paths`` are ``paths.map(String)``.
+:func:`~qwen_lsp.yaml_frontmatter.js_string` is ``String(value)`` for what
+either parser produces, because the rule's ``paths`` are ``paths.map(String)``.
 """
 
 from __future__ import annotations
@@ -27,47 +28,8 @@ from typing import Any
 
 import yaml
 
+from ..yaml_frontmatter import FrontmatterRefused, as_js_number, load_frontmatter
 from .text import js_trim
-
-
-class _CoreLoader(yaml.SafeLoader):
-    """``SafeLoader`` with YAML 1.2 core-schema scalar resolution (no yes/no, dates, sexagesimals)."""
-
-
-_CoreLoader.yaml_implicit_resolvers = {}
-for _tag, _pattern, _first in (
-    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
-    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
-    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
-    (
-        "tag:yaml.org,2002:float",
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-        list("-+.0123456789"),
-    ),
-):
-    _CoreLoader.add_implicit_resolver(_tag, re.compile(_pattern), _first)
-
-
-def _construct_core_int(loader: _CoreLoader, node: yaml.ScalarNode) -> int:
-    text = loader.construct_scalar(node)
-    if text.startswith("0o"):
-        return int(text[2:], 8)
-    if text.startswith("0x"):
-        return int(text[2:], 16)
-    return int(text)
-
-
-def _construct_core_float(loader: _CoreLoader, node: yaml.ScalarNode) -> float:
-    text = loader.construct_scalar(node).lower()
-    if text.endswith(".inf"):
-        return -math.inf if text.startswith("-") else math.inf
-    if text == ".nan":
-        return math.nan
-    return float(text)
-
-
-_CoreLoader.add_constructor("tag:yaml.org,2002:int", _construct_core_int)
-_CoreLoader.add_constructor("tag:yaml.org,2002:float", _construct_core_float)
 
 _JS_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _JS_RADIX = {"0x": 16, "0o": 8, "0b": 2}
@@ -78,9 +40,10 @@ def js_number(text: str) -> float | int | None:
     radix = _JS_RADIX.get(text[:2].lower())
     if radix is not None:
         try:
-            return int(text[2:], radix)
+            value = as_js_number(int(text[2:], radix))
         except ValueError:
             return None
+        return value if math.isfinite(value) else None
     if not _JS_DECIMAL.fullmatch(text):
         return None
     value = float(text)
@@ -158,41 +121,19 @@ def _drop_nulls(value: Any) -> Any:
 
 
 def parse_frontmatter(text: str) -> tuple[dict[str, Any], str | None]:
-    """The frontmatter mapping (``null`` values dropped) and, if the YAML parser failed, why."""
+    """The frontmatter mapping (``null`` values dropped) and, if the YAML parser failed, why.
+
+    Raises :class:`FrontmatterRefused` for frontmatter too big, too deep or
+    with aliases: the line parser is not asked to make sense of an attack.
+    """
     error: str | None = None
     try:
-        result = yaml.load(text, Loader=_CoreLoader)  # noqa: S506 - a SafeLoader subclass
+        result = load_frontmatter(text)
+    except FrontmatterRefused:
+        raise
     except yaml.YAMLError as exc:
         error = str(exc)
         result = None
     if not isinstance(result, dict):
         result = parse_simple(text)
     return _drop_nulls(result), error
-
-
-def js_string(value: Any) -> str:
-    """JavaScript's ``String(value)`` for the values the parsers above produce."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        if value.is_integer() and abs(value) < 1e21:
-            return str(int(value))
-        text = repr(value)
-        if "e" in text:
-            mantissa, exp = text.split("e")
-            sign = "-" if exp.startswith("-") else "+"
-            text = f"{mantissa.removesuffix('.0')}e{sign}{exp.lstrip('+-').lstrip('0') or '0'}"
-        return text
-    if isinstance(value, list):
-        return ",".join("" if v is None else js_string(v) for v in value)
-    if isinstance(value, dict):
-        return "[object Object]"
-    return str(value)

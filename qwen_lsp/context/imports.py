@@ -11,9 +11,23 @@ looping. Two output formats exist, as in Qwen Code:
 * ``flat``: every distinct file once, as ``--- File: <abs> ---`` blocks.
 
 Behaviour is the latest-observed one that 0.24 ships (a missing file keeps
-its ``@path`` text silently; flat mode honours the depth limit; path
-validation is lexical). Problems never raise: they become comments in the
-text, as in Qwen Code, plus a logged warning and a :class:`Problem`.
+its ``@path`` text silently; flat mode honours the depth limit). Problems
+never raise: they become comments in the text, as in Qwen Code, plus a
+logged warning and a :class:`Problem`.
+
+Two defences go beyond Qwen Code, because the repository is untrusted
+(docs/security.md); without symlinks or huge import graphs the output is
+byte for byte Qwen Code's:
+
+* its path check is lexical; ours checks again after resolving symlinks
+  (:mod:`.containment`), so a link to ``/etc/passwd`` or to a directory
+  outside the project is refused with an ``Import failed`` comment;
+* it has no limit on fan-out: six files each importing the next sixteen
+  times make a 13.7 MB prompt (16⁵ expansions). One context build imports
+  at most :data:`MAX_IMPORTED_BYTES` of text in at most
+  :data:`MAX_IMPORTS` expansions; past that, each import becomes an
+  ``Import failed`` comment. Reads are memoised per build, so a file
+  imported many times is read once.
 """
 
 from __future__ import annotations
@@ -27,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .code_regions import CodeRegions
+from .containment import RealPaths
 from .text import (
     GitAncestry,
     Problem,
@@ -36,12 +51,18 @@ from .text import (
     lexical_abspath,
     node_error_message,
     read_bytes,
-    read_text,
 )
 
 log = logging.getLogger(__name__)
 
 MAX_IMPORT_DEPTH = 5
+MAX_IMPORTED_BYTES = 1 << 20
+"""Imported text per context build (every file, every expansion): far above real instruction files."""
+MAX_IMPORTS = 1000
+"""Import expansions per context build: bounds the work on graphs of many tiny files."""
+_LIMIT_MESSAGE = f"Import limit reached ({MAX_IMPORTS} imports or {MAX_IMPORTED_BYTES >> 20} MiB per context build)"
+_OUTSIDE_MESSAGE = "Symlink resolves outside the project"
+_TOO_BIG_MESSAGE = f"File larger than the {MAX_IMPORTED_BYTES >> 20} MiB import limit"
 _WHITESPACE = " \t\n\r"
 _URL_SCHEMES = ("file://", "http://", "https://")
 _PATH_END = re.compile(r"[ \t\n\r]")  # a path runs to the next whitespace (found in C, not in a loop)
@@ -89,15 +110,54 @@ def _resolve_import(path: str, base_dir: str, project_root: str) -> str | None:
 
 @dataclass
 class ImportTrace:
-    """What an expansion looked at: every import target (found or not) and the problems."""
+    """What one context build's expansions looked at and spent: targets, problems, the import budget."""
 
     dependencies: set[str] = field(default_factory=set)
     problems: list[Problem] = field(default_factory=list)
     ancestry: GitAncestry = field(default_factory=GitAncestry)  # the walk to .git, once per pass
+    real_paths: RealPaths = field(default_factory=RealPaths)
+    imported_bytes: int = 0
+    imports: int = 0
+    _reads: dict[str, bytes | OSError] = field(default_factory=dict)
+    _warned: set[Problem] = field(default_factory=set)
 
     def warn(self, path: str, message: str) -> None:
-        log.warning("%s: %s", path, message)
-        self.problems.append(Problem(path, message))
+        """Log and list a problem once per build (a file imported many times repeats its own)."""
+        problem = Problem(path, message)
+        if problem not in self._warned:
+            self._warned.add(problem)
+            log.warning("%s: %s", path, message)
+            self.problems.append(problem)
+
+    def read(self, real: str) -> bytes:
+        """A resolved target's bytes, read once per build however often it is imported.
+
+        A file larger than the whole import budget is refused before it is
+        read (EFBIG), so a huge file in the repository is never loaded.
+        """
+        data = self._reads.get(real)
+        if data is None:
+            try:
+                if os.stat(real).st_size > MAX_IMPORTED_BYTES:
+                    raise OSError(errno.EFBIG, _TOO_BIG_MESSAGE, real)
+                data = read_bytes(real)
+            except OSError as exc:
+                data = exc
+            self._reads[real] = data
+        if isinstance(data, OSError):
+            raise data
+        return data
+
+    def admit(self, size: int, current: str, path: str) -> bool:
+        """Spend one import of ``size`` bytes from the budget; warn once when it runs out."""
+        if self.imports < MAX_IMPORTS and self.imported_bytes + size <= MAX_IMPORTED_BYTES:
+            self.imports += 1
+            self.imported_bytes += size
+            return True
+        if self.imports <= MAX_IMPORTS:
+            self.imports = MAX_IMPORTS + 1  # warned: later refusals are comments only
+            self.warn(current, f"import '{path}' refused, and every later one in this build: {_LIMIT_MESSAGE}")
+        return False
 
 
 def process_imports(
@@ -148,12 +208,15 @@ def _expand_tree(
         path = ref.path
         full = _resolve_import(path, base_dir, root)
         refusal = None
+        real = None
         if full is None:
             refusal = ("refused: outside the project or a URL", f"<!-- Import failed: {path} - Path traversal attempt -->")
         else:
             trace.dependencies.add(full)
             if full in chain:
                 refusal = ("is a cycle; marked as already processed", f"<!-- File already processed: {path} -->")
+            elif (real := trace.real_paths.inside(full, root)) is None:
+                refusal = ("refused: a symlink leads outside the project", f"<!-- Import failed: {path} - {_OUTSIDE_MESSAGE} -->")
         if refusal is not None:
             if code.contains(ref.start):  # inside code it is not an import at all
                 out.append("@" + path)
@@ -161,11 +224,11 @@ def _expand_tree(
                 trace.warn(current, f"import '{path}' {refusal[0]}")
                 out.append(refusal[1])
             continue
-        assert full is not None
+        assert full is not None and real is not None
         # Read first, ask about code after: most targets exist and are not in code,
         # so this costs one open() where a separate existence check would cost two calls.
         try:
-            data = read_bytes(full)
+            data = trace.read(real)
         except OSError as exc:
             if exc.errno == errno.ENOENT or code.contains(ref.start):
                 out.append("@" + path)  # missing (kept silently, as 0.24) or in code
@@ -176,6 +239,9 @@ def _expand_tree(
             continue
         if code.contains(ref.start):
             out.append("@" + path)
+            continue
+        if not trace.admit(len(data), current, path):
+            out.append(f"<!-- Import failed: {path} - {_LIMIT_MESSAGE} -->")
             continue
         text = decode_text(data, full, trace.problems)
         inner = _expand_tree(
@@ -204,9 +270,11 @@ def _expand_flat(content: str, file_path: str, root: str, max_depth: int, trace:
         code = CodeRegions(text)
         for ref in reversed(find_imports(text)):
             full = _resolve_import(ref.path, base_dir, root)
-            if full is None:
+            real = None if full is None else trace.real_paths.inside(full, root)
+            if full is None or real is None:
                 if not code.contains(ref.start):
-                    trace.warn(path, f"import '{ref.path}' refused: outside the project or a URL")
+                    why = "outside the project or a URL" if full is None else "a symlink leads outside the project"
+                    trace.warn(path, f"import '{ref.path}' refused: {why}")
                 continue
             trace.dependencies.add(full)
             child_seen = expanded_at.get(full)
@@ -215,12 +283,14 @@ def _expand_flat(content: str, file_path: str, root: str, max_depth: int, trace:
             if not os.path.lexists(full) or code.contains(ref.start):
                 continue
             try:
-                child = read_text(full, trace.problems)
+                data = trace.read(real)
             except OSError as exc:
                 if exc.errno != errno.ENOENT:
                     trace.warn(path, f"import '{ref.path}' failed: {node_error_message(exc, full)}")
                 continue
-            visit(child, os.path.dirname(full), full, depth + 1)
+            if full not in expanded_at and not trace.admit(len(data), path, ref.path):
+                continue
+            visit(decode_text(data, full, trace.problems), os.path.dirname(full), full, depth + 1)
 
     visit(content, os.path.dirname(file_path), file_path, 0)
     return "\n\n".join(f"--- File: {p} ---\n{js_trim(t)}\n--- End of File: {p} ---" for p, t in files)

@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from wcmatch import glob as wcglob
 
 from ..globs import ActivationIndex
-from .frontmatter import js_string, parse_frontmatter
+from ..yaml_frontmatter import FrontmatterRefused, js_string
+from .containment import RealPaths
+from .frontmatter import parse_frontmatter
 from .text import Problem, is_subpath, js_trim, lexical_abspath, read_text
 
 log = logging.getLogger(__name__)
@@ -62,7 +64,13 @@ def strip_html_comments(text: str) -> str:
 
 
 def parse_rule(raw: str, path: str, problems: list[Problem] | None = None) -> Rule | None:
-    """A rule, or ``None`` when nothing is left of its body; frontmatter read as Qwen Code reads it."""
+    """A rule, or ``None`` when nothing is left of its body; frontmatter read as Qwen Code reads it.
+
+    A frontmatter refused as a possible YAML bomb (see
+    :mod:`qwen_lsp.yaml_frontmatter`) drops the whole rule with a warning:
+    loading its body without the frontmatter could turn a conditional rule
+    into one that is in every prompt.
+    """
     text = normalize_content(raw)
     paths: tuple[str, ...] = ()
     description: str | None = None
@@ -70,12 +78,13 @@ def parse_rule(raw: str, path: str, problems: list[Problem] | None = None) -> Ru
     body = text
     if match:
         front, body = match.group(1), match.group(2)
-        meta, error = parse_frontmatter(front)
+        try:
+            meta, error = parse_frontmatter(front)
+        except FrontmatterRefused as exc:
+            _report(problems, path, f"rule skipped: {exc}")
+            return None
         if error is not None:
-            message = f"frontmatter is not valid YAML, read line by line instead: {error}"
-            log.warning("%s: %s", path, message)
-            if problems is not None:
-                problems.append(Problem(path, message))
+            _report(problems, path, f"frontmatter is not valid YAML, read line by line instead: {error}")
         raw_paths = meta.get("paths")
         if isinstance(raw_paths, list):
             paths = tuple(s for s in (js_string(p) for p in raw_paths) if s)
@@ -87,6 +96,12 @@ def parse_rule(raw: str, path: str, problems: list[Problem] | None = None) -> Ru
     if not content:
         return None
     return Rule(path=path, content=content, paths=paths, description=description)
+
+
+def _report(problems: list[Problem] | None, path: str, message: str) -> None:
+    log.warning("%s: %s", path, message)
+    if problems is not None:
+        problems.append(Problem(path, message))
 
 
 def _collect_md(directory: str) -> list[str]:
@@ -107,12 +122,23 @@ def _collect_md(directory: str) -> list[str]:
 
 
 def load_rules_dir(directory: str, problems: list[Problem], excludes: Iterable[str] = ()) -> tuple[list[Rule], list[str]]:
-    """Rules in one directory plus every file path read (for change tracking)."""
+    """Rules in one directory plus every file path read (for change tracking).
+
+    A rule file may be a symlink, but only to a file inside the tree that
+    holds this ``.qwen`` directory (the project, or HOME for
+    ``~/.qwen/rules``): a cloned repository must not make
+    ``.qwen/rules/x.md -> /etc/passwd`` a baseline rule in every prompt.
+    """
     files = sorted(_collect_md(directory), key=lambda p: p.encode("utf-16-be"))
     patterns = list(excludes)
+    owner = os.path.dirname(os.path.dirname(lexical_abspath(directory)))
+    real_paths = RealPaths()
     rules: list[Rule] = []
     for path in files:
         if patterns and wcglob.globmatch(path, patterns, flags=_GLOB_FLAGS):
+            continue
+        if real_paths.inside(path, owner) is None:
+            _report(problems, path, f"rule refused: a symlink leads outside {owner}")
             continue
         try:
             raw = read_text(path, problems)

@@ -4,11 +4,11 @@ Every failure becomes ``SkillParseError`` with the reference wording, so the
 ``/skills``-style error list reads the same in both tools. Nothing here
 touches the filesystem except :func:`read_skill_file`.
 
-YAML: Qwen Code uses the ``yaml`` npm package (YAML 1.2 core schema), where
-``yes``/``no``/``on``/``off`` and bare dates stay strings. PyYAML's safe
-loader follows YAML 1.1 and would turn ``description: yes`` into ``True``;
-:class:`_CoreSchemaLoader` narrows the implicit booleans to ``true``/``false``
-and leaves timestamps as text so both tools read a file alike.
+YAML: one loader with rule frontmatter, :mod:`qwen_lsp.yaml_frontmatter`:
+the YAML 1.2 core schema of Qwen Code's ``yaml`` package (``yes``, ``on``,
+bare dates and ``1_000`` stay strings), bounded so that a hostile SKILL.md
+(a billion-laughs alias bomb, 5,000 nested brackets, a 5,000-digit number)
+becomes an entry in the skills error list instead of eating the server.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from ..files import read_bytes
+from ..yaml_frontmatter import FrontmatterRefused, js_string, load_frontmatter
 from .model import SkillDefinition, SkillLevel
 
 _FRONTMATTER = re.compile(r"^---\n([\s\S]*?)\n---(?:\n|$)([\s\S]*)$")
@@ -32,29 +33,6 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 
 class SkillParseError(ValueError):
     """A SKILL.md that cannot become a skill; the message is user-facing."""
-
-
-_SafeBase = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml parses ~9x faster when present
-
-
-class _CoreSchemaLoader(_SafeBase):  # type: ignore[misc,valid-type]
-    """Safe loader with YAML 1.2 core-schema booleans and no timestamp typing."""
-
-
-_CoreSchemaLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_CoreSchemaLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool",
-    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-    list("tTfF"),
-)
-
-
-def load_yaml(text: str) -> Any:
-    """Safe YAML with core-schema scalars (see the module docstring)."""
-    return yaml.load(text, Loader=_CoreSchemaLoader)  # noqa: S506 - a safe loader subclass
 
 
 def normalize_content(text: str) -> str:
@@ -77,17 +55,6 @@ def read_skill_file(path: Path) -> str:
     return read_bytes(path).decode("utf-8", errors="replace")
 
 
-def js_string(value: Any) -> str:
-    """``String(value)`` for the scalars YAML can produce."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer() and math.isfinite(value):
-        return str(int(value))
-    return str(value)
-
-
 def parse_skill(content: str, path: Path, level: SkillLevel) -> tuple[SkillDefinition, str]:
     """Parse one SKILL.md into its definition and trimmed body.
 
@@ -104,6 +71,8 @@ def parse_skill(content: str, path: Path, level: SkillLevel) -> tuple[SkillDefin
 
 def _yaml_message(exc: yaml.YAMLError) -> str:
     """One line naming the problem and where it is in the frontmatter."""
+    if isinstance(exc, FrontmatterRefused):
+        return f"frontmatter refused: {exc}"
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem:
         where = exc.problem_mark or exc.context_mark
         at = f" at line {where.line + 2}, column {where.column + 1}" if where is not None else ""
@@ -114,7 +83,7 @@ def _yaml_message(exc: yaml.YAMLError) -> str:
 
 def _parse(content: str, path: Path, level: SkillLevel) -> tuple[SkillDefinition, str]:
     front_text, rest = split_frontmatter(normalize_content(content))
-    front = load_yaml(front_text)
+    front = load_frontmatter(front_text)
     if not isinstance(front, dict):
         front = {}
     name_raw = front.get("name")

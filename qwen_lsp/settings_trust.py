@@ -1,0 +1,147 @@
+"""What a project's own ``.qwen/settings.json`` may not decide (docs/security.md, "Settings trust").
+
+The repository a user opens is untrusted: people clone strangers' code and
+the editor starts this server on it at once. A project settings file sits in
+that repository, so it must not be able to choose where the user's prompts
+and API key go, nor switch off a protection, nor point the server at files
+outside the project. The user's own settings (``~/.qwen/settings.json``),
+the environment and the editor are trusted and may set anything.
+
+Compared with Qwen Code: Qwen Code loads a workspace's settings in full once
+the folder is trusted (``security.folderTrust`` in the *user's* settings plus
+``~/.qwen/trustedFolders.json``; an untrusted folder's settings file is not
+loaded at all). We keep the "untrusted means not loaded" half, taking trust
+only from the user's settings or the editor (which passes VS Code's
+workspace trust), and go further: even a trusted project may not set the
+keys in :data:`_FORBIDDEN`, because "trust" here is a one-click dialog that
+users accept for every clone, while a leaked key cannot be taken back.
+
+``context.fileName`` is checked in *every* layer: each entry is joined to a
+directory and read into the system prompt, so only plain file names
+(``QWEN.md``) make sense; ``/proc/self/environ`` or ``../x`` would put any
+readable file, the key included, into the prompt.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+_ELSEWHERE = "set it in ~/.qwen/settings.json, the environment or the editor"
+_FORBIDDEN: dict[tuple[str, ...], str] = {
+    ("model", "baseUrl"): f"a project may not choose where requests (and the API key) are sent; {_ELSEWHERE}",
+    ("model", "apiKey"): f"a project may not choose which credentials are used; {_ELSEWHERE}",
+    ("model", "timeouts"): f"a project may not change the limits that stop hung requests; {_ELSEWHERE}",
+    ("general", "outputLanguage"): f"it is written to ~/.qwen/output-language.md, shared by every project; {_ELSEWHERE}",
+    ("folderTrust",): "only your own ~/.qwen/settings.json or the editor decide whether a folder is trusted",
+}
+_LOOSE_APPROVAL = ("auto-edit", "yolo")  # modes that run tools without asking
+
+
+def is_plain_filename(name: str) -> bool:
+    """A bare file name: no directory part, not ``.``/``..``, not absolute, no NUL."""
+    return bool(name) and name not in (".", "..") and not any(c in name for c in "/\\\0") and not os.path.splitdrive(name)[0]
+
+
+def screen_layers(
+    layers: list[tuple[str, Mapping[str, Any]]],
+    project_source: str | None,
+    project_root: Path | None,
+    problems: list[str],
+) -> list[tuple[str, Mapping[str, Any]]]:
+    """The settings layers with what their source may not set removed, each removal reported.
+
+    ``project_source`` names the project settings layer (``None`` when there
+    is no project). When the trusted layers say the folder is not trusted,
+    that layer is dropped whole, as Qwen Code does.
+    """
+    trusted = _folder_trusted(layer for source, layer in layers if source != project_source)
+    screened: list[tuple[str, Mapping[str, Any]]] = []
+    for source, layer in layers:
+        if source == project_source and layer:
+            if not trusted:
+                problems.append(f"{source}: not loaded: this folder is not trusted (folderTrust is false)")
+                continue
+            assert project_root is not None
+            layer = _project_layer(layer, source, project_root, problems)
+        screened.append((source, _plain_context_filenames(layer, source, problems)))
+    return screened
+
+
+def _folder_trusted(trusted_layers: Any) -> bool:
+    """``folderTrust`` from the user's file, the environment or the editor; the last one set wins."""
+    trusted = True
+    for layer in trusted_layers:
+        value = layer.get("folderTrust")
+        if isinstance(value, bool):
+            trusted = value
+    return trusted
+
+
+def _project_layer(layer: Mapping[str, Any], source: str, root: Path, problems: list[str]) -> dict[str, Any]:
+    out = _copy(layer)
+    for path, why in _FORBIDDEN.items():
+        if _pop(out, path):
+            problems.append(f"{source}: {'.'.join(path)} ignored: {why}")
+    tools = out.get("tools")
+    if isinstance(tools, dict) and tools.get("approvalMode") in _LOOSE_APPROVAL:
+        problems.append(
+            f"{source}: tools.approvalMode {tools.pop('approvalMode')!r} ignored: a project may not turn off "
+            f"tool approval; {_ELSEWHERE}"
+        )
+    context = out.get("context")
+    if isinstance(context, dict) and isinstance(context.get("ruleExcludes"), list):
+        inside = _inside_root_globs(context["ruleExcludes"], root)
+        for pattern in context["ruleExcludes"]:
+            if pattern not in inside:
+                problems.append(
+                    f"{source}: context.ruleExcludes entry {pattern!r} ignored: a project may only exclude "
+                    f"its own rules (patterns under {root})"
+                )
+        context["ruleExcludes"] = inside
+    return out
+
+
+def _inside_root_globs(patterns: list[Any], root: Path) -> list[Any]:
+    """The exclude globs that can only match files under ``root`` (absolute, prefixed by it, no ``..``)."""
+    prefix = os.path.normpath(os.path.abspath(root)) + os.sep
+    return [
+        p for p in patterns
+        if isinstance(p, str) and p.startswith(prefix) and ".." not in p.replace("\\", "/").split("/")
+    ]
+
+
+def _plain_context_filenames(layer: Mapping[str, Any], source: str, problems: list[str]) -> Mapping[str, Any]:
+    context = layer.get("context")
+    if not isinstance(context, Mapping):
+        return layer
+    raw = context.get("fileName")
+    names = [raw] if isinstance(raw, str) else raw
+    if not isinstance(names, list):
+        return layer  # not a string or list: validation reports it
+    bad = [n for n in names if isinstance(n, str) and n.strip() and not is_plain_filename(n.strip())]
+    if not bad:
+        return layer
+    for name in bad:
+        problems.append(f"{source}: context.fileName entry {name!r} ignored: context files are plain file names (like QWEN.md)")
+    kept = [n for n in names if n not in bad]
+    out = _copy(layer)
+    out["context"]["fileName"] = kept if isinstance(raw, list) else (kept[0] if kept else None)
+    return out
+
+
+def _copy(layer: Mapping[str, Any]) -> dict[str, Any]:
+    """Copy the nested objects (the lists and leaves are replaced, never edited in place)."""
+    return {k: _copy(v) if isinstance(v, Mapping) else v for k, v in layer.items()}
+
+
+def _pop(tree: dict[str, Any], path: tuple[str, ...]) -> bool:
+    node: Any = tree
+    for part in path[:-1]:
+        node = node.get(part) if isinstance(node, dict) else None
+    if isinstance(node, dict) and path[-1] in node:
+        del node[path[-1]]
+        return True
+    return False
