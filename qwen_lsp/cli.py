@@ -192,27 +192,25 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(f"  home: {home_dir()}\n  qwen dir: {global_qwen_dir()}\n  project state: {project_state_dir(engine.root)}\n  sessions: {chats_dir(engine.root)}")
     counter = engine.counter
     print(f"tokenizer: {counter.source} ({'exact' if counter.exact else 'estimate'})")
-    try:
-        client = engine.model_client()
-    except EngineError as exc:
-        print(f"endpoint: not configured — {exc.message}")
-        return 1
 
     async def probe() -> int:
         from .llm.errors import LLMError
 
         try:
+            client = await engine.model_client()
+        except EngineError as exc:
+            print(f"endpoint: not configured — {exc.message}")
+            return 1
+        try:
             models = await client.list_models()
         except LLMError as exc:
             print(f"endpoint: UNREACHABLE — {exc.message}")
             return 1
-        finally:
-            await engine.drain()
         listed = "listed" if s.model.name in models else "not in /models (may still work)"
         print(f"endpoint: {client.base_url} reachable; {len(models)} models; {s.model.name!r} {listed}")
         return 0
 
-    return asyncio.run(probe())
+    return int(_run(engine, probe()))
 
 
 # ------------------------------------------------------------------ parser

@@ -55,12 +55,6 @@ class CompressionSettings(_Section):
     threshold: float | None = Field(None, ge=0, le=1, description="Share of the window that triggers auto-compression (default 0.7).")
 
 
-class MemorySettings(_Section):
-    enabled: bool = True
-    auto_extract: bool = Field(True, alias="autoExtract")
-    auto_dream: bool = Field(True, alias="autoDream")
-
-
 class SkillsSettings(_Section):
     enabled: bool = True
 
@@ -89,12 +83,10 @@ class Settings(_Section):
     general: GeneralSettings = GeneralSettings()
     model: ModelSettings = ModelSettings()
     compression: CompressionSettings = CompressionSettings()
-    memory: MemorySettings = MemorySettings()
     skills: SkillsSettings = SkillsSettings()
     tools: ToolsSettings = ToolsSettings()
     context: ContextFileSettings = ContextFileSettings()
     folder_trust: bool = Field(True, alias="folderTrust")
-    log_level: Literal["debug", "info", "warning", "error"] = Field("info", alias="logLevel")
 
     def api_key(self) -> str | None:
         return self.model.api_key.get_secret_value() if self.model.api_key else None

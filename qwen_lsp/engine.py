@@ -140,9 +140,12 @@ class Engine:
     def thresholds(self) -> Thresholds:
         return compute_thresholds(self.settings.model.context_window, self.settings.compression.threshold)
 
-    def model_client(self) -> ChatClient:
-        """The client for the settings in effect; the one it replaces is closed in the background."""
-        client, replaced = self.endpoint.client(self.settings)
+    async def model_client(self) -> ChatClient:
+        """The client for the settings in effect; the one it replaces is closed in the background.
+
+        Built on a worker thread: a new HTTP client loads the CA bundle (tens of ms).
+        """
+        client, replaced = await asyncio.to_thread(self.endpoint.client, self.settings)
         if replaced is not None:
             self._spawn(replaced.aclose())
         return client
@@ -305,7 +308,7 @@ class Engine:
     async def _turn(
         self, session: ChatSession, prompt: str, attachments: Sequence[Attachment], emit: EventSink, turn_id: str
     ) -> ChatResult:
-        client = self.model_client()
+        client = await self.model_client()
         await self._session_ready(session)
         self.context.memory_block = self.hooks.memory_block()
         system = session.context.system_prompt()

@@ -19,6 +19,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 HARNESS_FIELDS = {"name", "value", "unit", "baseline", "ratio"}
 PROMISED = {
+    "loop_stall": {"loop_stall_cold_turn_ms"},
     "context_assembly": {"context_assembly_cold", "context_assembly_warm"},
     "skill_activation": {"skill_activation.decide_p50", "skill_activation.decide_p99", "skill_activation.refresh_one_change"},
     "streaming_overhead": {
