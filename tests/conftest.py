@@ -21,8 +21,8 @@ def scripted() -> Iterator[ScriptedOpenAI]:
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A scratch HOME with an empty ``~/.qwen``, set in this process's environment.
 
-    Test files that start the server or the CLI as a subprocess define their
-    own ``home`` (passed through the child's environment instead).
+    Tests that start the server or the CLI as a subprocess pass it through the
+    child's environment too (``lsp_harness.server_env``).
     """
     h = tmp_path / "home"
     (h / ".qwen").mkdir(parents=True)

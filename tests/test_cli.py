@@ -24,13 +24,6 @@ def repo(tmp_path: Path) -> Path:
     return r
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    return h
-
-
 def run(args: list[str], cwd: Path, home: Path, base_url: str | None, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess:
     e = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DASHSCOPE_", "QWEN_"))}
     e["HOME"] = str(home)

@@ -17,13 +17,6 @@ from lsp_harness import as_dict, chat, initialize, running_server, server_env, s
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    return h
-
-
-@pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -135,8 +128,7 @@ async def test_no_model_configured_says_how_to_configure(home: Path, workspace: 
 async def test_settings_pulled_when_change_has_no_payload(lsp, scripted: ScriptedOpenAI):
     lsp.set_configuration({"model": {"name": "pulled-model"}}, section="qwen")
     lsp.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
-    await asyncio.sleep(0.2)
-    await chat(lsp, "hi")
+    await chat(lsp, "hi")  # handled after the notification, and waits for the pull it started
     assert scripted.chat_requests()[-1].body["model"] == "pulled-model"
 
 
@@ -159,7 +151,6 @@ async def test_malformed_message_does_not_kill_the_server(lsp, scripted: Scripte
     writer = lsp.protocol.writer
     body = b"{this is not json"
     writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    await asyncio.sleep(0.2)
     res = as_dict(await chat(lsp, "still there?"))
     assert res["text"] == "ok"
 

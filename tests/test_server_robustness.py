@@ -15,7 +15,7 @@ import pytest
 class RawPeer:
     """A bare-bones LSP peer over the server's stdio, to send what a real client never would."""
 
-    def __init__(self, home: Path, root: Path) -> None:
+    def __init__(self, home: Path, root: Path, *, initialize: bool = True) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "QWEN_", "DASHSCOPE_"))}
         env["HOME"] = str(home)
         self.proc = subprocess.Popen(
@@ -25,9 +25,10 @@ class RawPeer:
             stderr=subprocess.DEVNULL,
             env=env,
         )
-        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}, "rootUri": root.as_uri()}})
-        assert self.response(0)["result"]["capabilities"]["experimental"]["qwen"]["chatEvents"] is True
-        self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        if initialize:
+            self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}, "rootUri": root.as_uri()}})
+            assert self.response(0)["result"]["capabilities"]["experimental"]["qwen"]["chatEvents"] is True
+            self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
 
     def send(self, obj: Any = None, raw: bytes | None = None) -> None:
         body = raw if raw is not None else json.dumps(obj).encode()
@@ -99,3 +100,17 @@ def test_custom_request_errors(peer: RawPeer):
     err = peer.response(11)["error"]
     assert err["code"] == -31001 and "OPENAI_BASE_URL" in err["message"] and err["data"] == {"kind": "config"}
     assert peer.alive()
+
+
+def test_only_an_uninitialized_server_answers_server_not_initialized(tmp_path: Path, peer: RawPeer) -> None:
+    """-32002 is LSP's ServerNotInitialized and nothing else; our own failures use codes outside the reserved ranges."""
+    early = RawPeer(tmp_path / "home2", tmp_path, initialize=False)
+    try:
+        early.send({"jsonrpc": "2.0", "id": 1, "method": "qwen/sessions/list", "params": {}})
+        assert early.response(1)["error"]["code"] == -32002
+    finally:
+        early.close()
+    peer.send({"jsonrpc": "2.0", "id": 12, "method": "qwen/chat", "params": {"prompt": "hi"}})
+    err = peer.response(12)["error"]
+    assert err["data"]["kind"] == "config"
+    assert not (-32768 <= err["code"] <= -32000), "application errors stay out of JSON-RPC's reserved range"

@@ -24,13 +24,6 @@ def skill(root: Path, name: str, description: str, extra: str = "", body: str | 
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    (h / ".qwen").mkdir(parents=True)
-    return h
-
-
-@pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     (ws / "src" / "api").mkdir(parents=True)
@@ -169,7 +162,6 @@ async def test_editing_an_imported_file_changes_the_next_system_message(lsp, scr
     first = as_dict(await chat(lsp, "one"))
     system1 = scripted.chat_requests()[-1].body["messages"][0]["content"]
     assert "Style: short functions." in system1 and "Always write tests." in system1
-    await asyncio.sleep(0.3)  # let the watcher settle after startup writes (session file etc.)
     (workspace / "docs" / "style.md").write_text("Style: tiny functions.\n")
 
     async def system_now() -> str:
