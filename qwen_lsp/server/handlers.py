@@ -48,12 +48,15 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
     async def on_initialized(ls: QwenLanguageServer, params: types.InitializedParams) -> None:
         ls.loop = asyncio.get_running_loop()
         ls.counter.warm_up()  # loads Qwen's vocabulary on its own thread
-        for engine in ls.engines.values():
-            await engine.start_watching(ls.loop)
         if get_capability(ls.client_capabilities, "workspace.configuration", False):
             # Clients such as Neovim keep settings in workspace/configuration rather than
-            # initializationOptions; a turn that starts before the answer waits for it.
-            await _pull(ls)
+            # initializationOptions. Started before anything awaits, so a turn that
+            # arrives meanwhile finds the pull in flight and waits for its answer.
+            ls.pending_settings = asyncio.ensure_future(_pull_configuration(ls))
+        for engine in ls.engines.values():
+            await engine.start_watching(ls.loop)
+        if ls.pending_settings is not None:
+            await ls.pending_settings
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: QwenLanguageServer, params: None) -> None:
