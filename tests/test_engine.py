@@ -1,0 +1,155 @@
+"""The engine in-process, with plain objects: per-chat state, the turn's hooks, the fork primitive.
+
+No server: the engine is driven directly against the scripted OpenAI server,
+as the CLI drives it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
+
+from qwen_lsp.agent.events import TurnEvent, TurnOutcome
+from qwen_lsp.agent.fork import run_fork
+from qwen_lsp.agent.hooks import TurnHooks
+from qwen_lsp.agent.tools import read_only_tools
+from qwen_lsp.engine import Engine, Listeners
+from qwen_lsp.errors import EngineError
+from qwen_lsp.llm.client import ChatClient
+from qwen_lsp.llm.tokens import TokenCounter
+from qwen_lsp.protocol import SkillsChanged
+from qwen_lsp.sessions.registry import ChatSession
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(home: Path, tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "lib").mkdir()
+    (ws / "src" / "a.py").write_text("x = 1\n")
+    (ws / "lib" / "b.js").write_text("let y;\n")
+    rules = ws / ".qwen" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "py.md").write_text('---\npaths: ["src/**"]\n---\nPY RULE\n')
+    (rules / "js.md").write_text('---\npaths: ["lib/**"]\n---\nJS RULE\n')
+    git(ws, "init", "-q")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "one")
+    return ws
+
+
+def ignore(_event: TurnEvent) -> None:
+    return None
+
+
+def make_engine(repo: Path, scripted: ScriptedOpenAI, **kwargs: object) -> tuple[Engine, list[SkillsChanged]]:
+    changes: list[SkillsChanged] = []
+    env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
+    engine = Engine(repo, counter=TokenCounter(), env=env, listeners=Listeners(skills_changed=changes.append), **kwargs)  # type: ignore[arg-type]
+    return engine, changes
+
+
+def user_parts(scripted: ScriptedOpenAI) -> str:
+    last = [m for m in scripted.chat_requests()[-1].body["messages"] if m["role"] == "user"][-1]
+    content = last["content"]
+    return content if isinstance(content, str) else "\n".join(p["text"] for p in content)
+
+
+def system(scripted: ScriptedOpenAI) -> str:
+    return str(scripted.chat_requests()[-1].body["messages"][0]["content"])
+
+
+async def test_two_chats_keep_their_own_snapshot_and_rules(repo: Path, scripted: ScriptedOpenAI) -> None:
+    engine, changes = make_engine(repo, scripted)
+    try:
+        a = (await engine.chat("A1", emit=ignore)).session_id
+        a_system = system(scripted)
+        git(repo, "commit", "-q", "--allow-empty", "-m", "two")
+        await engine.document_opened(repo / "src" / "a.py", (repo / "src" / "a.py").as_uri())
+        assert changes[-1].activated == [".qwen/rules/py.md"]
+
+        b = (await engine.chat("B1", emit=ignore)).session_id
+        assert "two" in system(scripted).split("Recent commits")[1] and "PY RULE" in user_parts(scripted)
+
+        await engine.chat("A2", session_id=a, emit=ignore)
+        assert system(scripted) == a_system and "PY RULE" in user_parts(scripted)
+
+        scripted.enqueue(Reply(tool_calls=[ToolCallSpec("read_file", {"file_path": str(repo / "lib" / "b.js")})]), Reply(chunks=["ok"]))
+        await engine.chat("B2", session_id=b, emit=ignore)
+        assert changes[-1].activated == [".qwen/rules/js.md"] and changes[-1].trigger == (repo / "lib" / "b.js").as_uri()
+        await engine.chat("B3", session_id=b, emit=ignore)
+        assert "JS RULE" in user_parts(scripted)
+
+        await engine.chat("A3", session_id=a, emit=ignore)
+        assert "JS RULE" not in user_parts(scripted) and system(scripted) == a_system
+    finally:
+        await engine.drain()
+
+
+async def test_the_inspector_reads_a_chat_from_disk_without_opening_it(repo: Path, scripted: ScriptedOpenAI) -> None:
+    first, _ = make_engine(repo, scripted)
+    sid = (await first.chat("remember me", emit=ignore)).session_id
+    await first.drain()
+    engine, _ = make_engine(repo, scripted)
+    try:
+        report = await engine.context_report(sid)
+        assert any(s.name == "history" and s.tokens > 0 for s in report.sections)
+        assert engine.sessions.get(sid) is None
+        with pytest.raises(EngineError) as info:
+            await engine.context_report("no-such-session")
+        assert info.value.kind == "not_found"
+    finally:
+        await engine.drain()
+
+
+async def test_hooks_see_every_request_and_the_turn(repo: Path, scripted: ScriptedOpenAI) -> None:
+    seen: list[str] = []
+
+    async def recall(session: ChatSession, prompt: str) -> list[str]:
+        seen.append(f"recall:{prompt}")
+        return ["<system-reminder>\nRECALLED MEMORY\n</system-reminder>"]
+
+    async def before(session: ChatSession) -> None:
+        seen.append(f"before:{len(session.history)}")
+
+    def after(session: ChatSession, outcome: TurnOutcome) -> None:
+        seen.append(f"after:{outcome.text}")
+
+    hooks = TurnHooks(memory_block=lambda: "# MEMORY INDEX", recall=recall, before_request=before, after_turn=after)
+    engine, _ = make_engine(repo, scripted, hooks=hooks)
+    scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("list_directory", {"path": str(repo)})]), Reply(chunks=["done"]))
+    try:
+        await engine.chat("hello", emit=ignore)
+    finally:
+        await engine.drain()
+    assert seen == ["recall:hello", "before:1", "before:3", "after:done"]
+    assert system(scripted).endswith("\n\n---\n\n# MEMORY INDEX")
+    first_user = [m for m in scripted.chat_requests()[0].body["messages"] if m["role"] == "user"][-1]["content"]
+    texts = [p["text"] for p in first_user]
+    assert any("RECALLED MEMORY" in t for t in texts) and texts[-1] == "hello"  # after the reminders, before the prompt
+
+
+async def test_a_fork_runs_beside_the_chat_and_records_nothing(repo: Path, scripted: ScriptedOpenAI, home: Path) -> None:
+    scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("read_file", {"file_path": str(repo / "src" / "a.py")})]), Reply(chunks=["x is 1"]))
+    async with ChatClient(scripted.base_url, "k", "scripted-model") as client:
+        outcome, produced = await run_fork(client, system="side", prompt="what is x?", root=repo, tools=read_only_tools(), max_rounds=3)
+    assert outcome.text == "x is 1" and outcome.rounds == 2
+    assert [c["role"] for c in produced] == ["model", "user", "model"]
+    assert scripted.chat_requests()[0].body["messages"][0] == {"role": "system", "content": "side"}
+    assert not list((home / ".qwen").glob("projects/*/chats/*.jsonl"))
+
+
+async def test_a_fork_stops_at_its_round_budget(repo: Path, scripted: ScriptedOpenAI) -> None:
+    looping = Reply(tool_calls=[ToolCallSpec("list_directory", {"path": str(repo)})])
+    scripted.enqueue(looping, looping, looping)
+    async with ChatClient(scripted.base_url, "k", "scripted-model") as client:
+        outcome, _ = await run_fork(client, system="s", prompt="loop", root=repo, tools=read_only_tools(), max_rounds=2)
+    assert outcome.rounds == 2 and outcome.finish_reason == "length"
+    assert len(scripted.chat_requests()) == 2
