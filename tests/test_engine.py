@@ -6,10 +6,10 @@ as the CLI drives it.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
+from support.rules_repo import git, make_rules_repo
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from qwen_lsp.agent.events import TurnEvent, TurnOutcome
@@ -24,25 +24,9 @@ from qwen_lsp.protocol import SkillsChanged
 from qwen_lsp.sessions.registry import ChatSession
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True, capture_output=True)
-
-
 @pytest.fixture
 def repo(home: Path, tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    (ws / "src").mkdir(parents=True)
-    (ws / "lib").mkdir()
-    (ws / "src" / "a.py").write_text("x = 1\n")
-    (ws / "lib" / "b.js").write_text("let y;\n")
-    rules = ws / ".qwen" / "rules"
-    rules.mkdir(parents=True)
-    (rules / "py.md").write_text('---\npaths: ["src/**"]\n---\nPY RULE\n')
-    (rules / "js.md").write_text('---\npaths: ["lib/**"]\n---\nJS RULE\n')
-    git(ws, "init", "-q")
-    git(ws, "add", "-A")
-    git(ws, "commit", "-qm", "one")
-    return ws
+    return make_rules_repo(tmp_path / "ws")
 
 
 def ignore(_event: TurnEvent) -> None:
@@ -72,7 +56,7 @@ async def test_two_chats_keep_their_own_snapshot_and_rules(repo: Path, scripted:
         a = (await engine.chat("A1", emit=ignore)).session_id
         a_system = system(scripted)
         git(repo, "commit", "-q", "--allow-empty", "-m", "two")
-        await engine.document_opened(repo / "src" / "a.py", (repo / "src" / "a.py").as_uri())
+        await engine.document_opened(repo / "src" / "app.py", (repo / "src" / "app.py").as_uri())
         assert changes[-1].activated == [".qwen/rules/py.md"]
 
         b = (await engine.chat("B1", emit=ignore)).session_id
@@ -81,9 +65,9 @@ async def test_two_chats_keep_their_own_snapshot_and_rules(repo: Path, scripted:
         await engine.chat("A2", session_id=a, emit=ignore)
         assert system(scripted) == a_system and "PY RULE" in user_parts(scripted)
 
-        scripted.enqueue(Reply(tool_calls=[ToolCallSpec("read_file", {"file_path": str(repo / "lib" / "b.js")})]), Reply(chunks=["ok"]))
+        scripted.enqueue(Reply(tool_calls=[ToolCallSpec("read_file", {"file_path": str(repo / "lib" / "util.js")})]), Reply(chunks=["ok"]))
         await engine.chat("B2", session_id=b, emit=ignore)
-        assert changes[-1].activated == [".qwen/rules/js.md"] and changes[-1].trigger == (repo / "lib" / "b.js").as_uri()
+        assert changes[-1].activated == [".qwen/rules/js.md"] and changes[-1].trigger == (repo / "lib" / "util.js").as_uri()
         await engine.chat("B3", session_id=b, emit=ignore)
         assert "JS RULE" in user_parts(scripted)
 
@@ -137,7 +121,7 @@ async def test_hooks_see_every_request_and_the_turn(repo: Path, scripted: Script
 
 
 async def test_a_fork_runs_beside_the_chat_and_records_nothing(repo: Path, scripted: ScriptedOpenAI, home: Path) -> None:
-    scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("read_file", {"file_path": str(repo / "src" / "a.py")})]), Reply(chunks=["x is 1"]))
+    scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("read_file", {"file_path": str(repo / "src" / "app.py")})]), Reply(chunks=["x is 1"]))
     async with ChatClient(scripted.base_url, "k", "scripted-model") as client:
         outcome, produced = await run_fork(client, system="side", prompt="what is x?", root=repo, tools=read_only_tools(), max_rounds=3)
     assert outcome.text == "x is 1" and outcome.rounds == 2

@@ -7,36 +7,20 @@ change the first one's system-prompt bytes or take its rules.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from support.rules_repo import git, make_rules_repo
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from lsp_harness import as_dict, chat, running_server
 from test_server_skills_context_e2e import open_doc, user_texts, wait_for
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
-
-
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    (ws / "src").mkdir(parents=True)
-    (ws / "lib").mkdir()
-    (ws / "src" / "app.py").write_text("print('hi')\n")
-    (ws / "lib" / "util.js").write_text("export const x = 1;\n")
-    rules = ws / ".qwen" / "rules"
-    rules.mkdir(parents=True)
-    (rules / "py.md").write_text('---\npaths: ["src/**/*.py"]\n---\nRULE ONE: type hints.\n')
-    (rules / "js.md").write_text('---\npaths: ["lib/**/*.js"]\n---\nRULE TWO: no var.\n')
-    git(ws, "init", "-q", "-b", "main")
-    git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
-    git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first commit")
-    return ws
+    return make_rules_repo(tmp_path / "ws")
 
 
 @pytest_asyncio.fixture
@@ -54,7 +38,7 @@ async def test_two_chats_never_share_snapshot_or_rules(lsp, scripted: ScriptedOp
     a_system = last_request(scripted)["messages"][0]
     assert "first commit" in a_system["content"]
 
-    git(workspace, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "second commit")
+    git(workspace, "commit", "-q", "--allow-empty", "-m", "second commit")
     open_doc(lsp, workspace / "src" / "app.py")
     await wait_for(lambda: any(".qwen/rules/py.md" in as_dict(c)["activated"] for c in lsp.rec.skills_changed), "rule one announced")
 
@@ -62,21 +46,21 @@ async def test_two_chats_never_share_snapshot_or_rules(lsp, scripted: ScriptedOp
     assert b != a
     b_first = last_request(scripted)
     assert "second commit" in b_first["messages"][0]["content"]  # B took its own snapshot
-    assert any("RULE ONE" in t for t in user_texts(b_first))  # the open file counts for a new chat too
+    assert any("PY RULE" in t for t in user_texts(b_first))  # the open file counts for a new chat too
 
     await chat(lsp, "A two", sessionId=a)
     a_second = last_request(scripted)
     assert a_second["messages"][0] == a_system  # same bytes: B's start changed nothing of A's
-    assert any("RULE ONE" in t for t in user_texts(a_second))  # the editor's file reached A as well
+    assert any("PY RULE" in t for t in user_texts(a_second))  # the editor's file reached A as well
 
     # B's tool reads a JS file: rule two belongs to B alone.
     scripted.enqueue(Reply(tool_calls=[ToolCallSpec("read_file", {"file_path": str(workspace / "lib" / "util.js")})]))
     scripted.enqueue(Reply(chunks=["read it"]))
     await chat(lsp, "B two", sessionId=b)
     await chat(lsp, "B three", sessionId=b)
-    assert any("RULE TWO" in t for t in user_texts(last_request(scripted)))
+    assert any("JS RULE" in t for t in user_texts(last_request(scripted)))
 
     await chat(lsp, "A three", sessionId=a)
     a_third = last_request(scripted)
-    assert not any("RULE TWO" in t for t in user_texts(a_third))
+    assert not any("JS RULE" in t for t in user_texts(a_third))
     assert a_third["messages"][0] == a_system
