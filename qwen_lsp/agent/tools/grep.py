@@ -22,8 +22,8 @@ so. Symlinked files leading out of the workspace are skipped by the walk.
 
 from __future__ import annotations
 
-import io
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,14 +196,18 @@ class _Budget:
 
 
 class _Search:
-    """The model's pattern, compiled twice by RE2: per line, and over a whole file to skip files without a match."""
+    """The model's pattern, compiled by RE2 twice: over a whole file, and per line.
+
+    The whole-file pass (``(?m)``: ``^``/``$`` at line breaks) finds where a
+    match starts; only that line is then checked on its own, so the answer is
+    exactly "lines the pattern matches" while a file costs one linear pass
+    plus a little per hit. The text is searched as UTF-8 bytes: RE2 reads
+    them natively, and offsets into bytes need no conversion.
+    """
 
     def __init__(self, pattern: str) -> None:
         self.line = compile_linear(pattern, ignore_case=True)
-        # `(?m)` makes ^ and $ match at line breaks, so a file with no match anywhere has no matching line.
-        # \A and \z mean the start and end of the text, which differ between a file and its lines.
-        anchored = "\\A" in pattern or "\\z" in pattern
-        self.whole = None if anchored else compile_linear("(?m)" + pattern, ignore_case=True)
+        self.whole = compile_linear("(?m)" + pattern, ignore_case=True)
 
     def file(self, path: Path, budget: _Budget) -> list[_Match]:
         try:
@@ -219,18 +223,31 @@ class _Search:
                 text = fh.read(MAX_FILE_BYTES + 1)
         except OSError:
             return []
-        if self.whole is not None and self.whole.search(_lf_only(text)) is None:
-            return []
-        found: list[_Match] = []
-        for n, line in enumerate(io.StringIO(text, newline=""), start=1):
-            bare = line.rstrip("\r\n")
-            if self.line.search(bare) is not None:
-                found.append(_Match(path, n, bare))
-        return found
+        return list(self._lines(path, _lf_only(text).encode("utf-8")))
+
+    def _lines(self, path: Path, data: bytes) -> Iterator[_Match]:
+        pos = 0
+        line_no = 1
+        counted_to = 0
+        while pos <= len(data):
+            hit = self.whole.search(data, pos)
+            if hit is None:
+                return
+            start = data.rfind(b"\n", 0, hit.start()) + 1
+            if start >= len(data):  # an empty match after the final newline: no such line
+                return
+            end = data.find(b"\n", hit.start())
+            end = len(data) if end < 0 else end
+            line_no += data.count(b"\n", counted_to, start)
+            counted_to = start
+            line = data[start:end]
+            if self.line.search(line) is not None:  # a match that ran across lines is no line match
+                yield _Match(path, line_no, line.decode("utf-8"))
+            pos = end + 1
 
 
 def _lf_only(text: str) -> str:
-    """Lines split as the per-line search splits them (``\\r\\n``, ``\\r``, ``\\n``), for RE2's ``(?m)`` which knows only ``\\n``."""
+    """Every line break (``\\r\\n``, ``\\r``, ``\\n``, as Qwen Code splits lines) as ``\\n``, the only one RE2's ``(?m)`` knows."""
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
