@@ -29,7 +29,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from wcmatch import glob as wc
 
@@ -65,28 +67,23 @@ def timed(fn) -> float:
     return median(samples) * 1000
 
 
-def plain_read(root: Path) -> int:
-    total = 0
+def texts(root: Path) -> Iterator[IO[str]]:
+    """Every text file of the walk opened as the tool opens it: the part of a search that is not matching."""
     for path in walk_files(root, IgnoreRules.for_workspace(root)):
         head = read_head(path)
-        if looks_binary(head):
-            continue
-        with open_text(path, head) as fh:
-            total += len(fh.read())
-    return total
+        if not looks_binary(head):
+            with open_text(path, head) as fh:
+                yield fh
+
+
+def plain_read(root: Path) -> int:
+    return sum(len(fh.read()) for fh in texts(root))
 
 
 def re_search(root: Path, pattern: str) -> int:
     """The previous engine: Python ``re`` on every line of every file."""
     regex = re.compile(pattern, re.IGNORECASE)
-    hits = 0
-    for path in walk_files(root, IgnoreRules.for_workspace(root)):
-        head = read_head(path)
-        if looks_binary(head):
-            continue
-        with open_text(path, head) as fh:
-            hits += sum(1 for line in fh if regex.search(line.rstrip("\r\n")))
-    return hits
+    return sum(1 for fh in texts(root) for line in fh if regex.search(line.rstrip("\r\n")))
 
 
 def wcmatch_glob(root: Path, pattern: str) -> int:

@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 from support.scripted_openai import Reply, ScriptedOpenAI, Stall, ToolCallSpec
 
-from lsp_harness import as_dict, running_server
+from lsp_harness import as_dict, open_doc, running_server, wait_for
 from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.glob import GlobTool
 from qwen_lsp.agent.tools.grep import GrepArgs, GrepTool
@@ -180,13 +180,6 @@ async def test_grep_on_a_link_named_directly_is_refused(linked: Path) -> None:
 # --- through the real server ---------------------------------------------------------------
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    (h / ".qwen").mkdir(parents=True)
-    return h
-
-
 def skill(ws: Path, name: str, paths: list[str]) -> None:
     d = ws / ".qwen" / "skills" / name
     d.mkdir(parents=True)
@@ -217,27 +210,11 @@ async def lsp(home: Path, hostile_ws: Path, scripted: ScriptedOpenAI):
         yield client
 
 
-def open_doc(client, path: Path) -> None:
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=path.as_uri(), language_id="plaintext", version=1, text=path.read_text())
-        )
-    )
-
-
-async def wait_for(predicate, what: str) -> None:
-    deadline = asyncio.get_running_loop().time() + HANG
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
-
-
 async def test_hostile_paths_globs_leave_didopen_and_other_skills_working(lsp, hostile_ws: Path, scripted: ScriptedOpenAI) -> None:
-    open_doc(lsp, hostile_ws / ("a" * 60))  # the name the exponential glob chokes on
-    open_doc(lsp, hostile_ws / "src" / "app.py")
+    open_doc(lsp, hostile_ws / ("a" * 60), "plaintext")  # the name the exponential glob chokes on
+    open_doc(lsp, hostile_ws / "src" / "app.py", "plaintext")
     activated = lambda: {n for c in lsp.rec.skills_changed for n in as_dict(c)["activated"]}  # noqa: E731
-    await wait_for(lambda: {"ranged", "plain"} <= activated(), "the other skills to activate")
+    await wait_for(lambda: {"ranged", "plain"} <= activated(), "the other skills to activate", HANG)
     assert "bomb" not in activated()
     listed = as_dict(await asyncio.wait_for(lsp.protocol.send_request_async("qwen/skills/list", {}), HANG))
     assert any("f{1..2000}.py" in e["path"] + e["message"] for e in listed["errors"])
@@ -253,7 +230,7 @@ async def test_cancel_is_answered_while_a_catastrophic_grep_runs(lsp, scripted: 
         Stall(chunks=["thinking"]),
     )
     task = asyncio.ensure_future(lsp.protocol.send_request_async("qwen/chat", {"prompt": "search"}, msg_id=777))
-    await wait_for(lambda: any(as_dict(e)["kind"] == "toolCall" for e in lsp.rec.chat_events), "the grep call")
+    await wait_for(lambda: any(as_dict(e)["kind"] == "toolCall" for e in lsp.rec.chat_events), "the grep call", HANG)
     lsp.cancel_request(types.CancelParams(id=777))
     with pytest.raises(JsonRpcRequestCancelled):
         await asyncio.wait_for(task, HANG)
