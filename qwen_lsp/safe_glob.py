@@ -40,6 +40,8 @@ from .linear_regex import LinearRegexError, compile_linear
 
 EXPANSION_LIMIT = 1000
 """Brace alternatives one glob may expand to (wcmatch's own default)."""
+MAX_GROUP_DEPTH = 32
+"""Extglob groups nested deeper than this are refused (the translator recurses once per level)."""
 MAX_NEGATED_PATH = 1024
 """Longest path a ``!(...)`` glob is tried on (longer ones never match it)."""
 MAX_NEGATED_STEPS = 5_000
@@ -199,6 +201,8 @@ class _Translator:
         self.glob = glob
         self.extglob = extglob
         self.depth = 0
+        self.steps = 0
+        self.budget = 2 * len(glob) + 1000
 
     def segments(self, *, segment_start: bool = True, complete: bool = True) -> str:
         """The whole glob: ``**`` segments become ``(?:[^/]+/)*`` (or ``.*`` at the end).
@@ -239,12 +243,17 @@ class _Translator:
         """One token starting at ``i``: its regex and the index after it."""
         glob = self.glob
         c = glob[i]
+        self.steps += 1
+        if self.steps > self.budget:  # an unclosed `[` or `@(` rescans what follows: many of them would be quadratic
+            raise InvalidGlob("glob too complex: too many unclosed [ or ( groups")
         if c == "\\":
             if i + 1 < len(glob):
                 return re.escape(glob[i + 1]), i + 2
             return re.escape(c), i + 1
         if self.extglob and c in _EXTGLOB_OPENERS and glob.startswith("(", i + 1):
             self.depth += 1
+            if self.depth > MAX_GROUP_DEPTH:
+                raise InvalidGlob(f"extglob groups nested more than {MAX_GROUP_DEPTH} deep")
             try:
                 group = self.group(i + 2)
             finally:
@@ -264,9 +273,10 @@ class _Translator:
         if c == "?":
             return "[^/]", i + 1
         if c == "[":
-            bracket = _bracket(glob, i)
+            bracket, scanned_to = _bracket(glob, i)
+            self.steps += scanned_to - i
             if bracket is not None:
-                return bracket
+                return bracket, scanned_to
         return re.escape(c), i + 1
 
     def group(self, start: int, *, closing: bool = True) -> tuple[str, int] | None:
@@ -303,8 +313,11 @@ class _Translator:
 _POSIX_CLASS = re.compile(r"\[:(alnum|alpha|ascii|blank|cntrl|digit|graph|lower|print|punct|space|upper|word|xdigit):\]")
 
 
-def _bracket(glob: str, start: int) -> tuple[str, int] | None:
-    """A ``[...]`` class at ``start`` as an RE2 class that never matches ``/``; None when unclosed (a literal ``[``)."""
+def _bracket(glob: str, start: int) -> tuple[str | None, int]:
+    """A ``[...]`` class at ``start`` as an RE2 class that never matches ``/``, and the index after it.
+
+    The class is None when unclosed (a literal ``[``); the index then says how far the scan went.
+    """
     i = start + 1
     negated = i < len(glob) and glob[i] in "!^"
     if negated:
@@ -326,7 +339,7 @@ def _bracket(glob: str, start: int) -> tuple[str, int] | None:
             c = glob[i + 1]
             i += 1
         if c == "/":
-            return None  # picomatch treats a class holding a slash as literal text
+            return None, i  # picomatch treats a class holding a slash as literal text
         if i + 2 < len(glob) and glob[i + 1] == "-" and glob[i + 2] != "]":
             high = glob[i + 2]
             if high == "\\" and i + 3 < len(glob):
@@ -337,7 +350,7 @@ def _bracket(glob: str, start: int) -> tuple[str, int] | None:
             continue
         items.append(_class_char(c))
         i += 1
-    return None
+    return None, i
 
 
 def _range(low: str, high: str) -> str:

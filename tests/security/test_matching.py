@@ -140,6 +140,16 @@ def test_huge_brace_range_is_dropped_not_raised() -> None:
     assert index.match("src/x.py") == ["other"]
 
 
+@pytest.mark.parametrize(
+    "pattern",
+    ["@(" * 5000 + "a" + ")" * 5000, "[" * 60000, "[[[[/" * 10000, "{" * 3000 + "a,b" + "}" * 3000, "?(" * 20000],
+)
+async def test_deeply_nested_or_unclosed_glob_is_dropped_not_raised(pattern: str) -> None:
+    index = await off_loop(ActivationIndex, [("bad", [pattern]), ("py", ["**/*.py"])])
+    assert [d.skill for d in index.dropped] == ["bad"]
+    assert index.match("x.py") == ["py"]
+
+
 # --- symlinks out of (and within) the workspace ------------------------------------------
 
 
