@@ -37,6 +37,8 @@ __all__ = ["ActivationIndex", "CompiledGlob", "DroppedGlob", "InvalidGlob", "com
 
 MAX_GLOB_LENGTH = 65536
 """picomatch's default ``maxLength``: longer patterns throw and are dropped."""
+MAX_NEGATED_EXTGLOBS = 16
+"""Globs holding a ``!(...)`` per index: each costs up to a few ms per path (see ``safe_glob``), on every didOpen."""
 
 _MAGIC = frozenset("*?[]{}()!+@\\")
 
@@ -138,8 +140,15 @@ class ActivationIndex:
         self.names: list[str] = [name for name, _ in conditional]
         self.dropped: list[DroppedGlob] = []
         self._buckets: dict[tuple[str, str | None], list[tuple[Matcher, bool, int]]] = {}
+        negations = 0
         for index, (name, globs) in enumerate(conditional):
             for pattern in globs:
+                if "!(" in pattern:
+                    negations += 1
+                    if negations > MAX_NEGATED_EXTGLOBS:
+                        message = f"more than {MAX_NEGATED_EXTGLOBS} globs with a negated extglob !(...) in one set"
+                        self.dropped.append(DroppedGlob(name, pattern, message))
+                        continue
                 try:
                     parts = compile_glob(pattern)
                 except InvalidGlob as exc:

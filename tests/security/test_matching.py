@@ -23,7 +23,7 @@ from lsp_harness import as_dict, open_doc, running_server, wait_for
 from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.glob import GlobTool
 from qwen_lsp.agent.tools.grep import GrepArgs, GrepTool
-from qwen_lsp.globs import ActivationIndex, InvalidGlob, compile_glob
+from qwen_lsp.globs import MAX_NEGATED_EXTGLOBS, ActivationIndex, InvalidGlob, compile_glob
 from qwen_lsp.safe_glob import compile_pattern
 
 HANG = 30.0
@@ -138,6 +138,14 @@ def test_huge_brace_range_is_dropped_not_raised() -> None:
     assert [(d.skill, d.pattern) for d in index.dropped] == [("ranged", "f{1..2000}.py")]
     assert index.match("docs/a.md") == ["ranged"]
     assert index.match("src/x.py") == ["other"]
+
+
+async def test_many_negated_extglobs_are_capped_so_one_didopen_stays_bounded() -> None:
+    hostile = [(f"n{i}", ["*!(*a*)*a"]) for i in range(MAX_NEGATED_EXTGLOBS + 40)]
+    index = ActivationIndex([*hostile, ("py", ["**/*.py"])])
+    assert len(index.dropped) == 40 and "negated extglob" in index.dropped[0].message
+    assert "py" not in await off_loop(index.match, "d/" + "a" * 1000)
+    assert (await off_loop(index.match, "src/x.py"))[-1] == "py"
 
 
 @pytest.mark.parametrize(
