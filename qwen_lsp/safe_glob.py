@@ -18,13 +18,12 @@ classes (``!``/``^`` negation, ranges, POSIX names), ``\\`` escapes, and,
 when ``extglob`` is on, ``@( ) *( ) +( ) ?( )``. Braces are expanded first
 (bracex, at most 1000 alternatives).
 
-The one construct RE2 cannot express is the negated extglob ``!(...)``,
-which needs a lookahead. Such a glob is matched by wcmatch's own
-translation with Python ``re``, but only when it is simple enough that
-backtracking stays polynomial and small: one ``!(...)``, no other
-quantified extglob, at most :data:`MAX_NEGATED_STARS` ``*`` runs, and
-paths up to :data:`MAX_BACKTRACKING_PATH` characters. Anything more is
-refused with :class:`InvalidGlob`, whose message says why.
+The one construct a regex cannot express without lookahead is the
+negated extglob ``!(...)``. A glob with one (not nested in another group)
+is matched by splitting the path around it and checking each piece with
+RE2 (see :func:`_negation_matcher`), within a fixed budget of steps;
+a second ``!(...)`` is refused. Every refusal is an :class:`InvalidGlob`
+whose message says why: callers drop that glob and keep the rest.
 """
 
 from __future__ import annotations
