@@ -6,8 +6,11 @@ the same way (picomatch, ``dot: true``, project-relative paths).
 Globs follow picomatch with ``dot: true`` (the seed-era choice): ``*`` and
 ``**`` also match dot files, so ``**/*.js`` fires for ``.eslintrc.js``;
 braces, ranges, extglobs and globstar work; a leading ``!`` negates. Each
-glob is brace-expanded with bracex and translated to a regex by wcmatch,
-which implements the same dialect.
+glob is brace-expanded and compiled by :mod:`qwen_lsp.safe_glob` for
+linear-time matching: these globs come from the repository, so a hostile
+``**/+(?|?)Q`` must not hold the event loop on every ``didOpen``. A glob
+that cannot be compiled safely is dropped with a problem naming it, and the
+item's other globs keep working.
 
 Speed: ``didOpen`` must decide in well under a millisecond with thousands
 of globs, so :class:`ActivationIndex` never scans them all. Each expanded
@@ -17,36 +20,27 @@ segment ends with — and a path only tries the buckets its own prefixes and
 extension select. Globs with neither (``**/*``) land in one catch-all
 bucket. Translated globs are cached by pattern text, so a refresh after one
 SKILL.md edit only translates what changed, and each regex is compiled the
-first time a path reaches its bucket.
+first time a path reaches its bucket (see ``lazy`` in ``safe_glob``).
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 import posixpath
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-import bracex
-from wcmatch import glob as wcglob
+from .safe_glob import InvalidGlob, Matcher, compile_alternative, compile_any, expand_braces
+
+__all__ = ["ActivationIndex", "CompiledGlob", "DroppedGlob", "InvalidGlob", "compile_glob", "project_relative"]
 
 MAX_GLOB_LENGTH = 65536
 """picomatch's default ``maxLength``: longer patterns throw and are dropped."""
+MAX_NEGATED_EXTGLOBS = 16
+"""Globs holding a ``!(...)`` per index: each costs up to a few ms per path (see ``safe_glob``), on every didOpen."""
 
-log = logging.getLogger(__name__)
-
-_GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.EXTGLOB | wcglob.FORCEUNIX | wcglob.CASE
-_EXPANSION_LIMIT = 1000
 _MAGIC = frozenset("*?[]{}()!+@\\")
-
-Matcher = Callable[[str], object]
-
-
-class InvalidGlob(ValueError):
-    """A glob that cannot be compiled; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -78,42 +72,13 @@ def compile_glob(pattern: str) -> tuple[CompiledGlob, ...]:
     body = pattern[1:] if negated else pattern
     while body.startswith("./"):
         body = body[2:]
-    try:
-        alternatives = bracex.expand(body, keep_escapes=True, limit=_EXPANSION_LIMIT)
-        alternatives += [bare for bare in map(_without_trailing_globstar, alternatives) if bare]
-        regexes = [wcglob.translate(alt, flags=_GLOB_FLAGS)[0][0] for alt in alternatives]
-    except (ValueError, RecursionError) as exc:  # bracex and wcmatch raise ValueError kinds
-        raise InvalidGlob(str(exc) or type(exc).__name__) from None
+    alternatives = expand_braces(body)
+    alternatives += [bare for bare in map(_without_trailing_globstar, alternatives) if bare]
     if negated:  # `!{a,b}` is "neither a nor b": one matcher over every alternative
-        either = "|".join(f"(?:{rx})" for rx in regexes)
-        return (CompiledGlob(_LazyRegex(either), True, "", None),)
+        return (CompiledGlob(compile_any(alternatives, lazy=True), True, "", None),)
     return tuple(
-        CompiledGlob(_LazyRegex(rx), False, *_literal_keys(alt)) for alt, rx in zip(alternatives, regexes)
+        CompiledGlob(compile_alternative(alt, lazy=True), False, *_literal_keys(alt)) for alt in alternatives
     )
-
-
-class _LazyRegex:
-    """A regex compiled on its first match.
-
-    Compiling wcmatch's regexes costs ~0.3 ms each, which dominated a cold
-    load of thousands of globs; most of them are never tried because their
-    bucket never comes up, so they are compiled only when a path needs them.
-    """
-
-    __slots__ = ("_match", "_source")
-
-    def __init__(self, source: str) -> None:
-        self._source = source
-        self._match: Matcher | None = None
-
-    def __call__(self, path: str) -> object:
-        if self._match is None:
-            try:
-                self._match = re.compile(self._source).fullmatch
-            except re.error as exc:  # wcmatch emits valid regexes; never let one break a didOpen
-                log.warning("glob regex %r does not compile: %s", self._source, exc)
-                self._match = lambda _path: None
-        return self._match(path)
 
 
 def _without_trailing_globstar(alt: str) -> str | None:
@@ -175,8 +140,15 @@ class ActivationIndex:
         self.names: list[str] = [name for name, _ in conditional]
         self.dropped: list[DroppedGlob] = []
         self._buckets: dict[tuple[str, str | None], list[tuple[Matcher, bool, int]]] = {}
+        negations = 0
         for index, (name, globs) in enumerate(conditional):
             for pattern in globs:
+                if "!(" in pattern:
+                    negations += 1
+                    if negations > MAX_NEGATED_EXTGLOBS:
+                        message = f"more than {MAX_NEGATED_EXTGLOBS} globs with a negated extglob !(...) in one set"
+                        self.dropped.append(DroppedGlob(name, pattern, message))
+                        continue
                 try:
                     parts = compile_glob(pattern)
                 except InvalidGlob as exc:
@@ -198,7 +170,7 @@ class ActivationIndex:
                 for matches, negated, index in self._buckets.get(key, ()):
                     if index in hit or skip(self.names[index]):
                         continue
-                    if (matches(rel) is None) == negated:
+                    if matches(rel) != negated:
                         hit.add(index)
         return [self.names[i] for i in sorted(hit)]
 

@@ -87,6 +87,24 @@ async def running_server(
         await client.stop()
 
 
+def open_doc(client: LanguageClient, path: Path, language: str = "python") -> None:
+    """``textDocument/didOpen`` for a file on disk, with its current text."""
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=path.as_uri(), language_id=language, version=1, text=path.read_text())
+        )
+    )
+
+
+async def wait_for(predicate: Any, what: str, timeout: float = 10.0) -> None:
+    """Poll ``predicate`` until true; ``timeout`` is a hang detector, never an assertion about speed."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
 async def chat(client: LanguageClient, prompt: str, **params: Any) -> Any:
     return await asyncio.wait_for(client.protocol.send_request_async("qwen/chat", {"prompt": prompt, **params}), 30)
 

@@ -21,6 +21,13 @@ HARNESS_FIELDS = {"name", "value", "unit", "baseline", "ratio"}
 PROMISED = {
     "loop_stall": {"loop_stall_cold_turn_ms"},
     "context_assembly": {"context_assembly_cold", "context_assembly_warm"},
+    "grep_search": {
+        "grep_search.tree_vs_read",
+        "grep_search.tree_vs_re",
+        "grep_search.catastrophic",
+        "glob_tool.tree_vs_wcmatch",
+        "globs.exponential",
+    },
     "skill_activation": {"skill_activation.decide_p50", "skill_activation.decide_p99", "skill_activation.refresh_one_change"},
     "streaming_overhead": {
         "streaming_overhead_p50_ms",

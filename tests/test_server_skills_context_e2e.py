@@ -11,7 +11,7 @@ import pytest_asyncio
 from lsprotocol import types
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
-from lsp_harness import as_dict, chat, running_server
+from lsp_harness import as_dict, chat, open_doc, running_server, wait_for
 
 WAIT = 10.0  # an upper bound for polling, never an assertion about speed
 
@@ -49,22 +49,6 @@ def workspace(tmp_path: Path) -> Path:
 async def lsp(home: Path, workspace: Path, scripted: ScriptedOpenAI):
     async with running_server(home, workspace, scripted.base_url) as client:
         yield client
-
-
-def open_doc(client, path: Path, language: str = "python") -> None:
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=path.as_uri(), language_id=language, version=1, text=path.read_text())
-        )
-    )
-
-
-async def wait_for(predicate, what: str):
-    deadline = asyncio.get_running_loop().time() + WAIT
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 def user_texts(request_body: dict) -> list[str]:

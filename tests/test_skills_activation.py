@@ -18,7 +18,7 @@ from qwen_lsp.globs import (
 
 
 def matches(pattern: str, path: str) -> bool:
-    return any((g.matches(path) is None) == g.negated for g in compile_glob(pattern))
+    return any(g.matches(path) != g.negated for g in compile_glob(pattern))
 
 
 @pytest.mark.parametrize(

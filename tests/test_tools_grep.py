@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import io
 from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.grep import MAX_FILE_BYTES, MAX_OUTPUT_CHARS, GrepTool
+from qwen_lsp.linear_regex import compile_linear
 
 
 async def grep(root: Path, seen: list[Path] | None = None, **args) -> ToolResult:
@@ -104,3 +110,30 @@ async def test_no_matches(tmp_path: Path) -> None:
     result = await grep(root, pattern="absent", glob="*.txt")
     assert not result.is_error
     assert result.output == 'No matches found for pattern "absent" in the workspace directory (filter: "*.txt").'
+
+
+_LINE_TEXT = st.text(alphabet="ab \té", max_size=8)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    lines=st.lists(_LINE_TEXT, max_size=8),
+    breaks=st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=8, max_size=8),
+    final_break=st.booleans(),
+    pattern=st.sampled_from(["a", "^a", "a$", "^$", "b*", "a\\s+b", "^\\s*$", "é", "ab|ba", "^[ab ]+$", "\\bb"]),
+)
+def test_whole_file_search_reports_exactly_the_lines_that_match(tmp_path: Path, lines, breaks, final_break, pattern) -> None:
+    """The file-at-once search finds the lines a per-line search would, with their numbers (any line breaks)."""
+    root = tmp_path.resolve()
+    text = "".join(line + brk for line, brk in zip(lines, breaks))
+    if lines and not final_break:
+        text = text[: -len(breaks[len(lines) - 1])]
+    (root / "f.txt").write_bytes(text.encode("utf-8"))
+    per_line = compile_linear(pattern, ignore_case=True)
+    expected = [
+        f"L{n}: {line.strip()}"
+        for n, line in enumerate(io.StringIO(text, newline=""), start=1)
+        if per_line.search(line.rstrip("\r\n")) is not None
+    ]
+    output = asyncio.run(grep(root, pattern=pattern)).output
+    assert [row for row in output.splitlines() if row.startswith("L")] == expected

@@ -18,12 +18,11 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 
-from wcmatch import glob as wcglob
-
 from ..globs import ActivationIndex
+from ..safe_glob import InvalidGlob, compile_pattern
 from ..yaml_frontmatter import FrontmatterRefused, js_string
 from .containment import RealPaths
 from .frontmatter import parse_frontmatter
@@ -33,7 +32,6 @@ log = logging.getLogger(__name__)
 
 _FRONTMATTER = re.compile(r"^---\n(.*?)\n---(?:\n|$)(.*)$", re.DOTALL)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE | wcglob.EXTGLOB
 
 
 @dataclass(frozen=True)
@@ -121,6 +119,21 @@ def _collect_md(directory: str) -> list[str]:
     return found
 
 
+def _exclusion(patterns: Iterable[str], problems: list[Problem]) -> Callable[[str], bool]:
+    """``context.ruleExcludes`` as one predicate over absolute paths, compiled for linear-time matching.
+
+    A glob that cannot be compiled safely is reported and skipped; the others still apply.
+    """
+    matchers = []
+    for pattern in patterns:
+        try:
+            matchers.append(compile_pattern(pattern.lstrip("/")))
+        except InvalidGlob as exc:
+            log.warning("context.ruleExcludes: glob %r skipped: %s", pattern, exc)
+            problems.append(Problem("context.ruleExcludes", f"glob {pattern!r} skipped: {exc}"))
+    return lambda path: any(m(path.lstrip("/")) for m in matchers)
+
+
 def load_rules_dir(directory: str, problems: list[Problem], excludes: Iterable[str] = ()) -> tuple[list[Rule], list[str]]:
     """Rules in one directory plus every file path read (for change tracking).
 
@@ -130,12 +143,12 @@ def load_rules_dir(directory: str, problems: list[Problem], excludes: Iterable[s
     ``.qwen/rules/x.md -> /etc/passwd`` a baseline rule in every prompt.
     """
     files = sorted(_collect_md(directory), key=lambda p: p.encode("utf-16-be"))
-    patterns = list(excludes)
+    excluded = _exclusion(excludes, problems)
     owner = os.path.dirname(os.path.dirname(lexical_abspath(directory)))
     real_paths = RealPaths()
     rules: list[Rule] = []
     for path in files:
-        if patterns and wcglob.globmatch(path, patterns, flags=_GLOB_FLAGS):
+        if excluded(path):
             continue
         if real_paths.inside(path, owner) is None:
             _report(problems, path, f"rule refused: a symlink leads outside {owner}")

@@ -5,7 +5,9 @@ arguments, so a bad argument, a path outside the workspace or an unreadable
 file is an answer the model can act on (``is_error=True``). File-system work
 blocks, so it runs in ``asyncio.to_thread``; the files it touched are
 reported back on the event loop's thread, because ``ctx.touched`` feeds
-engine state that is not thread-safe.
+engine state that is not thread-safe. A cancelled turn stops waiting at
+once; the worker thread itself cannot be killed, so long walks (grep, glob)
+check the ``cancelled`` event they are handed and stop early.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
@@ -77,8 +80,12 @@ class FileTool(Generic[P]):
             params = self.args_model.model_validate(args if args is not None else {})
         except ValidationError as exc:
             return ToolResult(output=describe_validation_error(self.name, exc), is_error=True)
+        cancelled = threading.Event()
         try:
-            outcome = await asyncio.to_thread(self.execute, params, ctx)  # type: ignore[arg-type]
+            outcome = await asyncio.to_thread(self.execute_cancellable, params, ctx, cancelled)  # type: ignore[arg-type]
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
         except ToolInputError as exc:
             return ToolResult(output=str(exc), is_error=True)
         except OSError as exc:
@@ -90,3 +97,7 @@ class FileTool(Generic[P]):
 
     def execute(self, params: P, ctx: ToolContext) -> Outcome:
         raise NotImplementedError
+
+    def execute_cancellable(self, params: P, ctx: ToolContext, cancelled: threading.Event) -> Outcome:
+        """``execute``, for tools whose work is long enough to stop early once ``cancelled`` is set."""
+        return self.execute(params, ctx)

@@ -22,6 +22,7 @@ from pathlib import Path
 from wcmatch import fnmatch, glob
 
 from ...files import read_bytes
+from .workspace import resolved_inside
 
 log = logging.getLogger(__name__)
 
@@ -95,14 +96,23 @@ def _parse(line: str) -> _Pattern | None:
 
 
 def walk_files(start: Path, rules: IgnoreRules) -> Iterator[Path]:
-    """Files under ``start`` in a stable order, pruning ignored directories; symlinked dirs are not entered."""
+    """Files under ``start`` in a stable order, pruning ignored directories.
+
+    Symlinked directories are not entered (so link loops cannot trap the
+    walk), and a symlinked file is yielded only when it resolves inside the
+    workspace: the repository may hold ``pw -> /etc/passwd``.
+    """
     for dirpath, dirnames, filenames in os.walk(start, onerror=_log_walk_error):
         here = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames if not rules.ignored(here / d, is_dir=True))
         for name in sorted(filenames):
             path = here / name
-            if not rules.ignored(path, is_dir=False):
-                yield path
+            if rules.ignored(path, is_dir=False):
+                continue
+            if path.is_symlink() and resolved_inside(path, rules.root) is None:
+                log.debug("Skipping %s: its link leads outside the workspace", path)
+                continue
+            yield path
 
 
 def _log_walk_error(exc: OSError) -> None:

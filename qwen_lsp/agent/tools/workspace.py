@@ -28,12 +28,28 @@ def resolve_in_workspace(raw: str, ctx: ToolContext) -> Path:
     candidate = Path(text).expanduser()
     if not candidate.is_absolute():
         candidate = ctx.cwd / candidate
-    resolved = candidate.resolve()
     root = ctx.workspace_root.resolve()
-    if resolved != root and not resolved.is_relative_to(root):
+    resolved = resolved_inside(candidate, root)
+    if resolved is None:
         raise ToolInputError(
             f"Path {text} is outside the workspace ({root}). Only files inside the workspace can be accessed."
         )
+    return resolved
+
+
+def resolved_inside(path: Path, root: Path) -> Path | None:
+    """``path`` with symlinks resolved, or None when that lands outside ``root`` (itself already resolved).
+
+    The one containment check for tools: ``read_file`` uses it on the
+    model's path, and the grep/glob walks on every symlinked file they
+    meet, so a link to ``/etc/passwd`` cannot leak through either.
+    """
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: nothing readable behind it
+        return None
+    if resolved != root and not resolved.is_relative_to(root):
+        return None
     return resolved
 
 
