@@ -8,11 +8,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcInvalidParams
+from pygls.uris import to_fs_path
 
 from ..engine import Attachment
 from ..errors import EngineError
@@ -168,9 +170,11 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
 
 
 def _attachment(uri: str, rng: Any) -> Attachment:
-    path = uri_to_path(uri)
-    if path is None:
+    """The path as the editor named it: links are resolved (and refused if they leave) by the attachments core."""
+    fs = to_fs_path(uri) if uri.startswith("file:") else None
+    if not fs:
         raise JsonRpcInvalidParams(f"attachments: only file: URIs can be attached, got {uri!r}")
+    path = Path(fs)
     if rng is None:
         return Attachment(path=path)
     return Attachment(path=path, start_line=rng.start.line, end_line=rng.end.line)
