@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ from .context.attachments import Attachment, attachment_parts
 from .context.inspector import count_request
 from .errors import EngineError
 from .llm.client import ChatClient
-from .llm.content import Content, Part, visible_text
+from .llm.content import Content, Part
 from .llm.endpoint import ModelEndpoint
 from .llm.errors import LLMError
 from .llm.tokens import TokenCounter
@@ -54,7 +54,7 @@ from .protocol import (
     TranscriptMessage,
     Usage,
 )
-from .sessions.registry import ChatSession, SessionRegistry
+from .sessions.registry import ChatSession, SessionRegistry, transcript, turn_recorder
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
 from .skills.report import listing_signature
 from .watching import DebouncedWatcher
@@ -285,7 +285,7 @@ class Engine:
     async def resume(self, session_id: str) -> SessionResumeResult:
         """Reload a chat from disk (dropping the open copy) and return what the user saw."""
         session = self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id), replace=True)
-        return SessionResumeResult(session_id=session.id, messages=transcript(session.history), prompt_tokens=session.prompt_tokens)
+        return SessionResumeResult(session_id=session.id, messages=[TranscriptMessage(role=role, text=text) for role, text in transcript(session.history)], prompt_tokens=session.prompt_tokens)
 
     async def delete_session(self, session_id: str) -> SessionDeleteResult:
         self.sessions.forget(session_id)
@@ -322,18 +322,6 @@ class Engine:
         session.history.append(user_content)
         session.recorder.record_user(user_content)
 
-        def record(content: Content, **meta: Any) -> None:
-            if content["role"] == "model":
-                usage = meta.get("usage")
-                session.recorder.record_model(
-                    content,
-                    usage=None if usage is None else {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens, "total_tokens": usage.total_tokens},
-                    model=self.settings.model.name,
-                    interrupted=bool(meta.get("interrupted")),
-                )
-            else:
-                session.recorder.record_tool_result(content, None)
-
         def on_round(done: RoundDone) -> None:
             session.prompt_tokens = done.prompt_tokens
             self.listeners.context_status(self.context_status(session))
@@ -348,7 +336,7 @@ class Engine:
             before_request=lambda: self.hooks.before_request(session),
         )
         try:
-            outcome = await run_turn(client, req, emit=emit, record=record, on_round=on_round)
+            outcome = await run_turn(client, req, emit=emit, record=turn_recorder(session.recorder, self.settings.model.name), on_round=on_round)
         except LLMError as exc:
             raise EngineError(exc.message, kind=exc.kind) from exc
         self.hooks.after_turn(session, outcome)
@@ -415,16 +403,6 @@ class Engine:
             thresholds=self.thresholds(),
             problems=self.context.problems,
         )
-
-
-def transcript(history: Iterable[Content]) -> list[TranscriptMessage]:
-    """What the user saw: prompts and answers, without reminders, attachments or tool traffic."""
-    out: list[TranscriptMessage] = []
-    for content in history:
-        text = visible_text(content)
-        if text.strip():
-            out.append(TranscriptMessage(role="user" if content["role"] == "user" else "assistant", text=text))
-    return out
 
 
 def _ignored_path(path: Path) -> bool:

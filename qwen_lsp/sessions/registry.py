@@ -15,14 +15,16 @@ only ever changed from one thread.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
 from ..context.session_context import SessionContext
 from ..errors import EngineError
-from ..llm.content import Content
+from ..llm.content import Content, visible_text
 from ..paths import git_branch
 from ..skills.listing import SkillListingTracker
 from . import reader
@@ -101,3 +103,31 @@ def checked_id(session_id: str) -> str:
             kind="invalid_params",
         )
     return session_id
+
+
+def turn_recorder(recorder: SessionRecorder, model: str | None) -> Callable[..., None]:
+    """How the agent loop's Contents land in the JSONL: answers with usage and the interrupted mark, tool results as they are."""
+
+    def record(content: Content, **meta: Any) -> None:
+        if content["role"] != "model":
+            recorder.record_tool_result(content, None)
+            return
+        usage = meta.get("usage")
+        recorder.record_model(
+            content,
+            usage=None if usage is None else dataclasses.asdict(usage),
+            model=model,
+            interrupted=bool(meta.get("interrupted")),
+        )
+
+    return record
+
+
+def transcript(history: Iterable[Content]) -> list[tuple[Literal["user", "assistant"], str]]:
+    """What the user saw, as ``(role, text)``: prompts and answers, without reminders, attachments or tool traffic."""
+    out: list[tuple[Literal["user", "assistant"], str]] = []
+    for content in history:
+        text = visible_text(content)
+        if text.strip():
+            out.append(("user" if content["role"] == "user" else "assistant", text))
+    return out
