@@ -26,18 +26,24 @@ def check_regular(path: str | os.PathLike[str], mode: int) -> None:
         raise OSError(errno.EINVAL, NOT_A_FILE, os.fspath(path))
 
 
-def read_bytes(path: str | os.PathLike[str]) -> bytes:
+def read_bytes(path: str | os.PathLike[str], max_size: int | None = None, *, follow_links: bool = True) -> bytes:
     """A whole regular file's bytes; ``OSError`` as ``open`` would give, or EINVAL for a non-file.
 
     Also the fast path for context assembly, which reads dozens of small
     files per build: ``open(p, "rb").read()`` stacks a buffered reader on a
     ``FileIO``, asks ``isatty`` and seeks before it reads; one open, one
     ``fstat``, reads until one returns nothing, and a close do the same job
-    in about two thirds of the time.
+    in about two thirds of the time. A file over ``max_size`` bytes is
+    refused (EFBIG) before any byte is read. With ``follow_links=False`` a
+    symlink as the last component fails with ELOOP (``O_NOFOLLOW``), so a
+    caller can check where it leads only when it is one.
     """
-    fd = os.open(path, _O_READ)
+    fd = os.open(path, _O_READ if follow_links else _O_READ | os.O_NOFOLLOW)
     try:
-        check_regular(path, os.fstat(fd).st_mode)
+        st = os.fstat(fd)
+        check_regular(path, st.st_mode)
+        if max_size is not None and st.st_size > max_size:
+            raise OSError(errno.EFBIG, f"larger than {max_size} bytes", os.fspath(path))
         chunks: list[bytes] = []
         while chunk := os.read(fd, _CHUNK):
             chunks.append(chunk)

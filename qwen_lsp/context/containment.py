@@ -40,25 +40,36 @@ class RealPaths:
         real = self.real(path)
         return real if is_subpath(self.real(root), real) else None
 
+    def parent_inside(self, path: str, root: str) -> str | None:
+        """``path`` with its directories resolved (not its last component), or ``None`` when they leave ``root``.
+
+        For a caller that then opens the file with ``O_NOFOLLOW``: only when
+        that fails with ELOOP (the file itself is a link) does it need
+        :meth:`inside`, so an ordinary file costs no ``lstat`` of its own.
+        """
+        parent, name = os.path.split(path)
+        candidate = os.path.join(self.real(parent), name)
+        return candidate if is_subpath(self.real(root), candidate) else None
+
     def real(self, path: str) -> str:
-        """``os.path.realpath(path)`` for an absolute, normalised path, from the memo where it can."""
-        names: list[str] = []
-        known = path
-        while known not in self._resolved:
-            parent, name = os.path.split(known)
-            if parent == known:  # the filesystem root
-                self._resolved[known] = known
-                break
-            names.append(name)
-            known = parent
-        lexical, real = known, self._resolved[known]
-        while names:
-            name = names.pop()
-            lexical, candidate = os.path.join(lexical, name), os.path.join(real, name)
-            try:
-                mode = os.lstat(candidate).st_mode
-            except OSError:  # missing or unreadable: what follows is taken as written, as realpath does
-                return os.path.join(candidate, *reversed(names))
-            real = os.path.realpath(candidate) if stat.S_ISLNK(mode) else candidate
-            self._resolved[lexical] = real
+        """``os.path.realpath(path)`` for an absolute, normalised path, from the memo where it can.
+
+        A hit is one dict lookup; a miss resolves the parent (usually a hit)
+        and ``lstat``-s only the last component. Recursion depth is the path's
+        depth. Missing components are not memoised: they may appear later.
+        """
+        hit = self._resolved.get(path)
+        if hit is not None:
+            return hit
+        parent, name = os.path.split(path)
+        if parent == path:  # the filesystem root
+            self._resolved[path] = path
+            return path
+        candidate = os.path.join(self.real(parent), name)
+        try:
+            mode = os.lstat(candidate).st_mode
+        except OSError:  # missing or unreadable: taken as written, as realpath does
+            return candidate
+        real = os.path.realpath(candidate) if stat.S_ISLNK(mode) else candidate
+        self._resolved[path] = real
         return real

@@ -108,6 +108,10 @@ def _resolve_import(path: str, base_dir: str, project_root: str) -> str | None:
     return full if is_subpath(project_root, full) else None
 
 
+class LeavesProject(OSError):
+    """An import whose file is a symlink leading outside the project."""
+
+
 @dataclass
 class ImportTrace:
     """What one context build's expansions looked at and spent: targets, problems, the import budget."""
@@ -129,21 +133,30 @@ class ImportTrace:
             log.warning("%s: %s", path, message)
             self.problems.append(problem)
 
-    def read(self, real: str) -> bytes:
-        """A resolved target's bytes, read once per build however often it is imported.
+    def read(self, candidate: str, root: str) -> bytes:
+        """A target's bytes (directories already resolved), read once per build however often it is imported.
 
-        A file larger than the whole import budget is refused before it is
-        read (EFBIG), so a huge file in the repository is never loaded.
+        The file is opened without following a final symlink; only if it is
+        one is the link resolved, and :class:`LeavesProject` raised when it
+        leads outside ``root``. A file larger than the whole import budget
+        is refused before it is read (EFBIG), so a huge file in the
+        repository is never loaded.
         """
-        data = self._reads.get(real)
+        data = self._reads.get(candidate)
         if data is None:
             try:
-                if os.stat(real).st_size > MAX_IMPORTED_BYTES:
-                    raise OSError(errno.EFBIG, _TOO_BIG_MESSAGE, real)
-                data = read_bytes(real)
+                try:
+                    data = read_bytes(candidate, max_size=MAX_IMPORTED_BYTES, follow_links=False)
+                except OSError as exc:
+                    if exc.errno != errno.ELOOP:
+                        raise
+                    real = self.real_paths.inside(candidate, root)
+                    if real is None:
+                        raise LeavesProject(errno.EACCES, _OUTSIDE_MESSAGE, candidate) from None
+                    data = read_bytes(real, max_size=MAX_IMPORTED_BYTES)
             except OSError as exc:
-                data = exc
-            self._reads[real] = data
+                data = OSError(errno.EFBIG, _TOO_BIG_MESSAGE, candidate) if exc.errno == errno.EFBIG else exc
+            self._reads[candidate] = data
         if isinstance(data, OSError):
             raise data
         return data
@@ -215,7 +228,7 @@ def _expand_tree(
             trace.dependencies.add(full)
             if full in chain:
                 refusal = ("is a cycle; marked as already processed", f"<!-- File already processed: {path} -->")
-            elif (real := trace.real_paths.inside(full, root)) is None:
+            elif (real := trace.real_paths.parent_inside(full, root)) is None:
                 refusal = ("refused: a symlink leads outside the project", f"<!-- Import failed: {path} - {_OUTSIDE_MESSAGE} -->")
         if refusal is not None:
             if code.contains(ref.start):  # inside code it is not an import at all
@@ -228,10 +241,14 @@ def _expand_tree(
         # Read first, ask about code after: most targets exist and are not in code,
         # so this costs one open() where a separate existence check would cost two calls.
         try:
-            data = trace.read(real)
+            data = trace.read(real, root)
         except OSError as exc:
             if exc.errno == errno.ENOENT or code.contains(ref.start):
                 out.append("@" + path)  # missing (kept silently, as 0.24) or in code
+                continue
+            if isinstance(exc, LeavesProject):
+                trace.warn(current, f"import '{path}' refused: a symlink leads outside the project")
+                out.append(f"<!-- Import failed: {path} - {_OUTSIDE_MESSAGE} -->")
                 continue
             message = node_error_message(exc, full)
             trace.warn(current, f"import '{path}' failed: {message}")
@@ -270,7 +287,7 @@ def _expand_flat(content: str, file_path: str, root: str, max_depth: int, trace:
         code = CodeRegions(text)
         for ref in reversed(find_imports(text)):
             full = _resolve_import(ref.path, base_dir, root)
-            real = None if full is None else trace.real_paths.inside(full, root)
+            real = None if full is None else trace.real_paths.parent_inside(full, root)
             if full is None or real is None:
                 if not code.contains(ref.start):
                     why = "outside the project or a URL" if full is None else "a symlink leads outside the project"
@@ -283,7 +300,10 @@ def _expand_flat(content: str, file_path: str, root: str, max_depth: int, trace:
             if not os.path.lexists(full) or code.contains(ref.start):
                 continue
             try:
-                data = trace.read(real)
+                data = trace.read(real, root)
+            except LeavesProject:
+                trace.warn(path, f"import '{ref.path}' refused: a symlink leads outside the project")
+                continue
             except OSError as exc:
                 if exc.errno != errno.ENOENT:
                     trace.warn(path, f"import '{ref.path}' failed: {node_error_message(exc, full)}")
