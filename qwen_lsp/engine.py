@@ -28,6 +28,7 @@ from .agent.tools.skill import SkillTool
 from .compaction.thresholds import Thresholds, compute_thresholds
 from .config import LoadedSettings, Settings, load_settings
 from .context import ContextAssembler, ContextError, ContextSettings
+from .endpoint import resolve_endpoint
 from .files import read_bytes
 from .llm.client import ChatClient, Timeouts
 from .llm.content import Content, visible_text
@@ -41,8 +42,6 @@ from .skills import SkillListingTracker, SkillManager, SkillSetChange
 from .watching import DebouncedWatcher
 
 log = logging.getLogger(__name__)
-
-DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 class EngineError(Exception):
@@ -189,25 +188,26 @@ class Engine:
     def model_client(self) -> ChatClient:
         """The client for the settings in effect; rebuilt when they change."""
         m = self.settings.model
-        api_key = self.settings.api_key()
-        base_url = m.base_url or (DEFAULT_OPENAI_BASE_URL if api_key else None)
-        if not base_url or not m.name:
-            missing = " and ".join(x for x, v in (("a base URL", base_url), ("a model name", m.name)) if not v)
-            raise EngineError(
-                f"No model is configured ({missing} missing). Set OPENAI_BASE_URL, OPENAI_API_KEY and "
-                "OPENAI_MODEL, or qwen.model.baseUrl / qwen.model.name in the editor settings.",
-                kind="config",
-            )
-        key = (base_url, api_key, m.name, m.timeouts)
+        endpoint = resolve_endpoint(self.loaded)
+        missing = endpoint.missing()
+        if missing or not endpoint.base_url or not endpoint.model:
+            raise EngineError(missing or "No model is configured.", kind="config")
+        key = (endpoint.base_url, endpoint.api_key, endpoint.model, m.timeouts)
         if self._client is None or key != self._client_key:
-            old = self._client
-            self._client = ChatClient(
-                base_url,
-                api_key,
-                m.name,
-                timeouts=Timeouts(connect=m.timeouts.connect, first_byte=m.timeouts.first_byte, stall=m.timeouts.stall),
-            )
-            self._client_key = key
+            try:
+                client = ChatClient(
+                    endpoint.base_url,
+                    endpoint.api_key,
+                    endpoint.model,
+                    timeouts=Timeouts(connect=m.timeouts.connect, first_byte=m.timeouts.first_byte, stall=m.timeouts.stall),
+                )
+            except LLMError as exc:
+                raise EngineError(exc.message, kind=exc.kind) from exc
+            if endpoint.uses_default_base_url:
+                log.warning(
+                    "no base URL is set (OPENAI_BASE_URL or model.baseUrl): using the public default %s", endpoint.base_url
+                )
+            old, self._client, self._client_key = self._client, client, key
             if old is not None:
                 self._spawn(old.aclose())
         return self._client
@@ -312,7 +312,7 @@ class Engine:
     def _load_history(self, session_id: str) -> list[Content]:
         path = session_reader.session_path(self.root, _checked_id(session_id))
         if not path.exists():
-            raise EngineError(f"No session '{session_id}' in {path.parent}. List sessions with qwen/sessions/list.", kind="not_found")
+            raise EngineError(f"No session '{session_id}' in {path.parent}.", kind="not_found")
         result = session_reader.read_records(path)
         return session_reader.build_history(result.records)
 
@@ -487,7 +487,7 @@ def _checked_id(session_id: str) -> str:
     """Session ids become file names: refuse anything but Qwen Code's id alphabet."""
     if not is_valid_session_id(session_id):
         raise EngineError(
-            f"sessionId: {session_id!r} is not a session id (letters, digits, '-' and '_' only; Qwen Code uses UUIDs).",
+            f"{session_id[:200]!r} is not a session id (letters, digits, '-' and '_' only; Qwen Code uses UUIDs).",
             kind="invalid_params",
         )
     return session_id

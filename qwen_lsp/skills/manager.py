@@ -136,6 +136,9 @@ class SkillManager:
         conditional = [(s.name, s.paths) for s in merged if s.paths and not s.disable_model_invocation]
         index = ActivationIndex(conditional)
         paths_by_name = {s.name: s.path for s in merged}
+        errors.extend(
+            SkillError(f"{skill.path}#paths[{pattern}]", message) for skill in merged for pattern, message in skill.path_problems
+        )
         for dropped in index.dropped:
             log.warning("skill %s: invalid glob %r dropped: %s", dropped.skill, dropped.pattern, dropped.message)
             errors.append(
