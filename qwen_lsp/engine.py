@@ -142,11 +142,11 @@ class Engine:
         self.loaded: LoadedSettings = load_settings(self.root, self._client_settings, env)
         self._client: ChatClient | None = None
         self._client_key: tuple[Any, ...] | None = None
-        self.context = ContextAssembler(self.root, self._context_settings(), env=env)
         self.skills = SkillManager(self.root, enabled=self.settings.skills.enabled)
         self.skills.refresh()
         self._skills_on_disk = self._skills_signature()
         self.tools: list[Tool] = [*read_only_tools(), SkillTool(self.skills)]
+        self.context = ContextAssembler(self.root, self._context_settings(), env=env)  # its prompt names self.tools
         self.sessions: dict[str, ChatSession] = {}
         self._watcher: DebouncedWatcher | None = None
         self._background: set[asyncio.Task[Any]] = set()
@@ -166,6 +166,7 @@ class Engine:
             interaction_mode=self.interaction_mode,
             output_language=s.general.output_language,
             rule_excludes=tuple(s.context.rule_excludes),
+            tools=tuple(sorted(t.name for t in self.tools)),
         )
 
     def update_client_settings(self, client_settings: Mapping[str, Any] | None) -> None:
