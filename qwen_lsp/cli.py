@@ -16,9 +16,12 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .engine import EngineError
 
 log = logging.getLogger("qwen_lsp")
 
@@ -46,7 +49,7 @@ def _fail(message: str, code: int = 1) -> int:
     return code
 
 
-def _engine_fail(exc: Any) -> int:
+def _engine_fail(exc: EngineError) -> int:
     """An :class:`EngineError` in CLI words: the engine's message plus the command that helps."""
     hint = _CLI_HINTS.get(exc.kind, "")
     return _fail(f"{exc.message}{' ' + hint if hint else ''}")
@@ -104,6 +107,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         session = engine.session(args.session)
     except EngineError as exc:
         return _engine_fail(exc)
+    recorded_before = len(session.history)
     ended_with_newline = True
 
     def emit(ev: TurnEvent) -> None:
@@ -124,7 +128,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             if not ended_with_newline:
                 sys.stdout.write("\n")
             code = _engine_fail(exc)
-            if session.history:  # the prompt was recorded: say where, so nothing typed is lost
+            if len(session.history) > recorded_before:  # the prompt was recorded: say where, so nothing typed is lost
                 print(f"[session {session.id}] kept; retry with: qwen-lsp chat --session {session.id} PROMPT", file=sys.stderr)
             return code
         finally:
@@ -291,7 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", metavar="ID", help="include this session's history")
     p.set_defaults(func=cmd_context)
 
-    p = sub.add_parser("skills", help="skills")
+    p = sub.add_parser("skills", help="skills the model can use, and the skill files that failed to load")
     p.add_argument("action", choices=["list"])
     p.add_argument("--json", action="store_true", help="print skills and errors as JSON, as qwen/skills/list returns them")
     p.set_defaults(func=cmd_skills)

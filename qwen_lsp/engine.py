@@ -47,10 +47,12 @@ log = logging.getLogger(__name__)
 class EngineError(Exception):
     """A failure the user can act on; ``message`` is shown as is."""
 
-    def __init__(self, message: str, *, kind: str = "engine") -> None:
+    def __init__(self, message: str, *, kind: str = "engine", param: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.kind = kind
+        self.param = param
+        """For ``invalid_params``: the request field at fault; each adapter names it in its own words."""
 
 
 @dataclass
@@ -490,6 +492,7 @@ def _checked_id(session_id: str) -> str:
         raise EngineError(
             f"{session_id[:200]!r} is not a session id (letters, digits, '-' and '_' only; Qwen Code uses UUIDs).",
             kind="invalid_params",
+            param="sessionId",
         )
     return session_id
 

@@ -96,7 +96,7 @@ class QwenProtocol(LanguageServerProtocol):
 
 def engine_error(exc: EngineError) -> JsonRpcException:
     if exc.kind == "invalid_params":
-        return JsonRpcInvalidParams(exc.message)
+        return JsonRpcInvalidParams(f"{exc.param}: {exc.message}" if exc.param else exc.message)
     return JsonRpcServerError(exc.message, ERROR_CODES.get(exc.kind, -32000), data={"kind": exc.kind})
 
 
