@@ -1,8 +1,10 @@
 """Command line: the second adapter over the same Engine (design §4).
 
-``serve`` runs the language server; the other commands run one engine in
-the current directory ("cwd is the workspace") and exit. Errors are one
-line on stderr with a non-zero exit code, never a traceback.
+``serve`` (also bare ``qwen-lsp``) runs the language server; the other
+commands run one engine in the current directory ("cwd is the workspace")
+and exit. An error the user can fix is one line on stderr with a non-zero
+exit code; only a bug in qwen-lsp itself prints a traceback, so the two are
+never confused.
 """
 
 from __future__ import annotations
@@ -14,16 +16,21 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .errors import EngineError
 
 log = logging.getLogger("qwen_lsp")
 
 
-def _setup_logging(verbose: int, default: int = logging.WARNING) -> None:
+def _setup_logging(verbose: int, default: int = logging.WARNING, *, server: bool = False) -> None:
     level = logging.DEBUG if verbose > 1 else logging.INFO if verbose == 1 else default
-    logging.basicConfig(stream=sys.stderr, level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # A server's log is read later, in an editor's output pane: timestamps help there.
+    fmt = "%(asctime)s %(levelname)s %(name)s: %(message)s" if server or verbose else "qwen-lsp: %(levelname)s: %(message)s"
+    logging.basicConfig(stream=sys.stderr, level=level, format=fmt)
     logging.getLogger("pygls").setLevel(logging.WARNING if verbose < 2 else logging.DEBUG)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("watchdog").setLevel(logging.WARNING)
@@ -42,6 +49,23 @@ def _fail(message: str, code: int = 1) -> int:
     return code
 
 
+def _engine_fail(exc: EngineError) -> int:
+    """An :class:`EngineError` in CLI words: the engine's message plus the command that helps."""
+    hint = _CLI_HINTS.get(exc.kind, "")
+    return _fail(f"{exc.message}{' ' + hint if hint else ''}")
+
+
+_CLI_HINTS = {
+    "not_found": "List sessions with: qwen-lsp sessions list",
+    "config": "Check what is in effect with: qwen-lsp doctor",
+}
+
+
+def _quiet(logger: str) -> None:
+    """The command prints these problems itself; the log would say them a second time."""
+    logging.getLogger(logger).setLevel(logging.ERROR)
+
+
 # ------------------------------------------------------------------ commands
 def cmd_serve(args: argparse.Namespace) -> int:
     from .server.handlers import create_server
@@ -51,8 +75,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host, _, port = args.tcp.rpartition(":")
         if not port.isdigit():
             return _fail(f"--tcp expects HOST:PORT, got {args.tcp!r}", 2)
-        server.start_tcp(host or "127.0.0.1", int(port))
+        host = host or "127.0.0.1"
+        print(f"qwen-lsp: language server listening on {host}:{port} (LSP over TCP; Ctrl-C stops it)", file=sys.stderr, flush=True)
+        server.start_tcp(host, int(port))
     else:
+        if sys.stdin.isatty():
+            print(
+                "qwen-lsp: language server on stdin/stdout, waiting for an editor to speak LSP "
+                "(Ctrl-C stops it). For the command line see: qwen-lsp --help",
+                file=sys.stderr,
+                flush=True,
+            )
         server.start_io()
     return 0
 
@@ -61,10 +94,20 @@ def cmd_chat(args: argparse.Namespace) -> int:
     from .agent.events import TurnEvent
     from .errors import EngineError
 
-    prompt = " ".join(args.prompt) if args.prompt else sys.stdin.read()
+    if args.prompt:
+        prompt = " ".join(args.prompt)
+    else:
+        if sys.stdin.isatty():
+            print("qwen-lsp: type the prompt, then Ctrl-D on a new line (or: qwen-lsp chat \"PROMPT\")", file=sys.stderr, flush=True)
+        prompt = sys.stdin.read()
     if not prompt.strip():
         return _fail("nothing to send: give a PROMPT or pipe one on stdin", 2)
     engine = _engine(Path.cwd())
+    try:
+        session = engine.session(args.session)
+    except EngineError as exc:
+        return _engine_fail(exc)
+    recorded_before = len(session.history)
     ended_with_newline = True
 
     def emit(ev: TurnEvent) -> None:
@@ -80,9 +123,14 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
     async def run() -> int:
         try:
-            result = await engine.chat(prompt, session_id=args.session, emit=emit)
+            result = await engine.chat(prompt, session_id=session.id, emit=emit)
         except EngineError as exc:
-            return _fail(exc.message)
+            if not ended_with_newline:
+                sys.stdout.write("\n")
+            code = _engine_fail(exc)
+            if len(session.history) > recorded_before:  # the prompt was recorded: say where, so nothing typed is lost
+                print(f"[session {session.id}] kept; retry with: qwen-lsp chat --session {session.id} PROMPT", file=sys.stderr)
+            return code
         finally:
             await engine.drain()
         if not ended_with_newline:
@@ -116,11 +164,12 @@ def _run(engine: Any, coro: Any) -> Any:
 def cmd_context(args: argparse.Namespace) -> int:
     from .errors import EngineError
 
+    _quiet("qwen_lsp.context")
     engine = _engine(Path.cwd())
     try:
         report = _run(engine, engine.context_report(args.session))
     except EngineError as exc:
-        return _fail(exc.message)
+        return _engine_fail(exc)
     th = report.thresholds
     if args.json:
         _print_json(report)
@@ -130,13 +179,17 @@ def cmd_context(args: argparse.Namespace) -> int:
         print(f"{s.name:<{width}}  {s.tokens:>8}  {s.source or ''}".rstrip())
     pct = 100 * report.total_tokens / report.window if report.window else 0
     print(f"{'total':<{width}}  {report.total_tokens:>8}  of {report.window} ({pct:.1f}%)")
-    print(f"thresholds: warn {th.warn}, auto-compress {th.auto}, hard {th.hard}")
+    print(f"thresholds: warn {th.warn}, auto {th.auto}, hard {th.hard}  (see README: compression.threshold)")
+    print("  (automatic compression is not built yet: nothing is compressed at 'auto'; past the window the endpoint refuses)")
+    for problem in report.problems:
+        print(f"problem: {problem.path}: {problem.message}")
     return 0
 
 
 def cmd_skills(args: argparse.Namespace) -> int:
     from .skills.report import format_skill_list, skills_list_result
 
+    _quiet("qwen_lsp.skills")
     engine = _engine(Path.cwd())
     if args.json:
         _print_json(skills_list_result(engine.skills))
@@ -148,48 +201,54 @@ def cmd_skills(args: argparse.Namespace) -> int:
 def cmd_sessions(args: argparse.Namespace) -> int:
     from .errors import EngineError
 
+    _quiet("qwen_lsp.skills")  # skills play no part in listing or showing sessions
     engine = _engine(Path.cwd())
     if args.action == "list":
-        for s in _run(engine, engine.list_sessions()).sessions:
+        sessions = _run(engine, engine.list_sessions()).sessions
+        if not sessions:
+            print("No sessions yet in this workspace. Start one with: qwen-lsp chat \"PROMPT\"")
+        for s in sessions:
             print(f"{s.session_id}  {s.updated_at[:16].replace('T', ' ')}  {s.message_count:>4} msgs  {s.title}")
         return 0
     if not args.id:
-        return _fail("sessions show needs a session ID", 2)
+        return _fail(f"sessions {args.action} needs a session ID (see: qwen-lsp sessions list)", 2)
+    if args.action == "delete":
+        try:
+            deleted = _run(engine, engine.delete_session(args.id)).deleted
+        except EngineError as exc:
+            return _engine_fail(exc)
+        if not deleted:
+            return _fail(f"No session '{args.id}' to delete. List sessions with: qwen-lsp sessions list")
+        print(f"Deleted session {args.id}.")
+        return 0
     try:
         shown = _run(engine, engine.resume(args.id))
     except EngineError as exc:
-        return _fail(exc.message)
+        return _engine_fail(exc)
     for m in shown.messages:
         print(f"## {m.role}\n{m.text}\n")
     return 0
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor import settings_rows
     from .errors import EngineError
     from .paths import chats_dir, global_qwen_dir, home_dir, project_state_dir
 
+    _quiet("qwen_lsp.skills")  # counted below instead
     engine = _engine(Path.cwd())
     s = engine.settings
     print(f"qwen-lsp {__version__}  (python {sys.version.split()[0]})")
     print(f"workspace: {engine.root}")
     print("settings in effect:")
-    shown = {
-        "model.name": s.model.name,
-        "model.baseUrl": s.model.base_url,
-        "model.apiKey": "set" if s.model.api_key else None,
-        "model.contextWindow": s.model.context_window,
-        "model.maxOutputTokens": s.model.max_output_tokens,
-        "compression.threshold": s.compression.threshold,
-        "skills.enabled": s.skills.enabled,
-        "tools.approvalMode": s.tools.approval_mode,
-        "folderTrust": s.folder_trust,
-    }
-    for key, value in shown.items():
-        print(f"  {key} = {value!r}  ({engine.loaded.sources.get(key, 'default')})")
+    for key, value, source in settings_rows(engine.loaded):
+        print(f"  {key} = {value!r}  ({source})")
     for problem in engine.loaded.problems:
         print(f"  problem: {problem}")
     print("paths:")
     print(f"  home: {home_dir()}\n  qwen dir: {global_qwen_dir()}\n  project state: {project_state_dir(engine.root)}\n  sessions: {chats_dir(engine.root)}")
+    errors = engine.skills.errors()
+    print(f"skills: {len(engine.skills.skills())} loaded, {len(errors)} with errors" + (" (see: qwen-lsp skills list)" if errors else ""))
     counter = engine.counter
     print(f"tokenizer: {counter.source} ({'exact' if counter.exact else 'estimate'})")
 
@@ -215,7 +274,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------ parser
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="qwen-lsp", description="Qwen Code's context engine as a language server.")
+    parser = argparse.ArgumentParser(
+        prog="qwen-lsp",
+        description="Qwen Code's context engine as a language server. "
+        "Without a command, qwen-lsp runs the language server on stdin/stdout (the same as 'qwen-lsp serve'): "
+        "an editor starts it; on a terminal it just waits.",
+    )
     parser.add_argument("--version", action="version", version=f"qwen-lsp {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging on stderr (-vv for debug)")
     sub = parser.add_subparsers(dest="command")
@@ -232,18 +296,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_chat)
 
     p = sub.add_parser("context", help="the assembled context with per-section tokens")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the report as JSON (sections, totalTokens, window, thresholds)")
     p.add_argument("--session", metavar="ID", help="include this session's history")
     p.set_defaults(func=cmd_context)
 
-    p = sub.add_parser("skills", help="skills")
+    p = sub.add_parser("skills", help="skills the model can use, and the skill files that failed to load")
     p.add_argument("action", choices=["list"])
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print skills and errors as JSON, as qwen/skills/list returns them")
     p.set_defaults(func=cmd_skills)
 
-    p = sub.add_parser("sessions", help="recorded chat sessions")
-    p.add_argument("action", choices=["list", "show"])
-    p.add_argument("id", nargs="?")
+    p = sub.add_parser("sessions", help="recorded chat sessions: list, show ID, delete ID")
+    p.add_argument("action", choices=["list", "show", "delete"])
+    p.add_argument("id", nargs="?", help="the session ID (from 'sessions list' or a chat's [session ID] line)")
     p.set_defaults(func=cmd_sessions)
 
     p = sub.add_parser("doctor", help="settings in effect, endpoint reachability, paths")
@@ -257,7 +321,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         args = parser.parse_args([*argv, "serve"])
-    _setup_logging(args.verbose, logging.INFO if args.command in (None, "serve") else logging.WARNING)
+    server = args.command in (None, "serve")
+    _setup_logging(args.verbose, logging.INFO if server else logging.WARNING, server=server)
     try:
         return args.func(args)
     except KeyboardInterrupt:
@@ -266,6 +331,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:
         return _fail(str(exc))
+    except Exception:  # a bug, not a user error: keep the traceback for the report
+        log.exception("internal error")
+        return _fail("internal error (a bug in qwen-lsp; the traceback above helps to report it)", 70)
 
 
 if __name__ == "__main__":  # pragma: no cover

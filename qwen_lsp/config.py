@@ -211,16 +211,57 @@ def overlay(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _drop(tree: dict[str, Any], loc: tuple[Any, ...]) -> bool:
+def _user_key(tree: dict[str, Any], loc: tuple[Any, ...]) -> tuple[str, ...]:
+    """The part of an error location that exists in ``tree``.
+
+    A union's error locations run past the user's key (``context.fileName.str``),
+    so the walk stops where the user's data does.
+    """
+    path: list[str] = []
     node: Any = tree
-    for part in loc[:-1]:
+    for part in loc:
         if not isinstance(node, dict) or part not in node:
-            return False
+            break
         node = node[part]
-    if isinstance(node, dict) and loc and loc[-1] in node:
-        del node[loc[-1]]
-        return True
-    return False
+        path.append(part)
+    return tuple(path)
+
+
+def _drop(tree: dict[str, Any], loc: tuple[Any, ...]) -> bool:
+    path = _user_key(tree, loc)
+    if not path:
+        return False
+    node: Any = tree
+    for part in path[:-1]:
+        node = node[part]
+    del node[path[-1]]
+    return True
+
+
+def _validated_layer(source: str, layer: Mapping[str, Any], problems: list[str]) -> dict[str, Any]:
+    """The layer without its invalid values, each reported by layer and key.
+
+    Validating each layer on its own (not the merged result) means a bad
+    value — an editor's ``model.name: ["x"]`` — lets the same key from the
+    layer below show through instead of resetting it to the default.
+    """
+    tree = overlay({}, layer)
+    for _ in range(50):
+        try:
+            Settings.model_validate(tree)
+            return tree
+        except ValidationError as exc:
+            bad: dict[tuple[str, ...], str] = {}
+            for err in exc.errors():
+                bad.setdefault(_user_key(tree, tuple(err["loc"])), err["msg"])
+            bad.pop((), None)
+            if not bad:
+                break
+            for key, msg in bad.items():
+                _drop(tree, key)
+                problems.append(f"{'.'.join(key)}: {msg} (from {source}); ignored, the layer below applies")
+    problems.append(f"{source}: its settings could not be validated and were skipped")
+    return {}
 
 
 def load_settings(
@@ -245,7 +286,7 @@ def load_settings(
     # A project cannot trust itself: see settings_trust for what it may not set.
     project_source = None if project_file is None else str(project_file)
     for source, layer in screen_layers(layers, project_source, project_root, problems):
-        _merge(merged, layer, source, sources)
+        _merge(merged, _validated_layer(source, layer, problems), source, sources)
     for _ in range(50):
         try:
             settings = Settings.model_validate(merged)

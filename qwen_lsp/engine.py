@@ -95,11 +95,11 @@ class Engine:
         self._client_settings: dict[str, Any] = dict(client_settings or {})
         self.loaded: LoadedSettings = load_settings(self.root, self._client_settings, env)
         self.endpoint = ModelEndpoint()
-        self.context = ContextAssembler(self.root, self._context_settings(), env=env)
         self.skills = SkillManager(self.root, enabled=self.settings.skills.enabled)
         self.skills.refresh()
         self._skills_on_disk = listing_signature(self.skills)
         self.tools: list[Tool] = [*read_only_tools(), SkillTool(self.skills)]
+        self.context = ContextAssembler(self.root, self._context_settings(), env=env)  # its prompt names self.tools
         self.sessions = SessionRegistry(self.root, version=__version__, new_context=lambda: SessionContext(self.context))
         self._editor_rules: set[str] = set()
         """Paths of rules announced for files opened in the editor (each announced once per workspace)."""
@@ -121,6 +121,7 @@ class Engine:
             interaction_mode=self.interaction_mode,
             output_language=s.general.output_language,
             rule_excludes=tuple(s.context.rule_excludes),
+            tools=tuple(sorted(t.name for t in self.tools)),
         )
 
     def update_client_settings(self, client_settings: Mapping[str, Any] | None) -> None:
@@ -145,7 +146,7 @@ class Engine:
 
         Built on a worker thread: a new HTTP client loads the CA bundle (tens of ms).
         """
-        client, replaced = await asyncio.to_thread(self.endpoint.client, self.settings)
+        client, replaced = await asyncio.to_thread(self.endpoint.client, self.loaded)
         if replaced is not None:
             self._spawn(replaced.aclose())
         return client

@@ -12,7 +12,9 @@ from __future__ import annotations
 class EngineError(Exception):
     """A failure the user can act on; ``message`` is shown as is, ``kind`` names it for programs."""
 
-    def __init__(self, message: str, *, kind: str = "engine") -> None:
+    def __init__(self, message: str, *, kind: str = "engine", param: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.kind = kind
+        self.param = param
+        """For ``invalid_params``: the request field at fault; each adapter names it in its own words."""

@@ -52,6 +52,9 @@ def test_chat_prints_the_reply_and_records_the_session(repo: Path, home: Path, s
     assert all(r["cwd"] == str(cwd.resolve()) and r["sessionId"] == files[0].stem for r in records)
     body = scripted.chat_requests()[-1].body
     assert "Repository rules." in body["messages"][0]["content"] and body["model"] == "m"
+    offered = {t["function"]["name"] for t in body["tools"]}
+    for tool in ("edit", "write_file", "run_shell_command", "todo_write", "ask_user_question", "save_memory"):
+        assert tool not in offered and f"'{tool}'" not in body["messages"][0]["content"]
 
 
 def test_chat_reads_the_prompt_from_stdin_and_continues_a_session(repo: Path, home: Path, scripted: ScriptedOpenAI):
@@ -74,7 +77,9 @@ def test_chat_failures_are_one_line_and_non_zero(repo: Path, home: Path, scripte
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
     out = run(["chat", "hi"], repo, home, dead)
     assert out.returncode != 0
-    assert out.stderr.strip().count("\n") == 0 and "Nothing is listening" in out.stderr and "Traceback" not in out.stderr
+    error, kept = out.stderr.strip().splitlines()  # the error, then where the prompt was kept
+    assert "Nothing is listening" in error and "Traceback" not in out.stderr
+    assert kept.startswith("[session ") and "qwen-lsp chat --session" in kept
     scripted.enqueue(HttpError(401, "bad key"))
     out = run(["chat", "hi"], repo, home, scripted.base_url)
     assert out.returncode != 0 and "rejected" in out.stderr
@@ -113,3 +118,190 @@ def test_doctor_reports_sources_and_reachability(repo: Path, home: Path, scripte
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
     out = run(["doctor"], repo, home, dead)
     assert out.returncode == 1 and "UNREACHABLE" in out.stdout
+
+
+# ------------------------------------------------------------------ what a new user meets
+
+
+def dead_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+
+
+def session_of(stderr: str) -> str:
+    line = next(line for line in stderr.splitlines() if line.startswith("[session "))
+    return line.removeprefix("[session ").split("]", 1)[0]
+
+
+def test_twenty_failed_chats_leave_the_session_list_as_it_was(repo: Path, home: Path, scripted: ScriptedOpenAI):
+    scripted.enqueue(Reply(chunks=["ok"]))
+    assert run(["chat", "a real question"], repo, home, scripted.base_url).returncode == 0
+    before = run(["sessions", "list"], repo, home, None).stdout
+    # Twenty tries in one process (the CLI's own entry point), against a port nobody listens on.
+    script = "import sys; from qwen_lsp.cli import main; sys.exit(max(main(['chat', 'hi']) for _ in range(20)))"
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DASHSCOPE_", "QWEN_"))}
+    e.update(HOME=str(home), OPENAI_BASE_URL=dead_url(), OPENAI_API_KEY="x", OPENAI_MODEL="m")
+    failed = subprocess.run([sys.executable, "-c", script], cwd=repo, env=e, capture_output=True, text=True, timeout=120)
+    assert failed.returncode == 1 and failed.stderr.count("Nothing is listening") == 20
+    assert run(["sessions", "list"], repo, home, None).stdout == before
+    chats = home / ".qwen" / "projects" / sanitize_cwd(repo.resolve()) / "chats"
+    assert len(list(chats.glob("*.jsonl"))) == 21  # every prompt is still on disk
+
+
+def test_a_failed_chat_names_its_session_and_a_retry_continues_it(repo: Path, home: Path, scripted: ScriptedOpenAI):
+    scripted.enqueue(HttpError(500, "overloaded"), HttpError(500, "overloaded"), HttpError(500, "overloaded"), HttpError(500, "overloaded"))
+    failed = run(["chat", "first try"], repo, home, scripted.base_url)
+    assert failed.returncode == 1 and "HTTP 500" in failed.stderr
+    sid = session_of(failed.stderr)
+    assert f"qwen-lsp chat --session {sid}" in failed.stderr
+    assert run(["sessions", "list"], repo, home, None).stdout.startswith("No sessions yet")
+    scripted.enqueue(Reply(chunks=["answered"]))
+    retried = run(["chat", "--session", sid, "second try"], repo, home, scripted.base_url)
+    assert retried.returncode == 0, retried.stderr
+    sent = scripted.chat_requests()[-1].body["messages"]
+    assert "first try" in json.dumps(sent) and "second try" in json.dumps(sent)
+    assert sid in run(["sessions", "list"], repo, home, None).stdout
+
+
+def test_a_chat_refused_for_configuration_records_nothing_and_names_no_session(repo: Path, home: Path):
+    out = run(["chat", "hi"], repo, home, None)
+    assert out.returncode == 1 and "[session" not in out.stderr and "qwen-lsp doctor" in out.stderr
+
+
+def test_sessions_delete_and_an_empty_list_says_so(repo: Path, home: Path, scripted: ScriptedOpenAI):
+    assert run(["sessions", "list"], repo, home, None).stdout.startswith("No sessions yet")
+    chat = run(["chat", "hi"], repo, home, scripted.base_url)
+    sid = session_of(chat.stderr)
+    deleted = run(["sessions", "delete", sid], repo, home, None)
+    assert deleted.returncode == 0 and sid in deleted.stdout
+    assert run(["sessions", "list"], repo, home, None).stdout.startswith("No sessions yet")
+    again = run(["sessions", "delete", sid], repo, home, None)
+    assert again.returncode == 1 and "qwen-lsp sessions list" in again.stderr
+    missing = run(["sessions", "show", "no-such-session"], repo, home, None)
+    assert missing.returncode == 1 and "qwen-lsp sessions list" in missing.stderr
+    assert "qwen/sessions" not in missing.stderr and "sessionId" not in missing.stderr  # CLI words, not LSP ones
+    bad = run(["sessions", "show", "../x"], repo, home, None)
+    assert bad.returncode == 1 and "is not a session id" in bad.stderr and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("base", ["localhost:8000/v1", "not a url", "file:///tmp/models"])
+def test_a_base_url_that_is_not_http_is_a_configuration_error(repo: Path, home: Path, base: str):
+    out = run(["chat", "hi"], repo, home, None, OPENAI_BASE_URL=base, OPENAI_MODEL="m")
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "model.baseUrl / OPENAI_BASE_URL" in out.stderr and "retrying" not in out.stderr
+    assert "stream ended unexpectedly" not in out.stderr and "[session" not in out.stderr
+
+
+def test_an_unresolvable_host_says_it_could_not_be_resolved(repo: Path, home: Path):
+    out = run(["chat", "hi"], repo, home, None, OPENAI_BASE_URL="http://no-such-host.invalid/v1", OPENAI_MODEL="m")
+    assert out.returncode == 1 and "could not be resolved" in out.stderr and "Nothing is listening" not in out.stderr
+
+
+def test_only_an_api_key_names_everything_missing_and_the_default_url(repo: Path, home: Path):
+    out = run(["chat", "hi"], repo, home, None, OPENAI_API_KEY="sk-x")
+    assert out.returncode == 1
+    assert "OPENAI_MODEL" in out.stderr and "https://api.openai.com/v1" in out.stderr and "OPENAI_BASE_URL" in out.stderr
+    doctor = run(["doctor"], repo, home, None, OPENAI_API_KEY="sk-x", OPENAI_MODEL="m")
+    assert "model.baseUrl = 'https://api.openai.com/v1'  (default, because only an API key is set)" in doctor.stdout
+    assert "sk-x" not in doctor.stdout
+
+
+def test_doctor_lists_every_key_of_the_readme_settings_table(repo: Path, home: Path):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    table = readme.split("## Editor settings", 1)[1].split("\n## ", 1)[0]
+    keys: set[str] = set()
+    for row in table.splitlines():
+        if row.startswith("| `"):
+            cell = row.split("|")[1]
+            names = [n.strip() for n in cell.replace("`", "").replace("/", ",").split(",") if n.strip()]
+            prefix = ""
+            for name in names:  # `model.timeouts.connect` / `firstByte` / `stall`
+                if "." in name:
+                    prefix = name.rsplit(".", 1)[0] + "."
+                    keys.add(name)
+                else:
+                    keys.add(name if name in ("folderTrust",) else prefix + name)
+    assert {"model.timeouts.firstByte", "context.ruleExcludes", "general.outputLanguage", "folderTrust"} <= keys
+    out = run(["doctor"], repo, home, None, OPENAI_MODEL="m")
+    listed = {line.split(" = ", 1)[0].strip() for line in out.stdout.splitlines() if " = " in line}
+    assert keys <= listed, keys - listed
+    assert "model.name = 'm'  (environment)" in out.stdout and "model.timeouts.firstByte = 120.0  (default)" in out.stdout
+
+
+def test_an_invalid_editor_style_value_is_reported_and_the_layer_below_used(repo: Path, home: Path):
+    (home / ".qwen").mkdir()
+    (home / ".qwen" / "settings.json").write_text('{"model": {"name": "good"}}')
+    (repo / ".qwen").mkdir()
+    (repo / ".qwen" / "settings.json").write_text('{"model": {"name": ["x"]}}')
+    out = run(["doctor"], repo, home, None)
+    assert "model.name = 'good'" in out.stdout
+    assert "model.name" in out.stderr + out.stdout and "layer below" in out.stderr + out.stdout
+
+
+def test_help_says_bare_qwen_lsp_runs_the_stdio_server(repo: Path, home: Path):
+    out = run(["--help"], repo, home, None)
+    assert "Without a command" in out.stdout and "stdin/stdout" in out.stdout
+    assert "print the report as JSON" in run(["context", "--help"], repo, home, None).stdout
+
+
+def _on_a_terminal(args: list[str], cwd: Path, home: Path, feed: bytes | None) -> tuple[int | None, str]:
+    """Run with stdin on a pseudo-terminal; returns (exit code or None when still waiting, stderr)."""
+    import pty
+
+    master, slave = pty.openpty()
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DASHSCOPE_", "QWEN_"))}
+    e["HOME"] = str(home)
+    proc = subprocess.Popen([sys.executable, "-m", "qwen_lsp", *args], cwd=cwd, env=e, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(slave)
+    try:
+        first = proc.stderr.readline().decode()
+        if feed is not None:
+            os.write(master, feed)
+            proc.wait(timeout=60)
+            return proc.returncode, first + proc.stderr.read().decode()
+        return proc.poll(), first
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+
+
+def test_waiting_on_a_terminal_says_what_it_waits_for(repo: Path, home: Path):
+    code, err = _on_a_terminal([], repo, home, None)
+    assert code is None and "waiting for an editor" in err  # bare qwen-lsp: the stdio server, with a hint
+    code, err = _on_a_terminal(["chat"], repo, home, b"\x04")
+    assert err.startswith("qwen-lsp: type the prompt, then Ctrl-D") and code == 2
+
+
+def test_serve_tcp_says_where_it_listens(repo: Path, home: Path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DASHSCOPE_", "QWEN_"))}
+    e["HOME"] = str(home)
+    proc = subprocess.Popen([sys.executable, "-m", "qwen_lsp", "serve", "--tcp", f"127.0.0.1:{port}"], cwd=repo, env=e, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert f"listening on 127.0.0.1:{port}" in proc.stderr.readline().decode()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_skill_errors_are_printed_once(repo: Path, home: Path):
+    bad = repo / ".qwen" / "skills" / "bad"
+    bad.mkdir(parents=True)
+    (bad / "SKILL.md").write_text("no frontmatter here\n")
+    out = run(["skills", "list"], repo, home, None)
+    assert (out.stdout + out.stderr).count("missing YAML frontmatter") == 1
+
+
+def test_context_shows_file_problems_and_does_not_promise_compression(repo: Path, home: Path):
+    (repo / "QWEN.md").write_bytes(b"Rules \xff here.\n@./pkg\n")  # an import of a folder fails
+    out = run(["context"], repo, home, None)
+    assert out.returncode == 0, out.stderr
+    assert "auto-compress" not in out.stdout and "not built yet" in out.stdout
+    problems = [line for line in out.stdout.splitlines() if line.startswith("problem:")]
+    assert any("UTF-8" in p for p in problems) and any("import './pkg' failed" in p for p in problems), out.stdout
+    assert "UTF-8" not in out.stderr  # shown once, in the report

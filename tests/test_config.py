@@ -130,3 +130,19 @@ def test_qwen_code_general_and_context_keys_reach_the_context_core(layout):
     prompt = engine.context.system_prompt()
     assert "Keep this rule." in prompt and "Drafted rule." not in prompt
     assert "Chinese" in (home / ".qwen" / "output-language.md").read_text()
+
+
+def test_an_invalid_value_in_one_layer_lets_the_layer_below_show_through(layout):
+    home, project = layout
+    write(home / ".qwen" / "settings.json", {"model": {"name": "from-user-file", "timeouts": {"firstByte": 300}}})
+    write(project / ".qwen" / "settings.json", {"context": {"fileName": "RULES.md"}})
+    editor = {"model": {"name": ["x"], "timeouts": {"firstByte": -5}}, "context": {"fileName": [1, 2]}}
+    loaded = load_settings(project, editor, env={})
+    s = loaded.settings
+    assert s.model.name == "from-user-file" and s.model.timeouts.first_byte == 300
+    assert s.context.filenames() == ("RULES.md",)
+    assert loaded.sources["model.name"] == str(home / ".qwen" / "settings.json")
+    assert loaded.sources["context.fileName"] == str(project / ".qwen" / "settings.json")
+    reported = {p.split(":", 1)[0] for p in loaded.problems}
+    assert reported == {"model.name", "model.timeouts.firstByte", "context.fileName"}  # each once, with its key
+    assert all("(from editor)" in p for p in loaded.problems)

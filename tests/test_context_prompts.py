@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import pytest
 
 from qwen_lsp.compaction.prompts import compression_prompt, project_summary_prompt
 from qwen_lsp.context import build_base_prompt, tool_call_style
@@ -43,3 +46,33 @@ def test_summarising_prompts() -> None:
     summary = project_summary_prompt()
     for heading in ("# Project Summary", "## Overall Goal", "## Key Knowledge", "## Recent Actions", "## Current Plan"):
         assert heading in summary
+
+
+QWEN_CODE_ONLY_TOOLS = ("edit", "write_file", "run_shell_command", "todo_write", "ask_user_question", "save_memory")
+OURS = ("glob", "grep_search", "list_directory", "read_file", "skill")
+
+
+def _named(prompt: str, tool: str) -> bool:
+    return re.search(rf"(?<![\w-]){tool}(?![\w-])", prompt) is not None
+
+
+@pytest.mark.parametrize("mode", ["interactive", "headless", "acp", "editor"])
+@pytest.mark.parametrize("model", ["gpt-4o", "qwen3-coder-plus", "qwen2.5-vl", "gemma4"])
+def test_the_prompt_names_only_the_tools_offered(tmp_path: Path, mode: str, model: str) -> None:
+    prompt = build_base_prompt(model, mode, str(tmp_path), {}, in_git=True, tools=OURS)
+    assert not [t for t in QWEN_CODE_ONLY_TOOLS if _named(prompt, t)]
+    assert _named(prompt, "read_file") and _named(prompt, "grep_search")
+    assert "\n\n\n" not in prompt and "<example>" in prompt  # dropped examples leave no gaps
+
+
+def test_the_prompt_depends_on_the_tool_set_not_its_order(tmp_path: Path) -> None:
+    one = build_base_prompt("m", "editor", str(tmp_path), {}, in_git=False, tools=OURS)
+    assert build_base_prompt("m", "editor", str(tmp_path), {}, in_git=False, tools=tuple(reversed(OURS))) == one
+    without_search = build_base_prompt("m", "editor", str(tmp_path), {}, in_git=False, tools=("read_file",))
+    assert without_search != one and not _named(without_search, "grep_search") and not _named(without_search, "glob")
+
+
+def test_with_qwen_codes_full_tool_set_every_tool_is_named(tmp_path: Path) -> None:
+    prompt = build_base_prompt("m", "interactive", str(tmp_path), {}, in_git=False)
+    assert all(_named(prompt, t) for t in QWEN_CODE_ONLY_TOOLS)
+    assert "[tool_call: edit for file_path" in prompt and "keep a short task list with 'todo_write'" in prompt

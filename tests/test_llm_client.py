@@ -191,7 +191,7 @@ async def test_connection_refused_fails_fast() -> None:
         with pytest.raises(LLMError) as info:
             await collect(chat)
         assert info.value.kind == "connect"
-        assert str(info.value) == f"Nothing is listening at {base}. Start the model server or fix OPENAI_BASE_URL / model.baseUrl."
+        assert str(info.value) == f"Nothing is listening at {base}. Start the model server or fix model.baseUrl / OPENAI_BASE_URL."
         with pytest.raises(LLMError) as models_info:
             await chat.list_models()
         assert models_info.value.kind == "connect"
@@ -217,8 +217,33 @@ async def test_first_byte_timeout(scripted: ScriptedOpenAI) -> None:
         with pytest.raises(LLMError) as info:
             await collect(chat)
     assert info.value.kind == "timeout"
-    assert "first-byte timeout" in str(info.value)
+    assert "first-byte timeout" in str(info.value) and "model.timeouts.firstByte" in str(info.value)
     assert scripted.wait_for_disconnect(5)
+
+
+async def test_unresolvable_host_says_so() -> None:
+    async with ChatClient("http://no-such-host.invalid/v1", "k", "m", retry_base=5) as chat:
+        with pytest.raises(LLMError) as info:
+            await collect(chat)
+    assert info.value.kind == "connect"
+    assert "'no-such-host.invalid'" in str(info.value) and "could not be resolved" in str(info.value)
+    assert "Nothing is listening" not in str(info.value) and "model.baseUrl / OPENAI_BASE_URL" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("base", "problem"),
+    [
+        ("localhost:8000/v1", "no http:// or https:// scheme"),
+        ("not a url", "no http:// or https:// scheme"),
+        ("file:///tmp/models", "'file' is not an HTTP scheme"),
+        ("http:///v1", "names no host"),
+    ],
+)
+def test_a_base_url_that_is_not_http_is_a_config_error_before_any_request(base: str, problem: str) -> None:
+    with pytest.raises(LLMError) as info:
+        ChatClient(base, "k", "m")
+    assert info.value.kind == "config"
+    assert problem in str(info.value) and "model.baseUrl / OPENAI_BASE_URL" in str(info.value)
 
 
 async def test_cut_stream_is_a_protocol_error_and_not_retried(scripted: ScriptedOpenAI, client: ChatClient) -> None:

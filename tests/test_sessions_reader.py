@@ -190,7 +190,8 @@ def test_list_sessions_newest_first_with_titles_and_counts(project: Path) -> Non
     ]
     newer = [
         rec("x", None, text="long " * 40, timestamp="2026-02-01T10:00:00.000Z"),
-        rec("y", "x", "system", subtype="ui_telemetry", systemPayload={}, timestamp="2026-02-01T10:00:05.000Z"),
+        rec("x2", "x", "assistant", text="ok", timestamp="2026-02-01T10:00:01.000Z"),
+        rec("y", "x2", "system", subtype="ui_telemetry", systemPayload={}, timestamp="2026-02-01T10:00:05.000Z"),
     ]
     titled = [
         rec("p", None, text="untitled prompt", timestamp="2026-01-15T00:00:00.000Z"),
@@ -215,6 +216,21 @@ def test_list_sessions_newest_first_with_titles_and_counts(project: Path) -> Non
     assert oldest.title == "first question with newlines"
     assert oldest.message_count == 2
     assert oldest.path == directory / "11111111-1111-4111-8111-111111111111.jsonl"
+
+
+def test_a_session_never_answered_stays_on_disk_but_is_not_listed(project: Path) -> None:
+    directory = chats_dir(project)
+    failed = directory / "66666666-6666-4666-8666-666666666666.jsonl"
+    write_jsonl(failed, [rec("a", None, text="hi"), rec("b", "a", text="hi again")])
+    empty_answer = [rec("a", None, text="hi"), rec("b", "a", "assistant", message={"role": "model", "parts": []})]
+    write_jsonl(directory / "77777777-7777-4777-8777-777777777777.jsonl", empty_answer)
+    interrupted = [rec("a", None, text="hi"), rec("b", "a", "assistant", text="partial", interrupted=True)]
+    write_jsonl(directory / "88888888-8888-4888-8888-888888888888.jsonl", interrupted)
+    renamed = [rec("a", None, text="hi"), rec("b", "a", "system", subtype="custom_title", systemPayload={"customTitle": "Keep"})]
+    write_jsonl(directory / "99999999-9999-4999-8999-999999999999.jsonl", renamed)
+    assert sorted(s.session_id[:8] for s in list_sessions(project)) == ["88888888", "99999999"]
+    # The prompts are still there: resuming by id continues from them.
+    assert [c["parts"][0]["text"] for c in build_history(read_records(failed).records)] == ["hi", "hi again"]
 
 
 def test_list_sessions_of_a_project_without_sessions_is_empty(project: Path) -> None:

@@ -209,6 +209,23 @@ def test_model_hidden_conditional_skill_never_activates(root: Path) -> None:
     assert m.visible_names() == []
 
 
+def test_absolute_and_parent_globs_are_dropped_with_an_error_and_the_rest_still_activates(root: Path) -> None:
+    path = write_skill(root / ".qwen/skills", "g", "name: g\ndescription: d\npaths: ['/etc/*', '../x/*.py', 'src/**/*.py']")
+    m = manager(root)
+    errors = {e.path: e.message for e in m.errors()}
+    assert set(errors) == {f"{path}#paths[/etc/*]", f"{path}#paths[../x/*.py]"}
+    assert "looks absolute" in errors[f"{path}#paths[/etc/*]"] and "dropped" in errors[f"{path}#paths[/etc/*]"]
+    assert m.activate_for_paths([root / "src" / "a" / "b.py"]) == ["g"]
+
+
+def test_an_unclosed_bracket_is_reported_and_kept_literal(root: Path) -> None:
+    path = write_skill(root / ".qwen/skills", "g", "name: g\ndescription: d\npaths: ['src/[abc', 'docs/*.md']")
+    m = manager(root)
+    [error] = m.errors()
+    assert error.path == f"{path}#paths[src/[abc]" and '"[" is never closed' in error.message
+    assert m.activate_for_paths([root / "docs" / "x.md"]) == ["g"]
+
+
 def test_invalid_glob_is_reported_and_the_skill_keeps_its_other_globs(root: Path) -> None:
     path = write_skill(root / ".qwen/skills", "g", "name: g\ndescription: d\npaths: ['" + "x" * 70000 + "', '*.py']")
     m = manager(root)

@@ -84,6 +84,8 @@ class ContextSettings:
     output_language: str | None = output_language.AUTO
     append_instruction: str = ""
     rule_excludes: tuple[str, ...] = ()
+    tools: tuple[str, ...] | None = None
+    """Tool names offered to the model; the base prompt names no other (None: Qwen Code's full set)."""
 
     def filenames(self) -> tuple[str, ...]:
         """Blank names dropped; the default pair when nothing is left (as ``setMemoryFilename``)."""
@@ -256,7 +258,13 @@ class ContextAssembler:
         if self._base is None:
             try:
                 self._base = resolve_base_prompt(
-                    self.settings.model, self.settings.interaction_mode, self.cwd, self._env, self.home, in_git=self.in_git()
+                    self.settings.model,
+                    self.settings.interaction_mode,
+                    self.cwd,
+                    self._env,
+                    self.home,
+                    in_git=self.in_git(),
+                    tools=self.settings.tools,
                 )
                 self._base_problem = None
             except ContextError as exc:

@@ -21,10 +21,10 @@ import logging
 import os
 import subprocess
 import sys
-import unicodedata
 from collections import deque
 from dataclasses import dataclass, field
 
+from ..collation import locale_key
 from .prompts import is_git_repository
 
 log = logging.getLogger(__name__)
@@ -53,24 +53,6 @@ def wrap_reminder(body: str) -> str:
 # ------------------------------------------------------------------ folder listing
 
 
-def _locale_key(name: str) -> tuple[tuple[tuple[int, str], ...], tuple[int, ...]]:
-    """Close to ICU's ``localeCompare`` for file names: punctuation < digits < letters, case last."""
-    primary = []
-    tertiary = []
-    for ch in unicodedata.normalize("NFD", name):
-        if unicodedata.combining(ch):
-            continue
-        if ch.isalpha():
-            cls = 2
-        elif ch.isdigit():
-            cls = 1
-        else:
-            cls = 0
-        primary.append((cls, ch.lower()))
-        tertiary.append(1 if ch.isupper() else 0)
-    return tuple(primary), tuple(tertiary)
-
-
 @dataclass
 class _Folder:
     name: str
@@ -96,7 +78,7 @@ def _read_structure(root: str, max_items: int) -> _Folder | None:
             node.more_folders = True
             continue
         try:
-            entries = sorted(os.scandir(node.path), key=lambda e: _locale_key(e.name))
+            entries = sorted(os.scandir(node.path), key=lambda e: locale_key(e.name))
         except OSError as exc:
             log.warning("cannot list %s: %s", node.path, exc)
             if node is top:

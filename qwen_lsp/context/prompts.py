@@ -14,6 +14,13 @@ self-deciding sections choosing itself the same way:
    than 100 characters are matched, as a guard against pathological input);
 6. a final reminder that repeats the interaction mode's question rule.
 
+Tools are named only when they are offered (``tools``): Qwen Code offers
+all of its tools, so its prompt names ``edit``, ``run_shell_command``,
+``todo_write`` and more; a model told about a tool it lacks wastes a round
+calling it. With ``tools=None`` (Qwen Code's full set) every mention is
+kept. The result depends on the set, not its order, so the bytes stay
+stable for as long as the tool set does.
+
 ``QWEN_SYSTEM_MD`` replaces the base verbatim (a missing file is an error
 the user sees), ``QWEN_WRITE_SYSTEM_MD`` writes the base out. The suffix
 rule is the seed-era one, which 0.24 still uses for the main session:
@@ -26,7 +33,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from ..files import read_bytes
@@ -46,6 +53,19 @@ class ContextError(Exception):
 class InteractionMode:
     role: str
     questions: str
+    without_question_tool: str | None = None
+    """The rule when ``ask_user_question`` is not offered; None when ``questions`` does not name it."""
+
+    def question_rule(self, offered: _Offered) -> str:
+        if self.without_question_tool is None or offered("ask_user_question"):
+            return self.questions
+        return self.without_question_tool
+
+
+_ASK_IN_REPLY = (
+    "When something essential is ambiguous, ask one short, concrete question at the end of your reply; the user "
+    "answers in their next message. Never include time estimates."
+)
 
 
 INTERACTION_MODES: dict[str, InteractionMode] = {
@@ -53,30 +73,45 @@ INTERACTION_MODES: dict[str, InteractionMode] = {
         "an interactive CLI agent",
         "Use 'ask_user_question' when you need clarification or want to validate assumptions. "
         "Never include time estimates in options.",
+        _ASK_IN_REPLY,
     ),
     "headless": InteractionMode(
         "a non-interactive CLI agent",
         "This run has a single turn and nobody can answer after your response. Do not ask the user anything, "
         "not even when asked to, and do not call 'ask_user_question'. Make safe, reasonable assumptions and finish "
         "the task; if something you need is missing, report that blocker as your result.",
+        "This run has a single turn and nobody can answer after your response. Do not ask the user anything, "
+        "not even when asked to. Make safe, reasonable assumptions and finish "
+        "the task; if something you need is missing, report that blocker as your result.",
     ),
     "acp": InteractionMode(
         "a CLI agent operating through an ACP host",
         "Use 'ask_user_question' when clarification is necessary; the ACP host relays the question and the answer.",
+        _ASK_IN_REPLY,
     ),
     # The language server's own mode: the user chats in an editor panel and
     # answers in the next message, but no question tool is relayed, so the
     # question goes in the reply itself.
-    "editor": InteractionMode(
-        "an interactive coding agent running inside the user's editor",
-        "When something essential is ambiguous, ask one short, concrete question at the end of your reply; the user "
-        "answers in their next message. Never include time estimates.",
-    ),
+    "editor": InteractionMode("an interactive coding agent running inside the user's editor", _ASK_IN_REPLY),
 }
 
 
 def interaction_mode(name: str) -> InteractionMode:
     return INTERACTION_MODES.get(name, INTERACTION_MODES["interactive"])
+
+
+class _Offered:
+    """Which tools the model has this turn; ``None`` stands for Qwen Code's full set."""
+
+    def __init__(self, tools: Collection[str] | None) -> None:
+        self._tools = None if tools is None else frozenset(tools)
+
+    def __call__(self, *names: str) -> bool:
+        return self._tools is None or all(n in self._tools for n in names)
+
+    def quoted(self, *names: str) -> str:
+        """``'a', 'b'`` for the offered ones among ``names``, in the order given."""
+        return ", ".join(f"'{n}'" for n in names if self(n))
 
 
 # ------------------------------------------------------------------ env switches
@@ -285,6 +320,16 @@ model: I'll search for it.
 The limit is set in `config/network.py` as `MAX_RETRIES = 5`.
 </example>"""
 
+_EXAMPLE_TOOL = re.compile(r"(?:tool_call: |<function=|\"name\": \"|call:)([a-z_]+)")
+
+
+def _examples(style: str, offered: _Offered) -> str:
+    """A style's examples, keeping only those whose tool calls are all offered."""
+    head, *examples = TOOL_CALL_STYLES[style].split("\n<example>")
+    kept = [e for e in examples if offered(*_EXAMPLE_TOOL.findall(e))]
+    return (head + "".join("\n<example>" + e for e in kept)).rstrip()
+
+
 TOOL_CALL_STYLES: dict[str, str] = {
     "general": _GENERAL_EXAMPLES,
     "qwen-coder": _QWEN_CODER_EXAMPLES,
@@ -338,14 +383,17 @@ _MANDATES = """# Core Mandates
 _TASKS = """# Task Management
 For work with several steps, keep a short task list with 'todo_write': add the steps, mark each one in progress when you start it and completed as soon as it is done, so the user can follow along. Do not batch up completions."""
 
+_TASKS_WITHOUT_TOOL = """# Task Management
+For work with several steps, name the steps briefly before you start and work through them in order, saying which one you are on, so the user can follow along."""
+
 _WORKFLOWS = """# Primary Workflows
 
 ## Software Engineering Tasks
 For fixes, features, refactoring or explanations, work in this loop:
-1. **Understand:** use the search and read tools ('grep_search', 'glob', 'read_file') to learn the relevant code and its conventions.
+1. **Understand:** {understand}
 2. **Plan:** form a grounded plan; share a brief version when it helps the user. Plan how you will verify the change, ideally with tests.
-3. **Implement:** make the change with the editing tools ('edit', 'write_file', 'run_shell_command'), following the core mandates.
-4. **Verify:** run the project's own tests, linters and type checkers (find the commands in its configuration, README or CI) and fix what they report.
+3. **Implement:** {implement}
+4. **Verify:** {verify}
 
 ## New Applications
 Clarify the essentials (purpose, platform, key features) when the request leaves them open, propose a concise plan with a sensible technology choice, build a complete working first version, and verify that it builds and runs before handing it over."""
@@ -360,45 +408,108 @@ _GUIDELINES = """# Operational Guidelines
 - If you cannot or will not do something, say so in a sentence or two and offer an alternative when you can.
 
 ## Security and Safety
-- Before running a shell command that modifies files or the system, explain in a sentence what it does and why.
-- Never write code that exposes, logs or commits secrets, keys or credentials.
+{security}
 
 ## Tool Usage
-- Use absolute paths with file tools.
-- Run independent tool calls in parallel.
-- Prefer the dedicated file tools over shell equivalents for reading, searching and editing.
-- Avoid commands that wait for input or never exit; run long-lived processes in the background.
-- Use 'save_memory' only for durable user-specific facts or preferences that should outlive this conversation, never for task context.
-- Respect a declined tool call: do not retry it unless the user asks again.
-- {questions}"""
+{tool_usage}"""
+
+_SHELL_SAFETY = "- Before running a shell command that modifies files or the system, explain in a sentence what it does and why."
+_SECRETS = "- Never write code that exposes, logs or commits secrets, keys or credentials."
+_SHELL_USAGE = (
+    "- Prefer the dedicated file tools over shell equivalents for reading, searching and editing.\n"
+    "- Avoid commands that wait for input or never exit; run long-lived processes in the background."
+)
+_MEMORY_USAGE = (
+    "- Use 'save_memory' only for durable user-specific facts or preferences that should outlive this conversation, "
+    "never for task context."
+)
 
 _FINAL = """# Final Reminder
-Your purpose is efficient, safe help. Stay concise but never at the cost of clarity, especially around safety and changes to the system. Keep the user in control and follow the project's conventions. Never guess what a file contains: read it with 'read_file'. You are an agent: keep going until the request is fully resolved.
+Your purpose is efficient, safe help. Stay concise but never at the cost of clarity, especially around safety and changes to the system. Keep the user in control and follow the project's conventions. Never guess what a file contains{read_it}. You are an agent: keep going until the request is fully resolved.
 
 Interaction mode reminder: {questions}"""
 
 
-def build_base_prompt(model: str, mode_name: str, cwd: str, env: Mapping[str, str], *, in_git: bool | None = None) -> str:
-    """The built-in base prompt; ``in_git`` is :func:`is_git_repository` of ``cwd`` if the caller already knows it."""
+def _workflow_steps(offered: _Offered) -> dict[str, str]:
+    readers = offered.quoted("grep_search", "glob", "read_file")
+    understand = (
+        f"use the search and read tools ({readers}) to learn the relevant code and its conventions."
+        if readers
+        else "learn the relevant code and its conventions from what the user shows you; ask for what you need."
+    )
+    editors = offered.quoted("edit", "write_file", "run_shell_command")
+    implement = (
+        f"make the change with the editing tools ({editors}), following the core mandates."
+        if editors
+        else "you cannot change files in this session: give the change precisely (file, place, code) for the user "
+        "to apply, following the core mandates."
+    )
+    verify = (
+        "run the project's own tests, linters and type checkers (find the commands in its configuration, README or CI) "
+        "and fix what they report."
+        if offered("run_shell_command")
+        else "name the project's own tests, linters and type checkers the user should run (find the commands in its "
+        "configuration, README or CI)."
+    )
+    return {"understand": understand, "implement": implement, "verify": verify}
+
+
+def _guidelines(offered: _Offered, questions: str) -> str:
+    shell = offered("run_shell_command")
+    security = "\n".join(([_SHELL_SAFETY] if shell else []) + [_SECRETS])
+    usage = ["- Use absolute paths with file tools.", "- Run independent tool calls in parallel."]
+    if shell:
+        usage.append(_SHELL_USAGE)
+    if offered("save_memory"):
+        usage.append(_MEMORY_USAGE)
+    usage += ["- Respect a declined tool call: do not retry it unless the user asks again.", f"- {questions}"]
+    return _GUIDELINES.format(security=security, tool_usage="\n".join(usage))
+
+
+def build_base_prompt(
+    model: str,
+    mode_name: str,
+    cwd: str,
+    env: Mapping[str, str],
+    *,
+    in_git: bool | None = None,
+    tools: Collection[str] | None = None,
+) -> str:
+    """The built-in base prompt.
+
+    ``in_git`` is :func:`is_git_repository` of ``cwd`` if the caller already
+    knows it; ``tools`` are the names offered to the model (None: Qwen Code's
+    full set), and no other tool is named.
+    """
     mode = interaction_mode(mode_name)
+    offered = _Offered(tools)
+    questions = mode.question_rule(offered)
     parts = [
         _identity(mode),
         _MANDATES,
-        _TASKS,
-        _WORKFLOWS,
-        _GUIDELINES.format(questions=mode.questions),
+        _TASKS if offered("todo_write") else _TASKS_WITHOUT_TOOL,
+        _WORKFLOWS.format(**_workflow_steps(offered)),
+        _guidelines(offered, questions),
         sandbox_section(env),
         ACTIONS_SECTION,
     ]
     if is_git_repository(cwd) if in_git is None else in_git:
         parts.append(GIT_SECTION)
-    parts.append(TOOL_CALL_STYLES[tool_call_style(model, env)])
-    parts.append(_FINAL.format(questions=mode.questions))
+    parts.append(_examples(tool_call_style(model, env), offered))
+    read_it = ": read it with 'read_file'" if offered("read_file") else ""
+    parts.append(_FINAL.format(questions=questions, read_it=read_it))
     return js_trim("\n\n".join(parts))
 
 
 def resolve_base_prompt(
-    model: str, mode_name: str, cwd: str, env: Mapping[str, str], home: str, *, in_git: bool | None = None
+    model: str,
+    mode_name: str,
+    cwd: str,
+    env: Mapping[str, str],
+    home: str,
+    *,
+    in_git: bool | None = None,
+    tools: Collection[str] | None = None,
 ) -> str:
     """The base prompt with ``QWEN_SYSTEM_MD`` / ``QWEN_WRITE_SYSTEM_MD`` applied.
 
@@ -417,7 +528,7 @@ def resolve_base_prompt(
         except OSError as exc:
             raise ContextError(f"cannot read system prompt file '{path}': {exc.strerror or exc}") from exc
     else:
-        base = build_base_prompt(model, mode_name, cwd, env, in_git=in_git)
+        base = build_base_prompt(model, mode_name, cwd, env, in_git=in_git, tools=tools)
     write = resolve_path_switch(env.get("QWEN_WRITE_SYSTEM_MD"), home)
     if write.enabled:
         target = default_path if write.is_switch else str(write.value)

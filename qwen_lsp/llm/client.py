@@ -28,6 +28,7 @@ import email.utils
 import json
 import logging
 import random
+import socket
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,8 +39,10 @@ from httpx_sse import EventSource, SSEError
 
 from qwen_lsp.llm.errors import (
     LLMError,
+    base_url_error,
     connect_error,
     connect_timeout,
+    dns_error,
     first_byte_timeout,
     http_error,
     protocol_error,
@@ -207,6 +210,18 @@ class _ChunkReader:
         return events
 
 
+def _is_dns_failure(exc: BaseException) -> bool:
+    """Whether a connect error was a failed name lookup (``socket.gaierror`` somewhere in its causes)."""
+    seen: BaseException | None = exc
+    for _ in range(10):  # the chain is short; bound it anyway
+        if seen is None:
+            return False
+        if isinstance(seen, socket.gaierror):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def _retry_after(value: str | None) -> float | None:
     """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
     if not value:
@@ -236,7 +251,11 @@ class ChatClient:
         retry_base: float = 0.25,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        """Raises ``LLMError`` (kind ``config``) at once for a base URL that is not http(s)."""
+        bad_url = base_url_error(base_url.strip())
+        if bad_url is not None:
+            raise bad_url
+        self.base_url = base_url.strip().rstrip("/")
         self.model = model
         self.timeouts = timeouts
         self.max_retries = max_retries
@@ -291,7 +310,7 @@ class ChatClient:
                 raise connect_timeout(self.base_url, self.timeouts.connect) from None
             except httpx.ConnectError as exc:
                 log.debug("connect to %s failed: %s", url, exc)
-                raise connect_error(self.base_url) from None
+                raise (dns_error if _is_dns_failure(exc) else connect_error)(self.base_url) from None
             except httpx.TimeoutException:
                 raise first_byte_timeout(self.base_url, self.timeouts.first_byte) from None
             except httpx.TransportError as exc:

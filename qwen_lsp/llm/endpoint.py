@@ -4,18 +4,22 @@ Settings apply on the next turn without a restart (design §5), but a new
 HTTP client per turn would drop pooled connections; so the client is kept
 while the endpoint, key, model and timeouts stay the same. The replaced
 client is handed back for the caller to close once its in-flight streams
-are done.
+are done. Which base URL and model apply (and what is missing) is decided
+by :func:`qwen_lsp.endpoint.resolve_endpoint`, which ``doctor`` shows too.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from ..config import Settings
+from ..config import LoadedSettings
+from ..endpoint import resolve_endpoint
 from ..errors import EngineError
 from .client import ChatClient, Timeouts
+from .errors import LLMError
 
-DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+log = logging.getLogger(__name__)
 
 
 class ModelEndpoint:
@@ -23,29 +27,28 @@ class ModelEndpoint:
         self.current: ChatClient | None = None
         self._key: tuple[Any, ...] | None = None
 
-    def client(self, settings: Settings) -> tuple[ChatClient, ChatClient | None]:
-        """``(client, replaced)``; raises :class:`EngineError` (kind ``config``) when no model is configured."""
-        m = settings.model
-        api_key = settings.api_key()
-        base_url = m.base_url or (DEFAULT_OPENAI_BASE_URL if api_key else None)
-        if not base_url or not m.name:
-            missing = " and ".join(x for x, v in (("a base URL", base_url), ("a model name", m.name)) if not v)
-            raise EngineError(
-                f"No model is configured ({missing} missing). Set OPENAI_BASE_URL, OPENAI_API_KEY and "
-                "OPENAI_MODEL, or qwen.model.baseUrl / qwen.model.name in the editor settings.",
-                kind="config",
-            )
-        key = (base_url, api_key, m.name, m.timeouts)
+    def client(self, loaded: LoadedSettings) -> tuple[ChatClient, ChatClient | None]:
+        """``(client, replaced)``; raises :class:`EngineError` (kind ``config``) naming what is missing or wrong."""
+        endpoint = resolve_endpoint(loaded)
+        missing = endpoint.missing()
+        if missing or not endpoint.base_url or not endpoint.model:
+            raise EngineError(missing or "No model is configured.", kind="config")
+        timeouts = loaded.settings.model.timeouts
+        key = (endpoint.base_url, endpoint.api_key, endpoint.model, timeouts)
         replaced = None
         if self.current is None or key != self._key:
-            replaced = self.current
-            self.current = ChatClient(
-                base_url,
-                api_key,
-                m.name,
-                timeouts=Timeouts(connect=m.timeouts.connect, first_byte=m.timeouts.first_byte, stall=m.timeouts.stall),
-            )
-            self._key = key
+            try:
+                client = ChatClient(
+                    endpoint.base_url,
+                    endpoint.api_key,
+                    endpoint.model,
+                    timeouts=Timeouts(connect=timeouts.connect, first_byte=timeouts.first_byte, stall=timeouts.stall),
+                )
+            except LLMError as exc:  # a base URL that is not http(s): a settings problem, before any request
+                raise EngineError(exc.message, kind=exc.kind) from exc
+            if endpoint.uses_default_base_url:
+                log.warning("no base URL is set (OPENAI_BASE_URL or model.baseUrl): using the public default %s", endpoint.base_url)
+            replaced, self.current, self._key = self.current, client, key
         return self.current, replaced
 
     async def aclose(self) -> None:

@@ -10,8 +10,14 @@ from __future__ import annotations
 
 import json
 from typing import Literal
+from urllib.parse import urlsplit
 
-ErrorKind = Literal["auth", "not_found", "connect", "timeout", "stall", "rate_limit", "server", "bad_request", "protocol"]
+ErrorKind = Literal[
+    "config", "auth", "not_found", "connect", "timeout", "stall", "rate_limit", "server", "bad_request", "protocol"
+]
+
+BASE_URL_SETTING = "model.baseUrl / OPENAI_BASE_URL"
+"""Where a user changes the endpoint; every message about the address names it."""
 
 #: How much of the server's own error text is quoted in our message.
 SERVER_MESSAGE_LIMIT = 300
@@ -79,10 +85,53 @@ def http_error(status: int, body: bytes | str, *, base_url: str, model: str) -> 
     return LLMError("bad_request", f"{base_url} rejected the request (HTTP {status}).{suffix}", status)
 
 
+def base_url_error(base_url: str) -> LLMError | None:
+    """A configuration error when ``base_url`` is not an http(s) URL with a host, else None.
+
+    Checked before any request: ``localhost:8000/v1`` or ``file:///x`` would
+    otherwise fail deep inside the HTTP stack as a vague transport error and
+    be retried as if the network had hiccupped.
+    """
+    try:
+        parts = urlsplit(base_url)
+        has_host = bool(parts.hostname)
+    except ValueError:
+        parts, has_host = None, False
+    if parts is not None and parts.scheme in ("http", "https") and has_host:
+        return None
+    if parts is None:
+        problem = "it is not a valid URL"
+    elif not parts.scheme or "//" not in base_url:
+        problem = "it has no http:// or https:// scheme"
+    elif parts.scheme not in ("http", "https"):
+        problem = f"'{parts.scheme}' is not an HTTP scheme"
+    else:
+        problem = "it names no host"
+    return LLMError(
+        "config",
+        f"The base URL {_shown(base_url)!r} is not usable: {problem}. Set {BASE_URL_SETTING} to the endpoint's "
+        "http(s) address, usually ending in /v1 (for example http://127.0.0.1:8000/v1).",
+    )
+
+
+def _shown(value: str, limit: int = 200) -> str:
+    """A settings value quoted in a message, cut short: settings files may hold anything."""
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
 def connect_error(base_url: str) -> LLMError:
     return LLMError(
         "connect",
-        f"Nothing is listening at {base_url}. Start the model server or fix OPENAI_BASE_URL / model.baseUrl.",
+        f"Nothing is listening at {base_url}. Start the model server or fix {BASE_URL_SETTING}.",
+    )
+
+
+def dns_error(base_url: str) -> LLMError:
+    host = urlsplit(base_url).hostname or base_url
+    return LLMError(
+        "connect",
+        f"The host '{host}' of {base_url} could not be resolved (DNS lookup failed). "
+        f"Check the spelling in {BASE_URL_SETTING} and your network or DNS.",
     )
 
 
@@ -90,16 +139,25 @@ def connect_timeout(base_url: str, seconds: float) -> LLMError:
     return LLMError(
         "timeout",
         f"Could not connect to {base_url} within {seconds:g} s (connect timeout). "
-        "Check that the host is reachable and OPENAI_BASE_URL / model.baseUrl is right.",
+        f"Check that the host is reachable and {BASE_URL_SETTING} is right; "
+        "the limit is model.timeouts.connect.",
     )
 
 
 def first_byte_timeout(base_url: str, seconds: float) -> LLMError:
-    return LLMError("timeout", f"{base_url} did not start answering within {seconds:g} s (first-byte timeout).")
+    return LLMError(
+        "timeout",
+        f"{base_url} did not start answering within {seconds:g} s (first-byte timeout). A large prompt or a busy "
+        "server can need longer: raise model.timeouts.firstByte in settings (no environment variable sets it).",
+    )
 
 
 def stall_error(base_url: str, seconds: float) -> LLMError:
-    return LLMError("stall", f"The model stopped sending data for {seconds:g} s (stall timeout). Endpoint: {base_url}.")
+    return LLMError(
+        "stall",
+        f"The model stopped sending data for {seconds:g} s (stall timeout). Endpoint: {base_url}. "
+        "The limit is model.timeouts.stall in settings.",
+    )
 
 
 def protocol_error(base_url: str, detail: str = "") -> LLMError:

@@ -115,7 +115,7 @@ CLIENT_ERRORS = (QwenRequestError, JsonRpcInvalidParams, JsonRpcRequestCancelled
 
 def engine_error(exc: EngineError) -> JsonRpcException:
     if exc.kind == "invalid_params":
-        return JsonRpcInvalidParams(exc.message)
+        return JsonRpcInvalidParams(f"{exc.param}: {exc.message}" if exc.param else exc.message)
     return QwenRequestError(exc.message, ERROR_CODES.get(exc.kind, ERROR_CODES["engine"]), data={"kind": exc.kind})
 
 

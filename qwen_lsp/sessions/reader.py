@@ -35,6 +35,7 @@ from qwen_lsp.paths import chats_dir
 from qwen_lsp.sessions.files import SESSION_SUFFIX, is_valid_session_id, session_path
 from qwen_lsp.sessions.lines import MAX_LINE_BYTES, RawLine, raw_lines
 from qwen_lsp.sessions.records import MAX_NESTING, check_record, parse_timestamp
+from qwen_lsp.sessions.visibility import was_answered
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,8 @@ class SessionSummary:
     message_count: int
     """User and assistant messages (tool results and system records are not counted)."""
     path: Path
+    answered: bool = True
+    """False when every turn failed before an answer: such sessions are not listed (see ``visibility``)."""
 
 
 def read_records(path: str | os.PathLike[str]) -> ReadResult:
@@ -264,6 +267,7 @@ def summarize(path: Path) -> SessionSummary | None:
             1 for r in records if r.get("type") in ("user", "assistant") and _is_content(r.get("message"))
         ),
         path=path,
+        answered=was_answered(records),
     )
 
 
@@ -314,6 +318,9 @@ def list_sessions(cwd: str | os.PathLike[str]) -> list[SessionSummary]:
             continue
         if summary is None:
             log.warning("Session file %s has no readable records; not listed", path)
+            continue
+        if not summary.answered:
+            log.debug("Session %s was never answered; not listed", summary.session_id)
             continue
         summaries.append(summary)
     summaries.sort(key=lambda s: (s.updated_at, s.session_id), reverse=True)

@@ -99,8 +99,9 @@ def checked_id(session_id: str) -> str:
     """Session ids become file names: refuse anything but Qwen Code's id alphabet."""
     if not is_valid_session_id(session_id):
         raise EngineError(
-            f"sessionId: {session_id!r} is not a session id (letters, digits, '-' and '_' only; Qwen Code uses UUIDs).",
+            f"{session_id[:200]!r} is not a session id (letters, digits, '-' and '_' only; Qwen Code uses UUIDs).",
             kind="invalid_params",
+            param="sessionId",
         )
     return session_id
 

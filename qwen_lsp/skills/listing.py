@@ -24,6 +24,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from ..collation import locale_key
+
 if TYPE_CHECKING:
     from .manager import SkillManager
 
@@ -125,11 +127,6 @@ def wrap_system_reminder(body: str) -> str:
     return f"<system-reminder>\n{escape_system_reminder_tags(body)}\n</system-reminder>"
 
 
-def locale_sort_key(name: str) -> tuple[str, str]:
-    """Approximate JS ``localeCompare``: case-insensitive first, lowercase before uppercase."""
-    return (name.casefold(), name.swapcase())
-
-
 def render_available_skills_block(entries: Iterable[SkillEntry]) -> str:
     return "\n".join(_render_items(entries))
 
@@ -137,7 +134,7 @@ def render_available_skills_block(entries: Iterable[SkillEntry]) -> str:
 def _render_items(entries: Iterable[SkillEntry]) -> list[str]:
     """One ``<skill>`` element per entry, sorted by name."""
     items = []
-    for e in sorted(entries, key=lambda e: locale_sort_key(e.name)):
+    for e in sorted(entries, key=lambda e: locale_key(e.name)):
         desc = escape_xml(e.description)
         if e.when_to_use:
             desc += f" \u2014 {escape_xml(e.when_to_use)}"

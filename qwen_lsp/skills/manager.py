@@ -18,10 +18,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..collation import locale_key
 from ..globs import ActivationIndex, project_relative
 from ..watching import DebouncedWatcher
 from .discovery import ParseCache, default_bundled_dir, level_dirs, load_level
-from .listing import SkillEntry, locale_sort_key
+from .listing import SkillEntry
 from .model import (
     LEVEL_ORDER,
     SkillDefinition,
@@ -135,6 +136,9 @@ class SkillManager:
         conditional = [(s.name, s.paths) for s in merged if s.paths and not s.disable_model_invocation]
         index = ActivationIndex(conditional)
         paths_by_name = {s.name: s.path for s in merged}
+        errors.extend(
+            SkillError(f"{skill.path}#paths[{pattern}]", message) for skill in merged for pattern, message in skill.path_problems
+        )
         for dropped in index.dropped:
             log.warning("skill %s: invalid glob %r dropped: %s", dropped.skill, dropped.pattern, dropped.message)
             errors.append(
@@ -298,7 +302,7 @@ class SkillManager:
                 when_to_use=s.when_to_use,
                 paths=s.paths,
             )
-            for s in sorted(catalog.skills, key=lambda s: locale_sort_key(s.name))
+            for s in sorted(catalog.skills, key=lambda s: locale_key(s.name))
         ]
 
     def errors(self) -> list[SkillError]:
@@ -310,7 +314,7 @@ class SkillManager:
     def visible_names(self) -> list[str]:
         """Skills the model may invoke right now."""
         catalog = self._catalog
-        return sorted((s.name for s in catalog.skills if catalog.visible(s)), key=locale_sort_key)
+        return sorted((s.name for s in catalog.skills if catalog.visible(s)), key=locale_key)
 
     def visible_entries(self) -> list[SkillEntry]:
         catalog = self._catalog

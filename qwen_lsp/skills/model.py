@@ -34,6 +34,8 @@ class SkillDefinition:
     when_to_use: str | None = None
     paths: tuple[str, ...] = ()
     """Globs from ``paths:``; non-empty makes the skill conditional."""
+    path_problems: tuple[tuple[str, str], ...] = ()
+    """``(glob, message)`` for each ``paths:`` entry that was dropped or looks wrong; listed as skill errors."""
     allowed_tools: tuple[str, ...] | None = None
     model: str | None = None
     argument_hint: str | None = None

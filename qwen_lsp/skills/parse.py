@@ -101,13 +101,15 @@ def _parse(content: str, path: Path, level: SkillLevel) -> tuple[SkillDefinition
     if not description.strip():
         raise SkillParseError('Validation failed: "description" cannot be empty')
 
+    paths, path_problems = parse_paths_field(front.get("paths"))
     definition = SkillDefinition(
         name=name,
         description=description,
         level=level,
         path=path,
         when_to_use=_optional_str(front.get("when_to_use")),
-        paths=parse_paths_field(front.get("paths")),
+        paths=paths,
+        path_problems=path_problems,
         allowed_tools=_parse_allowed_tools(front.get("allowedTools")),
         model=_parse_model(front),
         argument_hint=_optional_str(front.get("argument-hint")),
@@ -162,29 +164,59 @@ def _parse_priority(raw: Any) -> float | None:
     return None
 
 
-def parse_paths_field(raw: Any) -> tuple[str, ...]:
-    """``paths:`` globs; empty means unconditional.
+def parse_paths_field(raw: Any) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """``paths:`` globs (empty means unconditional) and ``(glob, message)`` problems.
 
-    Latest-observed variant: absolute patterns and ``..`` segments are
-    rejected, because activation only ever matches project-relative paths and
-    such a glob could never fire — failing loudly beats a skill that silently
-    never activates.
+    Absolute patterns and ``..`` segments can never match (activation only
+    sees project-relative paths), so each such glob is dropped and reported
+    and the skill's other globs still apply. Only when nothing is left is the
+    skill refused: dropping every glob would silently turn a conditional
+    skill into an always-on one. A ``[`` that is never closed is kept (it
+    matches literally, as in picomatch) but reported, since it is almost
+    always a typo.
     """
     if raw is None:
-        return ()
+        return (), ()
     if not isinstance(raw, list):
         raise SkillParseError('"paths" must be an array of glob patterns')
     cleaned = [p for p in (js_string(item).strip() for item in raw) if p]
+    kept: list[str] = []
+    problems: list[tuple[str, str]] = []
     for pattern in cleaned:
-        normalized = pattern.replace("\\", "/")
-        if normalized.startswith("/") or _DRIVE.match(normalized):
-            raise SkillParseError(
-                f'"paths" entry "{pattern}" looks absolute; patterns are project-root-relative'
-                " \u2014 drop the leading slash / drive letter"
-            )
-        if ".." in normalized.split("/"):
-            raise SkillParseError(
-                f'"paths" entry "{pattern}" contains a ".." segment that escapes the project root;'
-                " patterns must stay within the project"
-            )
-    return tuple(cleaned)
+        why = _unusable_glob(pattern)
+        if why is not None:
+            problems.append((pattern, f'Invalid glob in "paths": {pattern} \u2014 {why}; dropped'))
+            continue
+        kept.append(pattern)
+        if _has_unclosed_bracket(pattern):
+            message = '"[" is never closed, so it only matches that text literally'
+            problems.append((pattern, f'Suspicious glob in "paths": {pattern} \u2014 {message}'))
+    if cleaned and not kept:
+        raise SkillParseError(f"{problems[0][1]}; no usable glob is left, so the skill could never activate")
+    return tuple(kept), tuple(problems)
+
+
+def _unusable_glob(pattern: str) -> str | None:
+    """Why a glob can never match a project-relative path, or None."""
+    normalized = pattern.replace("\\", "/")
+    if normalized.startswith("/") or _DRIVE.match(normalized):
+        return "looks absolute; patterns are project-root-relative (drop the leading slash / drive letter)"
+    if ".." in normalized.split("/"):
+        return 'contains a ".." segment that escapes the project root; patterns must stay within the project'
+    return None
+
+
+def _has_unclosed_bracket(pattern: str) -> bool:
+    """A ``[`` (not escaped) with no ``]`` after it."""
+    opened = False
+    escaped = False
+    for ch in pattern:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == "[":
+            opened = True
+        elif ch == "]":
+            opened = False
+    return opened
