@@ -103,11 +103,6 @@ def cmd_chat(args: argparse.Namespace) -> int:
     if not prompt.strip():
         return _fail("nothing to send: give a PROMPT or pipe one on stdin", 2)
     engine = _engine(Path.cwd())
-    try:
-        session = engine.session(args.session)
-    except EngineError as exc:
-        return _engine_fail(exc)
-    recorded_before = len(session.history)
     ended_with_newline = True
 
     def emit(ev: TurnEvent) -> None:
@@ -122,6 +117,12 @@ def cmd_chat(args: argparse.Namespace) -> int:
             print(f"[status] {ev.text}", file=sys.stderr)
 
     async def run() -> int:
+        try:
+            session = await engine.open_session(args.session)
+        except EngineError as exc:
+            await engine.drain()
+            return _engine_fail(exc)
+        recorded_before = len(session.history)
         try:
             result = await engine.chat(prompt, session_id=session.id, emit=emit)
         except EngineError as exc:

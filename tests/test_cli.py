@@ -230,7 +230,7 @@ def test_doctor_lists_every_key_of_the_readme_settings_table(repo: Path, home: P
 
 
 def test_an_invalid_editor_style_value_is_reported_and_the_layer_below_used(repo: Path, home: Path):
-    (home / ".qwen").mkdir()
+    (home / ".qwen").mkdir(exist_ok=True)
     (home / ".qwen" / "settings.json").write_text('{"model": {"name": "good"}}')
     (repo / ".qwen").mkdir()
     (repo / ".qwen" / "settings.json").write_text('{"model": {"name": ["x"]}}')

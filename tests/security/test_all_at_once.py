@@ -46,7 +46,8 @@ def add_the_rest(ws: Path, home: Path, tmp_path: Path) -> str:
     good = "11111111-2222-3333-4444-555555555555"
     record = {"uuid": "u1", "parentUuid": None, "sessionId": good, "timestamp": "2026-01-01T00:00:00Z", "type": "user",
               "cwd": str(ws), "version": "0", "message": {"role": "user", "parts": [{"text": "an earlier good chat"}]}}
-    write(chats / f"{good}.jsonl", json.dumps(record) + "\n")
+    answer = dict(record, uuid="u0", parentUuid="u1", type="assistant", message={"role": "model", "parts": [{"text": "an answer"}]})
+    write(chats / f"{good}.jsonl", json.dumps(record) + "\n" + json.dumps(answer) + "\n")
     bad = dict(record, uuid="u2", sessionId="bad", timestamp="0001-01-01T00:00:00+01:00")
     write(chats / "99999999-0000-0000-0000-000000000000.jsonl",
           json.dumps(bad) + "\n" + "[" * 100_000 + "\n" + json.dumps(dict(record, message={"role": "user", "parts": [123]})) + "\n")

@@ -244,7 +244,7 @@ def make_sessions(chats: Path) -> None:
     write_lines(chats / f"{GOOD_ID}.jsonl", [json.dumps(record("user", "good question", "g1", None)), json.dumps(record("assistant", "good answer", "g2", "g1"))])
     write_lines(chats / f"{POISONED_ID}.jsonl", poisoned_lines())
     huge = chats / f"{HUGE_ID}.jsonl"
-    write_lines(huge, [json.dumps(record("user", "before the huge line", "h1", None))])
+    write_lines(huge, [json.dumps(record("user", "before the huge line", "h1", None)), json.dumps(record("assistant", "an answer", "h2", "h1"))])
     with open(huge, "ab") as fh:  # then 512 MB of one sparse line, not even ended
         fh.truncate(512 * 1024 * 1024)
 
