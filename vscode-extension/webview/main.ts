@@ -54,7 +54,9 @@ const historyBtn = button('History', { id: 'history', 'aria-label': 'Chat histor
 header.append(newChatBtn, historyBtn);
 const historyPanel = h('div', { id: 'history-panel', class: 'history', hidden: '', role: 'region', 'aria-label': 'Chat history' });
 const notices = h('div', { id: 'notices', class: 'notices', role: 'status', 'aria-live': 'polite' });
-const transcript = h('div', { id: 'transcript', class: 'transcript', role: 'log', 'aria-label': 'Conversation', tabindex: '0' });
+const scrollBox = h('div', { id: 'transcript', class: 'transcript', tabindex: '0', 'aria-label': 'Conversation' });
+const transcript = h('div', { id: 'messages', role: 'log', 'aria-label': 'Messages' });
+scrollBox.append(transcript);
 const jumpBtn = button('Jump to latest ↓', { id: 'jump', class: 'jump', hidden: '', 'aria-label': 'Jump to latest' });
 const footer = h('div', { class: 'footer' });
 const chips = h('div', { id: 'attachments', class: 'chips', 'aria-label': 'Attachments' });
@@ -70,13 +72,13 @@ row.append(attachSelBtn, attachFileBtn, spacer, stopBtn, sendBtn);
 footer.append(approvals, chips, prompt, row);
 const live = h('div', { id: 'live', class: 'sr-only', 'aria-live': 'polite', role: 'status' });
 const main = h('div', { class: 'main' });
-main.append(transcript, jumpBtn);
+main.append(scrollBox, jumpBtn);
 app.append(header, historyPanel, notices, main, footer, live);
 
 // ---- state --------------------------------------------------------------------------------
 let running = false;
 const views = new Map<string, { el: HTMLElement; md?: MarkdownView; msg: TranscriptMessage }>();
-const scroller = new AutoScroller(transcript, (pinned) => {
+const scroller = new AutoScroller(scrollBox, transcript, (pinned) => {
   if (pinned) jumpBtn.hidden = true;
   persist();
 });
@@ -86,7 +88,7 @@ function persist(): void {
   if (persistTimer !== undefined) return;
   persistTimer = window.setTimeout(() => {
     persistTimer = undefined;
-    vscode.setState({ draft: prompt.value, scrollTop: transcript.scrollTop, pinned: scroller.pinned } satisfies SavedState);
+    vscode.setState({ draft: prompt.value, scrollTop: scrollBox.scrollTop, pinned: scroller.pinned } satisfies SavedState);
   }, 100);
 }
 
@@ -168,12 +170,13 @@ function upsertMessage(msg: TranscriptMessage): void {
 }
 
 function applyPatches(patches: StreamPatch[]): void {
+  const grown = new Set<{ md?: MarkdownView; msg: TranscriptMessage }>();
   for (const p of patches) {
     const view = views.get(p.id);
     if (!view) continue;
     if (p.op === 'append') {
       view.msg.text += p.text;
-      view.md?.update(view.msg.text);
+      grown.add(view); // rendered once below, however many appends the batch holds
     } else if (p.op === 'thought') {
       view.msg.thought = (view.msg.thought ?? '') + p.text;
       const d = view.el.querySelector<HTMLDetailsElement>('.thought')!;
@@ -190,6 +193,7 @@ function applyPatches(patches: StreamPatch[]): void {
       else box.append(renderTool(p.card));
     }
   }
+  for (const view of grown) view.md?.update(view.msg.text);
   afterContent();
 }
 
@@ -294,7 +298,7 @@ jumpBtn.addEventListener('click', () => {
   scroller.jump();
   jumpBtn.hidden = true;
 });
-transcript.addEventListener('scroll', persist, { passive: true });
+scrollBox.addEventListener('scroll', persist, { passive: true });
 
 document.addEventListener('click', (e) => {
   const target = e.target as HTMLElement;
@@ -328,14 +332,29 @@ document.addEventListener('click', (e) => {
   }
 });
 
+// Patches are applied once per animation frame however many messages arrived in it; any other
+// message first applies what is pending, so a turn's final message never races its patches.
+let pendingPatches: StreamPatch[] = [];
+let frame: number | undefined;
+function flushPatches(): void {
+  if (frame !== undefined) cancelAnimationFrame(frame);
+  frame = undefined;
+  const batch = pendingPatches;
+  pendingPatches = [];
+  if (batch.length) applyPatches(batch);
+}
+
 window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
   const m = event.data;
+  if (m.type === 'patches') {
+    pendingPatches.push(...m.patches);
+    frame ??= requestAnimationFrame(flushPatches);
+    return;
+  }
+  flushPatches();
   switch (m.type) {
     case 'snapshot':
       applySnapshot(m.snapshot);
-      break;
-    case 'patches':
-      applyPatches(m.patches);
       break;
     case 'message': {
       const wasRunning = running;

@@ -14,8 +14,12 @@ export class AutoScroller {
 
   constructor(
     private readonly el: HTMLElement,
+    content: HTMLElement,
     private readonly onPinnedChange: (pinned: boolean) => void,
   ) {
+    // Messages settle their height after layout (content-visibility, wrapping): stay at the
+    // bottom while pinned whenever the content's size changes.
+    new ResizeObserver(() => this.follow()).observe(content);
     const intent = (): void => {
       this.intentUntil = performance.now() + INTENT_MS;
     };
