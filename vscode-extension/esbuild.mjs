@@ -12,7 +12,7 @@ const builds = [
   { ...common, entryPoints: ['webview/main.ts'], outfile: 'dist/webview.js', platform: 'browser', format: 'iife', minify: !watch },
 ];
 if (tests) {
-  for (const dir of ['test', 'e2e']) {
+  for (const dir of ['test', 'e2e', 'bench']) {
     const entries = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')).map((f) => `${dir}/${f}`);
     builds.push({ ...common, entryPoints: entries, outdir: `out/${dir}`, platform: 'node', format: 'cjs', external: ['playwright-core', 'vscode'] });
   }
