@@ -1,0 +1,38 @@
+"""The scripted OpenAI server for the end-to-end test: a Markdown answer with a code block,
+streamed a few words at a time; a prompt containing "slow" gets a long answer streamed slowly
+so Stop can interrupt it. Prints the base URL, then serves until killed."""
+
+import sys
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+
+from tests.support.scripted_openai import Reply, ScriptedOpenAI  # noqa: E402
+
+ANSWER = (
+    "Here is a **greeting** function:\n\n"
+    "```python\ndef hello(name):\n    return f\"Hello, {name}!\"\n```\n\n"
+    "Call it with `hello(\"Qwen\")`."
+)
+SLOW = " ".join(f"step{i}" for i in range(600))
+
+
+def words(text: str) -> list[str]:
+    parts = text.split(" ")
+    return [p + " " for p in parts[:-1]] + [parts[-1]]
+
+
+def reply(body: dict) -> Reply:
+    last = [m for m in body.get("messages", []) if m.get("role") == "user"][-1]
+    content = last.get("content")
+    text = content if isinstance(content, str) else " ".join(p.get("text", "") for p in content or [])
+    if "slow" in text.split("\n")[-1] or text.rstrip().endswith("slow please"):
+        return Reply(chunks=words(SLOW), delay=0.1)
+    return Reply(chunks=words(ANSWER), delay=0.03)
+
+
+server = ScriptedOpenAI(0, default=reply)
+server.start()
+print(server.base_url, flush=True)
+threading.Event().wait()

@@ -1,0 +1,203 @@
+// End to end in a real VS Code (code-server): the packaged .vsix installed into a fresh profile,
+// the real qwen-lsp server found on PATH, the scripted OpenAI server behind it, driven through
+// the workbench in Debian's Chromium. Screenshots go to test-artifacts/e2e-*.png.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import * as path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Browser, FrameLocator, Page } from 'playwright-core';
+import { EXT_ROOT, REPO_ROOT, python, tempDir } from '../test/support';
+import { ARTIFACTS, launch } from '../test/webviewHarness';
+
+const CODE_SERVER_TOOLS = process.env.CODE_SERVER_TOOLS ?? path.resolve(REPO_ROOT, '..', 'shared', 'tools', 'code-server');
+const VSIX = path.join(EXT_ROOT, 'qwen-lsp.vsix');
+const LONG = 120_000;
+
+let scripted: ChildProcess;
+let browser: Browser;
+let page: Page;
+let profile: string;
+let workspace: string;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function makeWorkspace(): string {
+  const ws = tempDir('qwen-e2e-ws-');
+  mkdirSync(path.join(ws, '.qwen', 'skills', 'api-helper'), { recursive: true });
+  writeFileSync(path.join(ws, '.qwen', 'skills', 'api-helper', 'SKILL.md'), '---\nname: api-helper\ndescription: Helps with API handlers\npaths: ["src/api/**"]\n---\nFollow the API conventions.\n');
+  mkdirSync(path.join(ws, 'src', 'api'), { recursive: true });
+  writeFileSync(path.join(ws, 'src', 'api', 'users.py'), 'def list_users():\n    return []\n');
+  writeFileSync(path.join(ws, 'QWEN.md'), '# Project\n\nAnswer briefly.\n');
+  return ws;
+}
+
+function chat(): FrameLocator {
+  return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+}
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: path.join(ARTIFACTS, `e2e-${name}.png`) });
+}
+
+async function command(title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 15_000 });
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press('Enter');
+}
+
+async function setTheme(theme: string): Promise<void> {
+  const file = path.join(profile, 'data', 'User', 'settings.json');
+  const settings = JSON.parse(readFileSync(file, 'utf8'));
+  settings['workbench.colorTheme'] = theme;
+  writeFileSync(file, JSON.stringify(settings));
+  await page.waitForFunction(
+    (light) => document.querySelector('.monaco-workbench')?.classList.contains(light ? 'vs' : 'vs-dark'),
+    theme.includes('Light'),
+    { timeout: 20_000 },
+  );
+  await page.waitForTimeout(500);
+}
+
+before(async () => {
+  assert.ok(existsSync(VSIX), `build the .vsix first (npm run package): ${VSIX} is missing`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  workspace = makeWorkspace();
+  profile = tempDir('qwen-e2e-profile-');
+  const home = tempDir('qwen-e2e-home-');
+  scripted = spawn(python(), [path.join(EXT_ROOT, 'e2e', 'scripted_e2e.py')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const baseUrl = await new Promise<string>((resolve) => createInterface({ input: scripted.stdout! }).once('line', resolve));
+  // code-server is installed once per machine under the real HOME; the test's own HOME (so the
+  // server's ~/.qwen starts empty) links to that install instead of installing it again.
+  const installed = execFileSync('bash', [path.join(CODE_SERVER_TOOLS, 'install.sh')], { encoding: 'utf8', timeout: 900_000 }).trim().split('\n').pop()!;
+  mkdirSync(path.join(home, '.cache'), { recursive: true });
+  symlinkSync(installed, path.join(home, '.cache', 'qwen-lsp-code-server'));
+  const port = await freePort();
+  const env = { ...process.env, HOME: home, OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'e2e-key', OPENAI_MODEL: 'scripted-model' };
+  const url = execFileSync('bash', [path.join(CODE_SERVER_TOOLS, 'start.sh'), workspace, String(port), profile, VSIX], { env, encoding: 'utf8', timeout: 600_000 })
+    .trim()
+    .split('\n')
+    .pop()!;
+  // The remote extension host resolves its PATH from a login shell, so point at the server
+  // explicitly (the setting under test); the extension host starts when the page connects.
+  const exe = path.join(path.dirname(python()), 'qwen-lsp');
+  const settingsFile = path.join(profile, 'data', 'User', 'settings.json');
+  const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
+  settings['workbench.colorTheme'] = 'Default Dark Modern';
+  writeFileSync(settingsFile, JSON.stringify(settings));
+  // Machine-scoped settings of a remote (code-server) window live in the Machine settings file.
+  mkdirSync(path.join(profile, 'data', 'Machine'), { recursive: true });
+  writeFileSync(path.join(profile, 'data', 'Machine', 'settings.json'), JSON.stringify({ 'qwen.server.path': existsSync(exe) ? exe : python(), 'qwen.model.baseUrl': baseUrl }));
+  browser = await launch();
+  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(url, { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('.monaco-workbench .statusbar', { timeout: LONG });
+});
+
+/** On failure: a screenshot and the extension's log, so a CI failure can be read. */
+async function diagnose(name: string): Promise<void> {
+  await page?.screenshot({ path: path.join(ARTIFACTS, `e2e-failed-${name}.png`) }).catch(() => undefined);
+  try {
+    console.error(execFileSync('bash', ['-c', `cat "${profile}"/data/logs/*/exthost*/qwen-lsp.qwen-lsp/*.log 2>/dev/null | tail -40`], { encoding: 'utf8' }));
+  } catch {
+    // no log yet
+  }
+}
+
+function e2e(name: string, minutes: number, fn: () => Promise<void>): void {
+  test(name, { timeout: minutes * 60_000 }, async () => {
+    try {
+      await fn();
+    } catch (err) {
+      await diagnose(name.split(' ').slice(0, 3).join('-').replace(/[^\w-]/g, ''));
+      throw err;
+    }
+  });
+}
+
+after(async () => {
+  await browser?.close();
+  scripted?.kill();
+  const pidFile = profile && path.join(profile, 'pid');
+  if (pidFile && existsSync(pidFile)) {
+    try {
+      process.kill(Number(readFileSync(pidFile, 'utf8').trim()));
+    } catch {
+      // already gone
+    }
+  }
+});
+
+e2e('the Qwen view streams a Markdown answer with a code block; the status bar shows the context meter (light and dark)', 6, async () => {
+  await page.getByText('Qwen', { exact: false }).first().waitFor({ timeout: LONG }); // the status-bar item once activated
+  await page.locator('.activitybar [aria-label^="Qwen"]').first().click();
+  const prompt = chat().locator('#prompt');
+  await prompt.waitFor({ timeout: LONG });
+  await prompt.fill('Write a greeting function');
+  await prompt.press('Enter');
+  const code = chat().locator('.msg.assistant .markdown pre code');
+  await code.waitFor({ timeout: LONG });
+  await chat().locator('.msg.assistant:not(.streaming)').first().waitFor({ timeout: LONG });
+  assert.equal((await code.textContent())?.trim(), 'def hello(name):\n    return f"Hello, {name}!"');
+  assert.match((await chat().locator('.msg.assistant .markdown').first().textContent())!, /Here is a greeting function/);
+  assert.equal(await chat().locator('.msg.assistant .markdown strong').first().textContent(), 'greeting');
+  const meter = page.locator('.statusbar-item').filter({ hasText: /Qwen \d+% left/ });
+  await meter.waitFor({ timeout: LONG });
+  await setTheme('Default Dark Modern');
+  await shot('answer-dark');
+  await setTheme('Default Light Modern');
+  await shot('answer-light');
+  await setTheme('Default Dark Modern');
+});
+
+e2e('Stop on a slow answer cancels the request and keeps the partial answer', 4, async () => {
+  const prompt = chat().locator('#prompt');
+  await prompt.fill('Explain every step, slow please');
+  await prompt.press('Enter');
+  const answer = chat().locator('.msg.assistant').last();
+  await answer.locator('.markdown', { hasText: 'step5' }).waitFor({ timeout: LONG });
+  await chat().locator('#stop').click();
+  await answer.locator('.badge', { hasText: 'Interrupted' }).waitFor({ timeout: 30_000 });
+  await chat().locator('#send:not([disabled])').waitFor({ timeout: 30_000 });
+  const text = (await answer.locator('.markdown').textContent())!;
+  assert.match(text, /^step0 step1 step2/);
+  assert.doesNotMatch(text, /step599/, 'the answer was cut short');
+  await shot('stopped');
+});
+
+e2e('opening a file under a conditional skill\'s paths: shows the activation notice naming the file', 4, async () => {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 15_000 });
+  await input.fill('users.py');
+  await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press('Enter');
+  const notice = chat().locator('.notice', { hasText: 'api-helper' });
+  await notice.waitFor({ timeout: LONG });
+  assert.match((await notice.textContent())!, /Activated api-helper — triggered by src\/api\/users\.py/);
+  await shot('skill-notice');
+});
+
+e2e('after a window reload the transcript comes back from the server', 4, async () => {
+  await command('Developer: Reload Window');
+  await page.waitForSelector('.monaco-workbench .statusbar', { timeout: LONG });
+  const first = chat().locator('.msg.user').first();
+  await first.waitFor({ timeout: LONG });
+  assert.equal((await first.textContent())?.replace(/^You/, '').trim(), 'Write a greeting function');
+  await chat().locator('.msg.assistant .markdown pre code').first().waitFor({ timeout: LONG });
+  await shot('after-reload');
+});

@@ -1,0 +1,336 @@
+/**
+ * The chat's host side: one transcript per window, shown by any number of webviews (the sidebar
+ * view and editor tabs). Sends qwen/chat with a CancellationToken (Stop cancels it), folds
+ * qwen/chatEvent into the transcript and forwards changes coalesced to one frame.
+ */
+import * as vscode from 'vscode';
+import * as path from 'node:path';
+import type { LanguageClient } from 'vscode-languageclient/node';
+import { FrameCoalescer } from './coalesce';
+import { describeError, isCancelled } from './errors';
+import type { ServerManager } from './server';
+import { Transcript } from './transcript';
+import type { AttachmentChip, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
+import type { ChatEvent, ChatParams, ChatResult, ResumeResult, SessionSummary, SkillsChanged } from './shared/protocol';
+
+const SESSION_KEY = 'qwen.sessionId';
+const MAX_NOTICES = 5;
+
+export class ChatController implements vscode.Disposable {
+  readonly transcript = new Transcript();
+  private readonly webviews = new Set<vscode.Webview>();
+  private attachments: AttachmentChip[] = [];
+  private notices: Notice[] = [];
+  private cts: vscode.CancellationTokenSource | undefined;
+  private lastPrompt: string | undefined;
+  private restored: Promise<void> | undefined;
+  private lastEditor: vscode.TextEditor | undefined = vscode.window.activeTextEditor;
+  private noticeCounter = 0;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly coalescer = new FrameCoalescer((patches: StreamPatch[]) => this.broadcast({ type: 'patches', patches }));
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly server: ServerManager,
+  ) {
+    this.disposables.push(
+      vscode.window.onDidChangeActiveTextEditor((e) => {
+        if (e) this.lastEditor = e;
+      }),
+    );
+  }
+
+  /** Wires a new client's notifications (called before it starts). */
+  bindClient(client: LanguageClient): void {
+    client.onNotification('qwen/chatEvent', (ev: ChatEvent) => {
+      const patch = this.transcript.apply(ev);
+      if (patch) this.coalescer.push(patch);
+    });
+  }
+
+  /** Shows the webview's messages in this chat; the webview asks for a snapshot when it loads. */
+  attach(webview: vscode.Webview): vscode.Disposable {
+    const sub = webview.onDidReceiveMessage((m: WebviewToHost) => this.onMessage(webview, m));
+    return new vscode.Disposable(() => {
+      sub.dispose();
+      this.webviews.delete(webview);
+    });
+  }
+
+  /** A view was hidden: VS Code cannot post to it, so stop trying; its reload asks for a snapshot. */
+  detachHidden(webview: vscode.Webview): void {
+    this.webviews.delete(webview);
+  }
+
+  private post(webview: vscode.Webview, msg: HostToWebview): void {
+    void webview.postMessage(msg);
+  }
+
+  private broadcast(msg: HostToWebview): void {
+    for (const w of this.webviews) this.post(w, msg);
+  }
+
+  private snapshot(): HostToWebview {
+    return { type: 'snapshot', snapshot: this.transcript.snapshot({ attachments: this.attachments, notices: this.notices }) };
+  }
+
+  private async onMessage(webview: vscode.Webview, m: WebviewToHost): Promise<void> {
+    switch (m.type) {
+      case 'ready':
+        this.webviews.add(webview);
+        await this.restoreOnce();
+        this.post(webview, this.snapshot());
+        break;
+      case 'send':
+        await this.send(m.prompt);
+        break;
+      case 'stop':
+        this.stop();
+        break;
+      case 'newChat':
+        this.newChat();
+        break;
+      case 'listSessions':
+        this.post(webview, { type: 'sessions', sessions: await this.listSessions() });
+        break;
+      case 'resumeSession':
+        await this.resume(m.sessionId);
+        break;
+      case 'deleteSession':
+        await this.deleteSession(m.sessionId);
+        this.post(webview, { type: 'sessions', sessions: await this.listSessions() });
+        break;
+      case 'copy':
+        await vscode.env.clipboard.writeText(m.text);
+        break;
+      case 'insert':
+        await this.insertAtCursor(m.text);
+        break;
+      case 'attachSelection':
+        this.attachSelection();
+        break;
+      case 'attachFile':
+        this.attachFile();
+        break;
+      case 'removeAttachment':
+        this.attachments = this.attachments.filter((_, i) => i !== m.index);
+        this.broadcast({ type: 'attachments', attachments: this.attachments });
+        break;
+      case 'dismissNotice':
+        this.notices = this.notices.filter((n) => n.id !== m.id);
+        this.broadcast({ type: 'notices', notices: this.notices });
+        break;
+      case 'openLink':
+        await this.openLink(m.href);
+        break;
+      case 'action':
+        await this.runAction(m.action);
+        break;
+    }
+  }
+
+  /** After a window reload: the transcript of the last session comes back from the server. */
+  private restoreOnce(): Promise<void> {
+    return (this.restored ??= (async () => {
+      const id = this.context.workspaceState.get<string>(SESSION_KEY);
+      if (!id || this.transcript.sessionId || this.transcript.messages.length) return;
+      const client = await this.server.ready();
+      if (!client) return;
+      try {
+        const r: ResumeResult = await client.sendRequest('qwen/sessions/resume', { sessionId: id });
+        if (!this.transcript.messages.length) this.transcript.load(r);
+      } catch {
+        void this.context.workspaceState.update(SESSION_KEY, undefined); // deleted or unreadable: start fresh
+      }
+    })());
+  }
+
+  private rememberSession(): void {
+    void this.context.workspaceState.update(SESSION_KEY, this.transcript.sessionId);
+  }
+
+  async send(prompt: string): Promise<void> {
+    if (this.transcript.running || !prompt.trim()) return;
+    this.lastPrompt = prompt;
+    const [user, assistant] = this.transcript.begin(prompt);
+    const attachments = this.attachments.map(({ uri, range }) => (range ? { uri, range } : { uri }));
+    this.attachments = [];
+    this.broadcast({ type: 'attachments', attachments: [] });
+    this.broadcast({ type: 'message', message: user });
+    this.broadcast({ type: 'message', message: assistant });
+    this.broadcast({ type: 'running', running: true });
+    void vscode.commands.executeCommand('setContext', 'qwen.chatRunning', true);
+    const cts = (this.cts = new vscode.CancellationTokenSource());
+    let outcome: Parameters<Transcript['end']>[0];
+    const client = await this.server.ready();
+    if (!client) {
+      outcome = { error: describeError(new Error('Client is not running')) };
+    } else {
+      const params: ChatParams = { prompt, ...(this.transcript.sessionId ? { sessionId: this.transcript.sessionId } : {}), ...(attachments.length ? { attachments } : {}) };
+      try {
+        const r: ChatResult = await client.sendRequest('qwen/chat', params, cts.token);
+        outcome = { sessionId: r.sessionId, text: r.text, cancelled: r.finishReason === 'cancelled' };
+      } catch (err) {
+        outcome = isCancelled(err) || cts.token.isCancellationRequested ? { cancelled: true } : { error: describeError(err) };
+      }
+    }
+    cts.dispose();
+    this.cts = undefined;
+    this.coalescer.flush(); // everything streamed goes out before the final message
+    const final = this.transcript.end(outcome);
+    this.rememberSession();
+    if (final) this.broadcast({ type: 'message', message: final });
+    this.broadcast({ type: 'running', running: false });
+    void vscode.commands.executeCommand('setContext', 'qwen.chatRunning', false);
+  }
+
+  /** Stop: the request is cancelled through its token ($/cancelRequest); the partial answer stays. */
+  stop(): void {
+    if (!this.cts) return;
+    this.coalescer.flush();
+    this.transcript.stop();
+    this.cts.cancel();
+  }
+
+  newChat(): void {
+    if (this.transcript.running) this.stop();
+    this.coalescer.discard();
+    this.transcript.reset();
+    this.rememberSession();
+    this.broadcast(this.snapshot());
+    this.broadcast({ type: 'focusComposer' });
+  }
+
+  async listSessions(): Promise<SessionSummary[]> {
+    const client = await this.server.ready();
+    if (!client) return [];
+    try {
+      const r: { sessions: SessionSummary[] } = await client.sendRequest('qwen/sessions/list', {});
+      return r.sessions;
+    } catch (err) {
+      void vscode.window.showErrorMessage(describeError(err).message);
+      return [];
+    }
+  }
+
+  async resume(sessionId: string): Promise<void> {
+    if (this.transcript.running) return;
+    const client = await this.server.ready();
+    if (!client) return;
+    try {
+      const r: ResumeResult = await client.sendRequest('qwen/sessions/resume', { sessionId });
+      this.transcript.load(r);
+      this.rememberSession();
+      this.broadcast(this.snapshot());
+    } catch (err) {
+      void vscode.window.showErrorMessage(describeError(err).message);
+    }
+  }
+
+  async deleteSession(sessionId: string): Promise<void> {
+    const client = await this.server.ready();
+    if (!client) return;
+    try {
+      await client.sendRequest('qwen/sessions/delete', { sessionId });
+      if (this.transcript.sessionId === sessionId) this.newChat();
+    } catch (err) {
+      void vscode.window.showErrorMessage(describeError(err).message);
+    }
+  }
+
+  showHistory(): void {
+    this.broadcast({ type: 'showHistory' });
+  }
+
+  attachSelection(): void {
+    const editor = this.editor();
+    if (!editor) return void vscode.window.showInformationMessage('Open a file to attach its selection.');
+    const sel = editor.selection;
+    if (sel.isEmpty) return this.attachFile();
+    const name = path.basename(editor.document.uri.fsPath);
+    this.addAttachment({
+      uri: editor.document.uri.toString(),
+      range: { start: { line: sel.start.line, character: 0 }, end: { line: sel.end.line, character: sel.end.character } },
+      label: `${name}:${sel.start.line + 1}-${sel.end.line + 1}`,
+    });
+  }
+
+  attachFile(): void {
+    const editor = this.editor();
+    if (!editor) return void vscode.window.showInformationMessage('Open a file to attach it.');
+    this.addAttachment({ uri: editor.document.uri.toString(), label: path.basename(editor.document.uri.fsPath) });
+  }
+
+  private addAttachment(chip: AttachmentChip): void {
+    if (!this.attachments.some((a) => a.uri === chip.uri && JSON.stringify(a.range) === JSON.stringify(chip.range))) this.attachments.push(chip);
+    this.broadcast({ type: 'attachments', attachments: this.attachments });
+  }
+
+  private editor(): vscode.TextEditor | undefined {
+    return vscode.window.activeTextEditor ?? this.lastEditor;
+  }
+
+  private async insertAtCursor(text: string): Promise<void> {
+    const editor = this.editor();
+    if (!editor) return void vscode.window.showInformationMessage('Open a file to insert the code into.');
+    await editor.edit((eb) => {
+      for (const sel of editor.selections) eb.replace(sel, text);
+    });
+  }
+
+  private async openLink(href: string): Promise<void> {
+    let uri: vscode.Uri;
+    try {
+      uri = vscode.Uri.parse(href, true);
+    } catch {
+      return;
+    }
+    if (uri.scheme === 'http' || uri.scheme === 'https' || uri.scheme === 'mailto') {
+      await vscode.env.openExternal(uri);
+    } else if (uri.scheme === 'file' && vscode.workspace.getWorkspaceFolder(uri)) {
+      await vscode.window.showTextDocument(uri, { preview: true });
+    } // any other scheme (javascript:, command:, vscode:) is ignored
+  }
+
+  private async runAction(action: ErrorAction): Promise<void> {
+    switch (action) {
+      case 'setApiKey':
+        await vscode.commands.executeCommand('qwen.setApiKey');
+        break;
+      case 'openSettings':
+        await vscode.commands.executeCommand('workbench.action.openSettings', 'qwen.');
+        break;
+      case 'restartServer':
+        await vscode.commands.executeCommand('qwen.restartServer');
+        break;
+      case 'retry':
+        if (this.lastPrompt) await this.send(this.lastPrompt);
+        break;
+      case 'showLog':
+        this.server.output.show(true);
+        break;
+    }
+  }
+
+  /** qwen/skillsChanged: a notice naming what switched on and the file that triggered it. */
+  onSkillsChanged(p: SkillsChanged): void {
+    if (!p.activated?.length) return;
+    let trigger = '';
+    if (p.trigger) {
+      try {
+        trigger = ` — triggered by ${vscode.workspace.asRelativePath(vscode.Uri.parse(p.trigger))}`;
+      } catch {
+        trigger = '';
+      }
+    }
+    const text = `Activated ${p.activated.join(', ')}${trigger}`;
+    this.notices = [...this.notices, { id: `n${this.noticeCounter++}`, text, uri: p.trigger }].slice(-MAX_NOTICES);
+    this.broadcast({ type: 'notices', notices: this.notices });
+  }
+
+  dispose(): void {
+    this.cts?.cancel();
+    this.coalescer.discard();
+    for (const d of this.disposables) d.dispose();
+  }
+}

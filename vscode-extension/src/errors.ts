@@ -1,0 +1,45 @@
+/**
+ * Turns a failed request into an inline error with the action that fixes it. Keyed on the
+ * server's `data.kind` (the stable identifier), never on numeric codes, which are being moved.
+ */
+import { REQUEST_CANCELLED } from './shared/protocol';
+import type { ErrorAction, InlineError } from './shared/messages';
+
+interface RpcErrorLike {
+  code?: unknown;
+  message?: unknown;
+  data?: unknown;
+}
+
+export function isCancelled(err: unknown): boolean {
+  const e = err as RpcErrorLike | undefined;
+  return !!e && (e.code === REQUEST_CANCELLED || (e as { name?: string }).name === 'Canceled');
+}
+
+const ACTIONS: Record<string, ErrorAction[]> = {
+  auth: ['setApiKey', 'retry'],
+  config: ['setApiKey', 'openSettings'],
+  connect: ['openSettings', 'retry'],
+  timeout: ['retry', 'openSettings'],
+  stall: ['retry'],
+  not_found: ['openSettings'],
+  rate_limit: ['retry'],
+  server: ['retry'],
+  bad_request: ['openSettings'],
+  protocol: ['retry'],
+  context: ['showLog'],
+  server_down: ['restartServer', 'showLog'],
+};
+
+export function describeError(err: unknown): InlineError {
+  const e = (err ?? {}) as RpcErrorLike;
+  const data = e.data as { kind?: unknown } | undefined;
+  let kind = typeof data?.kind === 'string' ? data.kind : 'unknown';
+  let message = typeof e.message === 'string' && e.message ? e.message : String(err);
+  // The language client rejects with these when the server process is gone.
+  if (kind === 'unknown' && /connection (got disposed|is closed)|not running|Client is not running|Pending response rejected/i.test(message)) {
+    kind = 'server_down';
+    message = `The qwen-lsp server is not running (${message}). Restart it, or open the log to see why it stopped.`;
+  }
+  return { kind, message, actions: ACTIONS[kind] ?? ['showLog'] };
+}

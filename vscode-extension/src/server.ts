@@ -1,0 +1,185 @@
+/**
+ * Starts, restarts and watches the qwen-lsp process through vscode-languageclient. The API key
+ * comes from SecretStorage into the server's environment only; settings go as
+ * initializationOptions and on change through workspace/didChangeConfiguration.
+ */
+import * as vscode from 'vscode';
+import { execFile } from 'node:child_process';
+import { access, constants, stat } from 'node:fs/promises';
+import { CloseAction, ErrorAction, LanguageClient, State } from 'vscode-languageclient/node';
+import type { Executable, LanguageClientOptions } from 'vscode-languageclient/node';
+import { resolveServerCommand, ServerNotFound } from './serverCommand';
+import type { Probes, ServerCommand } from './serverCommand';
+import { buildServerSettings } from './settings';
+
+export const API_KEY_SECRET = 'qwen.apiKey';
+const CRASH_WINDOW_MS = 3 * 60_000;
+const MAX_RESTARTS = 3;
+
+export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
+
+export function qwenSettings(scope?: vscode.Uri): Record<string, unknown> {
+  const cfg = vscode.workspace.getConfiguration('qwen', scope);
+  return buildServerSettings((key) => cfg.inspect(key));
+}
+
+async function isExecutable(file: string): Promise<boolean> {
+  try {
+    if (!(await stat(file)).isFile()) return false;
+    await access(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function hasPackage(python: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    execFile(python, ['-c', 'import qwen_lsp'], { timeout: 20_000 }, (err) => resolve(!err));
+  });
+}
+
+async function pythonExtensionInterpreter(): Promise<string | undefined> {
+  const ext = vscode.extensions.getExtension('ms-python.python');
+  if (!ext) return undefined;
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const api: any = ext.isActive ? ext.exports : await ext.activate();
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const exec = api?.settings?.getExecutionDetails?.(folder)?.execCommand;
+    if (Array.isArray(exec) && typeof exec[0] === 'string') return exec[0];
+    const envPath = api?.environments?.getActiveEnvironmentPath?.(folder);
+    const resolved = envPath ? await api.environments.resolveEnvironment(envPath) : undefined;
+    return resolved?.executable?.uri?.fsPath;
+  } catch {
+    return undefined;
+  }
+}
+
+export class ServerManager implements vscode.Disposable {
+  client: LanguageClient | undefined;
+  state: ServerState = 'stopped';
+  command: ServerCommand | undefined;
+  private crashes: number[] = [];
+  private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
+  readonly onDidChangeState = this.stateEmitter.event;
+  private readonly clientEmitter = new vscode.EventEmitter<LanguageClient>();
+  /** Fires with each new client before it starts, so notification handlers can be registered. */
+  readonly onDidCreateClient = this.clientEmitter.event;
+  private starting: Promise<LanguageClient | undefined> | undefined;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    readonly output: vscode.OutputChannel,
+  ) {}
+
+  private setState(s: ServerState): void {
+    this.state = s;
+    this.stateEmitter.fire(s);
+  }
+
+  /** The running client, starting the server first if needed; undefined when it cannot start. */
+  ready(): Promise<LanguageClient | undefined> {
+    if (this.client && this.state === 'running') return Promise.resolve(this.client);
+    return (this.starting ??= this.start().finally(() => (this.starting = undefined)));
+  }
+
+  private async start(): Promise<LanguageClient | undefined> {
+    this.setState('starting');
+    const probes: Probes = { isExecutable, hasPackage, pythonInterpreter: pythonExtensionInterpreter, env: process.env, platform: process.platform };
+    let cmd: ServerCommand;
+    try {
+      cmd = await resolveServerCommand(vscode.workspace.getConfiguration('qwen').inspect<string>('server.path')?.globalValue, probes);
+    } catch (err) {
+      this.setState('failed');
+      this.showStartError(err instanceof ServerNotFound ? err.message : String(err));
+      return undefined;
+    }
+    this.command = cmd;
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    const key = await this.context.secrets.get(API_KEY_SECRET);
+    if (key) env.OPENAI_API_KEY = key;
+    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const exe: Executable = { command: cmd.command, args: cmd.args, options: { env, cwd } };
+    const options: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file' }],
+      initializationOptions: qwenSettings(),
+      outputChannel: this.output,
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue }),
+        closed: () => {
+          const now = Date.now();
+          this.crashes = [...this.crashes.filter((t) => now - t < CRASH_WINDOW_MS), now];
+          if (this.crashes.length <= MAX_RESTARTS) return { action: CloseAction.Restart };
+          this.setState('failed');
+          this.showStartError(`The qwen-lsp server (${cmd.command}) stopped ${MAX_RESTARTS + 1} times in 3 minutes. The log says why.`);
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+      middleware: {
+        workspace: {
+          // The server pulls section "qwen": answer with only the explicitly set values.
+          configuration: (params) =>
+            params.items.map((item) => (item.section === 'qwen' ? qwenSettings(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined) : null)),
+        },
+      },
+    };
+    const client = new LanguageClient('qwen', 'Qwen', exe, options);
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Running) this.setState('running');
+      else if (e.newState === State.Stopped && this.state !== 'failed') this.setState('stopped');
+    });
+    this.clientEmitter.fire(client);
+    this.client = client;
+    try {
+      await client.start();
+    } catch (err) {
+      this.setState('failed');
+      this.client = undefined;
+      const why = err instanceof Error ? err.message : String(err);
+      this.showStartError(`The qwen-lsp server (${cmd.command} ${cmd.args.join(' ')}) did not start: ${why}. Check that it runs in a terminal, or set qwen.server.path.`);
+      return undefined;
+    }
+    this.setState('running');
+    return client;
+  }
+
+  async restart(): Promise<LanguageClient | undefined> {
+    this.crashes = [];
+    await this.stop();
+    return this.ready();
+  }
+
+  async stop(): Promise<void> {
+    const c = this.client;
+    this.client = undefined;
+    if (c) {
+      try {
+        await c.stop(5000);
+      } catch {
+        // already gone
+      }
+    }
+    this.setState('stopped');
+  }
+
+  notifySettingsChanged(): void {
+    const c = this.client;
+    if (c && this.state === 'running') void c.sendNotification('workspace/didChangeConfiguration', { settings: { qwen: qwenSettings() } });
+  }
+
+  private showStartError(message: string): void {
+    this.output.appendLine(`[qwen] ${message}`);
+    void vscode.window.showErrorMessage(message, 'Restart server', 'Set server path', 'Show log').then((pick) => {
+      if (pick === 'Restart server') void vscode.commands.executeCommand('qwen.restartServer');
+      else if (pick === 'Set server path') void vscode.commands.executeCommand('workbench.action.openSettings', 'qwen.server.path');
+      else if (pick === 'Show log') this.output.show(true);
+    });
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.stateEmitter.dispose();
+    this.clientEmitter.dispose();
+  }
+}

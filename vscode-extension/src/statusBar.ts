@@ -1,0 +1,37 @@
+/** The status-bar item: server state until the first qwen/contextStatus, then the context meter. */
+import * as vscode from 'vscode';
+import { meterView } from './meter';
+import type { ServerState } from './server';
+import type { ContextStatus } from './shared/protocol';
+
+export class StatusMeter implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem('qwen.contextMeter', vscode.StatusBarAlignment.Left, 50);
+  private last: ContextStatus | undefined;
+
+  constructor() {
+    this.item.name = 'Qwen context';
+    this.item.command = 'qwen.showContext';
+    this.showServer('starting');
+    this.item.show();
+  }
+
+  showServer(state: ServerState): void {
+    if (state === 'running' && this.last) return this.showStatus(this.last);
+    const icon = state === 'starting' ? '$(sync~spin)' : state === 'failed' ? '$(error)' : '$(comment-discussion)';
+    this.item.text = `${icon} Qwen`;
+    this.item.tooltip = state === 'failed' ? 'The qwen-lsp server is not running. Click for context; run "Qwen: Restart Server" to retry.' : `Qwen server: ${state}`;
+    this.item.backgroundColor = state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+  }
+
+  showStatus(s: ContextStatus): void {
+    this.last = s;
+    const v = meterView(s);
+    this.item.text = v.text;
+    this.item.tooltip = v.tooltip;
+    this.item.backgroundColor = v.background ? new vscode.ThemeColor(v.background) : undefined;
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}

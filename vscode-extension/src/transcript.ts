@@ -1,0 +1,143 @@
+/**
+ * The host's model of the open chat: what the webview shows, rebuilt from the server's session
+ * on resume and kept current from qwen/chatEvent. Pure (no vscode import) so it is unit-tested.
+ *
+ * Why the host and not the webview: VS Code cannot post to a hidden webview, and a webview
+ * without retainContextWhenHidden is destroyed when hidden. Keeping the transcript here means a
+ * stream that arrived while the view was hidden is in the next snapshot, nothing to replay.
+ */
+import type { ChatEvent, ResumeResult } from './shared/protocol';
+import type { InlineError, Snapshot, StreamPatch, ToolCard, TranscriptMessage } from './shared/messages';
+
+let counter = 0;
+const newId = (): string => `m${Date.now().toString(36)}${(counter++).toString(36)}`;
+
+/** The argument a person recognises a tool call by (a path, a pattern), kept to one short line. */
+export function toolDetail(args: Record<string, unknown> | undefined): string {
+  if (!args) return '';
+  for (const key of ['path', 'file_path', 'absolute_path', 'dir_path', 'pattern', 'query', 'name', 'command']) {
+    const v = args[key];
+    if (typeof v === 'string' && v) return oneLine(v);
+  }
+  const first = Object.values(args).find((v) => typeof v === 'string');
+  return typeof first === 'string' ? oneLine(first) : '';
+}
+
+function oneLine(s: string, max = 120): string {
+  const flat = s.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? flat.slice(0, max - 1) + '…' : flat;
+}
+
+interface Turn {
+  assistantId: string;
+  turnId?: string;
+  lastSeq: number;
+  stopped: boolean;
+}
+
+export class Transcript {
+  sessionId: string | undefined;
+  messages: TranscriptMessage[] = [];
+  private turn: Turn | undefined;
+
+  get running(): boolean {
+    return this.turn !== undefined;
+  }
+
+  get stopping(): boolean {
+    return this.turn?.stopped ?? false;
+  }
+
+  reset(sessionId?: string): void {
+    this.sessionId = sessionId;
+    this.messages = [];
+    this.turn = undefined;
+  }
+
+  load(resume: ResumeResult): void {
+    this.reset(resume.sessionId);
+    this.messages = resume.messages.map((m) => ({ id: newId(), role: m.role, text: m.text }));
+  }
+
+  /** Starts a turn: the user's message and an empty streaming answer, both returned for posting. */
+  begin(prompt: string): [TranscriptMessage, TranscriptMessage] {
+    if (this.turn) throw new Error('A turn is already running');
+    const user: TranscriptMessage = { id: newId(), role: 'user', text: prompt };
+    const assistant: TranscriptMessage = { id: newId(), role: 'assistant', text: '', streaming: true };
+    this.messages.push(user, assistant);
+    this.turn = { assistantId: assistant.id, lastSeq: -1, stopped: false };
+    return [user, assistant];
+  }
+
+  /** Folds one server event into the answer; returns what the webview must change, if anything. */
+  apply(ev: ChatEvent): StreamPatch | undefined {
+    const turn = this.turn;
+    if (!turn || turn.stopped) return undefined; // late chunks after Stop are discarded
+    if (turn.turnId === undefined) turn.turnId = ev.turnId;
+    else if (ev.turnId !== turn.turnId) return undefined;
+    if (ev.seq <= turn.lastSeq) return undefined;
+    turn.lastSeq = ev.seq;
+    if (ev.sessionId) this.sessionId = ev.sessionId;
+    const msg = this.find(turn.assistantId);
+    if (!msg) return undefined;
+    switch (ev.kind) {
+      case 'text':
+        if (!ev.text) return undefined;
+        msg.text += ev.text;
+        return { op: 'append', id: msg.id, text: ev.text };
+      case 'thought':
+        if (!ev.text) return undefined;
+        msg.thought = (msg.thought ?? '') + ev.text;
+        return { op: 'thought', id: msg.id, text: ev.text };
+      case 'toolCall': {
+        if (!ev.tool) return undefined;
+        const card: ToolCard = { id: ev.tool.id, name: ev.tool.name, detail: toolDetail(ev.tool.args) };
+        msg.tools = [...(msg.tools ?? []), card];
+        return { op: 'tool', id: msg.id, card };
+      }
+      case 'toolResult': {
+        if (!ev.tool) return undefined;
+        const tools = msg.tools ?? [];
+        const i = tools.findIndex((t) => t.id === ev.tool!.id);
+        const card: ToolCard = {
+          ...(i >= 0 ? tools[i] : { id: ev.tool.id, name: ev.tool.name, detail: '' }),
+          result: oneLine(ev.text ?? ''),
+          isError: ev.tool.isError ?? false,
+        };
+        msg.tools = i >= 0 ? tools.map((t, j) => (j === i ? card : t)) : [...tools, card];
+        return { op: 'tool', id: msg.id, card };
+      }
+      default:
+        return undefined; // status notes and error events: the response itself carries the error
+    }
+  }
+
+  /** Stop pressed: keep the partial answer, drop anything that still arrives for this turn. */
+  stop(): void {
+    if (this.turn) this.turn.stopped = true;
+  }
+
+  /** The request settled; returns the finished answer. */
+  end(outcome: { sessionId?: string; text?: string; cancelled?: boolean; error?: InlineError }): TranscriptMessage | undefined {
+    const turn = this.turn;
+    this.turn = undefined;
+    if (!turn) return undefined;
+    if (outcome.sessionId) this.sessionId = outcome.sessionId;
+    const msg = this.find(turn.assistantId);
+    if (!msg) return undefined;
+    msg.streaming = false;
+    if (outcome.cancelled || turn.stopped) msg.interrupted = true;
+    else if (outcome.text !== undefined && !outcome.error) msg.text = outcome.text; // the authoritative full text
+    if (outcome.error) msg.error = outcome.error;
+    return msg;
+  }
+
+  snapshot(extra: Omit<Snapshot, 'sessionId' | 'messages' | 'running'>): Snapshot {
+    return { sessionId: this.sessionId, messages: this.messages, running: this.running, ...extra };
+  }
+
+  private find(id: string): TranscriptMessage | undefined {
+    for (let i = this.messages.length - 1; i >= 0; i--) if (this.messages[i].id === id) return this.messages[i];
+    return undefined;
+  }
+}

@@ -1,0 +1,108 @@
+// Test helpers: the real Python server and the scripted OpenAI server as subprocesses.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { createInterface } from 'node:readline';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import type { MessageConnection } from 'vscode-jsonrpc/node';
+
+/** The extension folder and the repository root (tests run from out/<dir>/). */
+export const EXT_ROOT = path.resolve(__dirname, '..', '..');
+export const REPO_ROOT = path.resolve(EXT_ROOT, '..');
+
+/** The Python with qwen_lsp installed: $QWEN_LSP_PYTHON, else the repo's .venv, else python3. */
+export function python(): string {
+  if (process.env.QWEN_LSP_PYTHON) return process.env.QWEN_LSP_PYTHON;
+  const venv = path.join(REPO_ROOT, '.venv', 'bin', 'python');
+  return existsSync(venv) ? venv : 'python3';
+}
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+export interface Scripted {
+  baseUrl: string;
+  proc: ChildProcess;
+  stop(): void;
+}
+
+/** tests/support/scripted_openai.py as a script: every request answers `reply`, word by word. */
+export async function startScripted(reply: string, chunkDelay = 0): Promise<Scripted> {
+  const proc = spawn(python(), [path.join(REPO_ROOT, 'tests', 'support', 'scripted_openai.py'), '--reply', reply, '--chunk-delay', String(chunkDelay)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: proc.stdout! });
+    rl.once('line', resolve);
+    proc.once('exit', (code) => reject(new Error(`scripted_openai exited ${code}`)));
+  });
+  return { baseUrl: line.trim(), proc, stop: () => proc.kill() };
+}
+
+export interface Server {
+  conn: MessageConnection;
+  proc: ChildProcess;
+  notifications: { method: string; params: any }[];
+  /** Called for every notification (vscode-jsonrpc allows one handler per method, so tests share this one). */
+  listeners: ((method: string, params: any) => void)[];
+  stop(): Promise<void>;
+}
+
+/** `python -m qwen_lsp serve --stdio` in `workspace`, initialised like the extension does it. */
+export async function startServer(workspace: string, baseUrl: string, initializationOptions: Record<string, unknown> = {}): Promise<Server> {
+  const home = tempDir('qwen-home-');
+  const proc = spawn(python(), ['-m', 'qwen_lsp', 'serve', '--stdio'], {
+    cwd: workspace,
+    env: { ...process.env, HOME: home, OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'test-key', OPENAI_MODEL: 'scripted-model' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  proc.stderr!.on('data', () => undefined); // the server logs to stderr; keep the pipe drained
+  const conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
+  const notifications: Server['notifications'] = [];
+  const listeners: Server['listeners'] = [];
+  conn.onNotification((method, params) => {
+    notifications.push({ method, params });
+    for (const l of listeners) l(method, params);
+  });
+  conn.onRequest('workspace/configuration', () => [initializationOptions]);
+  conn.onRequest(() => null);
+  conn.listen();
+  const uri = `file://${workspace}`;
+  await conn.sendRequest('initialize', {
+    processId: process.pid,
+    rootUri: uri,
+    workspaceFolders: [{ uri, name: path.basename(workspace) }],
+    capabilities: { workspace: { configuration: true } },
+    initializationOptions,
+  });
+  await conn.sendNotification('initialized', {});
+  return {
+    conn,
+    proc,
+    notifications,
+    listeners,
+    async stop() {
+      try {
+        await Promise.race([conn.sendRequest('shutdown'), new Promise((r) => setTimeout(r, 5000))]);
+        await conn.sendNotification('exit');
+      } catch {
+        // already gone
+      }
+      conn.dispose();
+      setTimeout(() => proc.kill(), 2000).unref();
+    },
+  };
+}
+
+export async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,389 @@
+/**
+ * The chat webview. Plain DOM (no framework): the transcript is a list of message elements, the
+ * streaming answer is patched in place once per frame, and everything is rebuilt from the host's
+ * snapshot when the view is shown again or the window reloads. Webview state keeps only what the
+ * server cannot know: the draft, the scroll position and whether the reader was following.
+ */
+import type { HostToWebview, Snapshot, StreamPatch, ToolCard, TranscriptMessage, WebviewToHost, AttachmentChip, Notice, InlineError, ErrorAction } from '../src/shared/messages';
+import type { SessionSummary } from '../src/shared/protocol';
+import { MarkdownView } from './markdown';
+import { AutoScroller } from './scroll';
+
+interface VsCodeApi {
+  postMessage(msg: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+interface SavedState {
+  draft?: string;
+  scrollTop?: number;
+  pinned?: boolean;
+}
+
+const vscode = acquireVsCodeApi();
+const post = (msg: WebviewToHost): void => vscode.postMessage(msg);
+const saved: SavedState = (vscode.getState() as SavedState | undefined) ?? {};
+
+const ACTION_LABELS: Record<ErrorAction, string> = {
+  setApiKey: 'Set API key',
+  openSettings: 'Open settings',
+  restartServer: 'Restart server',
+  retry: 'Retry',
+  showLog: 'Show log',
+};
+
+function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, text?: string): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+function button(label: string, attrs: Record<string, string> = {}): HTMLButtonElement {
+  const b = h('button', { type: 'button', ...attrs }, label);
+  return b;
+}
+
+// ---- layout -------------------------------------------------------------------------------
+const app = document.getElementById('app')!;
+const header = h('div', { class: 'header', role: 'toolbar', 'aria-label': 'Chat actions' });
+const newChatBtn = button('New chat', { id: 'new-chat', 'aria-label': 'New chat' });
+const historyBtn = button('History', { id: 'history', 'aria-label': 'Chat history', 'aria-expanded': 'false' });
+header.append(newChatBtn, historyBtn);
+const historyPanel = h('div', { id: 'history-panel', class: 'history', hidden: '', role: 'region', 'aria-label': 'Chat history' });
+const notices = h('div', { id: 'notices', class: 'notices', role: 'status', 'aria-live': 'polite' });
+const scrollBox = h('div', { id: 'transcript', class: 'transcript', tabindex: '0', 'aria-label': 'Conversation' });
+const transcript = h('div', { id: 'messages', role: 'log', 'aria-label': 'Messages' });
+scrollBox.append(transcript);
+const jumpBtn = button('Jump to latest ↓', { id: 'jump', class: 'jump', hidden: '', 'aria-label': 'Jump to latest' });
+const footer = h('div', { class: 'footer' });
+const chips = h('div', { id: 'attachments', class: 'chips', 'aria-label': 'Attachments' });
+const approvals = h('div', { id: 'approvals', class: 'approvals' });
+const prompt = h('textarea', { id: 'prompt', rows: '3', placeholder: 'Ask Qwen… (Enter to send, Shift+Enter for a new line)', 'aria-label': 'Message to Qwen' });
+const row = h('div', { class: 'composer-row' });
+const attachSelBtn = button('+ Selection', { id: 'attach-selection', 'aria-label': 'Attach editor selection' });
+const attachFileBtn = button('+ File', { id: 'attach-file', 'aria-label': 'Attach active file' });
+const spacer = h('span', { class: 'spacer' });
+const stopBtn = button('Stop', { id: 'stop', 'aria-label': 'Stop generating', disabled: '' });
+const sendBtn = button('Send', { id: 'send', class: 'primary', 'aria-label': 'Send message' });
+row.append(attachSelBtn, attachFileBtn, spacer, stopBtn, sendBtn);
+footer.append(approvals, chips, prompt, row);
+const live = h('div', { id: 'live', class: 'sr-only', 'aria-live': 'polite', role: 'status' });
+const main = h('div', { class: 'main' });
+main.append(scrollBox, jumpBtn);
+app.append(header, historyPanel, notices, main, footer, live);
+
+// ---- state --------------------------------------------------------------------------------
+let running = false;
+const views = new Map<string, { el: HTMLElement; md?: MarkdownView; msg: TranscriptMessage }>();
+const scroller = new AutoScroller(scrollBox, transcript, (pinned) => {
+  if (pinned) jumpBtn.hidden = true;
+  persist();
+});
+
+let persistTimer: number | undefined;
+function persist(): void {
+  if (persistTimer !== undefined) return;
+  persistTimer = window.setTimeout(() => {
+    persistTimer = undefined;
+    vscode.setState({ draft: prompt.value, scrollTop: scrollBox.scrollTop, pinned: scroller.pinned } satisfies SavedState);
+  }, 100);
+}
+
+function announce(text: string): void {
+  live.textContent = '';
+  window.setTimeout(() => (live.textContent = text), 30);
+}
+
+function setRunning(r: boolean): void {
+  running = r;
+  sendBtn.disabled = r;
+  stopBtn.disabled = !r;
+  document.body.classList.toggle('running', r);
+}
+
+// ---- rendering ----------------------------------------------------------------------------
+function renderTool(card: ToolCard): HTMLElement {
+  const el = h('div', { class: `tool${card.isError ? ' tool-error' : ''}`, 'data-tool-id': card.id, role: 'group', 'aria-label': `Tool ${card.name}` });
+  el.append(h('span', { class: 'tool-name' }, card.name));
+  if (card.detail) el.append(h('span', { class: 'tool-detail' }, card.detail));
+  el.append(h('span', { class: 'tool-result' }, card.result === undefined ? '…' : card.result || 'done'));
+  return el;
+}
+
+function renderError(err: InlineError): HTMLElement {
+  const box = h('div', { class: 'error', role: 'alert', 'data-kind': err.kind });
+  box.append(h('div', { class: 'error-text' }, err.message));
+  const actions = h('div', { class: 'error-actions' });
+  for (const a of err.actions) {
+    const b = button(ACTION_LABELS[a], { 'data-action': a });
+    actions.append(b);
+  }
+  box.append(actions);
+  return box;
+}
+
+function fillMessage(view: { el: HTMLElement; md?: MarkdownView; msg: TranscriptMessage }): void {
+  const { el, msg } = view;
+  el.className = `msg ${msg.role}${msg.streaming ? ' streaming' : ''}${msg.interrupted ? ' interrupted' : ''}`;
+  if (msg.role === 'user') {
+    el.querySelector('.body')!.textContent = msg.text;
+    return;
+  }
+  const thought = el.querySelector<HTMLDetailsElement>('.thought')!;
+  thought.hidden = !msg.thought;
+  thought.querySelector('.thought-text')!.textContent = msg.thought ?? '';
+  const tools = el.querySelector('.tools')!;
+  tools.replaceChildren(...(msg.tools ?? []).map(renderTool));
+  view.md!.update(msg.text);
+  el.querySelector('.badge')?.remove();
+  el.querySelector('.error')?.remove();
+  if (msg.interrupted) el.append(h('div', { class: 'badge', role: 'note' }, 'Interrupted — stopped before the answer was complete.'));
+  if (msg.error) el.append(renderError(msg.error));
+}
+
+function createMessage(msg: TranscriptMessage): HTMLElement {
+  const el = h('div', { 'data-id': msg.id });
+  el.append(h('div', { class: 'role' }, msg.role === 'user' ? 'You' : 'Qwen'));
+  let md: MarkdownView | undefined;
+  if (msg.role === 'assistant') {
+    const thought = h('details', { class: 'thought' });
+    thought.append(h('summary', {}, 'Thinking'), h('div', { class: 'thought-text' }));
+    const body = h('div', { class: 'body markdown' });
+    el.append(thought, h('div', { class: 'tools' }), body);
+    md = new MarkdownView(body);
+  } else el.append(h('div', { class: 'body' }));
+  const view = { el, md, msg: { ...msg } };
+  views.set(msg.id, view);
+  fillMessage(view);
+  return el;
+}
+
+function upsertMessage(msg: TranscriptMessage): void {
+  const view = views.get(msg.id);
+  if (view) {
+    view.msg = { ...msg };
+    fillMessage(view);
+  } else transcript.append(createMessage(msg));
+}
+
+function applyPatches(patches: StreamPatch[]): void {
+  const grown = new Set<{ md?: MarkdownView; msg: TranscriptMessage }>();
+  for (const p of patches) {
+    const view = views.get(p.id);
+    if (!view) continue;
+    if (p.op === 'append') {
+      view.msg.text += p.text;
+      grown.add(view); // rendered once below, however many appends the batch holds
+    } else if (p.op === 'thought') {
+      view.msg.thought = (view.msg.thought ?? '') + p.text;
+      const d = view.el.querySelector<HTMLDetailsElement>('.thought')!;
+      d.hidden = false;
+      d.querySelector('.thought-text')!.textContent = view.msg.thought;
+    } else {
+      const tools = (view.msg.tools ??= []);
+      const i = tools.findIndex((t) => t.id === p.card.id);
+      if (i >= 0) tools[i] = p.card;
+      else tools.push(p.card);
+      const box = view.el.querySelector('.tools')!;
+      const old = box.querySelector(`[data-tool-id="${CSS.escape(p.card.id)}"]`);
+      if (old) old.replaceWith(renderTool(p.card));
+      else box.append(renderTool(p.card));
+    }
+  }
+  for (const view of grown) view.md?.update(view.msg.text);
+  afterContent();
+}
+
+function afterContent(): void {
+  if (scroller.pinned) scroller.follow();
+  else jumpBtn.hidden = false;
+}
+
+function renderChips(list: AttachmentChip[]): void {
+  chips.replaceChildren(
+    ...list.map((c, i) => {
+      const chip = h('span', { class: 'chip', title: c.uri });
+      chip.append(h('span', { class: 'chip-label' }, c.label));
+      chip.append(button('×', { 'data-remove-attachment': String(i), 'aria-label': `Remove attachment ${c.label}` }));
+      return chip;
+    }),
+  );
+}
+
+function renderNotices(list: Notice[]): void {
+  notices.replaceChildren(
+    ...list.map((n) => {
+      const el = h('div', { class: 'notice', 'data-notice-id': n.id });
+      el.append(h('span', { class: 'notice-text' }, n.text));
+      if (n.uri) el.append(button('Open file', { 'data-open-uri': n.uri, 'aria-label': `Open the file that triggered: ${n.text}` }));
+      el.append(button('×', { 'data-dismiss-notice': n.id, 'aria-label': 'Dismiss notice' }));
+      return el;
+    }),
+  );
+}
+
+function renderSessions(list: SessionSummary[]): void {
+  historyPanel.replaceChildren(h('div', { class: 'history-title' }, list.length ? 'Recent chats' : 'No saved chats yet'));
+  const ul = h('ul', { class: 'sessions' });
+  for (const s of list) {
+    const li = h('li', { class: 'session' });
+    const open = button(s.title || '(untitled)', { 'data-resume': s.sessionId, class: 'session-open', 'aria-label': `Resume chat: ${s.title}` });
+    const meta = h('span', { class: 'session-meta' }, `${s.messageCount} messages · ${new Date(s.updatedAt).toLocaleString()}`);
+    const del = button('Delete', { 'data-delete': s.sessionId, 'aria-label': `Delete chat: ${s.title}` });
+    li.append(open, meta, del);
+    ul.append(li);
+  }
+  historyPanel.append(ul);
+}
+
+function toggleHistory(show: boolean): void {
+  historyPanel.hidden = !show;
+  historyBtn.setAttribute('aria-expanded', String(show));
+  if (show) post({ type: 'listSessions' });
+}
+
+function applySnapshot(s: Snapshot): void {
+  views.clear();
+  transcript.replaceChildren(...s.messages.map(createMessage));
+  setRunning(s.running);
+  renderChips(s.attachments);
+  renderNotices(s.notices);
+  scroller.restore(saved.scrollTop ?? 0, saved.pinned ?? true);
+  saved.scrollTop = undefined;
+  saved.pinned = undefined;
+  if (!scroller.pinned && !scroller.atBottom()) jumpBtn.hidden = false;
+}
+
+// ---- events -------------------------------------------------------------------------------
+function send(): void {
+  const text = prompt.value.trim();
+  if (!text || running) return;
+  post({ type: 'send', prompt: text });
+  prompt.value = '';
+  persist();
+}
+
+function stop(): void {
+  if (running) post({ type: 'stop' });
+}
+
+prompt.value = saved.draft ?? '';
+prompt.addEventListener('input', persist);
+prompt.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey) {
+    // Never send while an IME composition is open (keyCode 229 covers browsers that clear isComposing early).
+    if (e.isComposing || e.keyCode === 229) return;
+    e.preventDefault();
+    send();
+  } else if (e.key === 'Escape') {
+    if (!historyPanel.hidden) {
+      toggleHistory(false);
+      e.preventDefault();
+    } else if (running) {
+      e.preventDefault();
+      stop();
+    }
+  }
+});
+sendBtn.addEventListener('click', send);
+stopBtn.addEventListener('click', stop);
+newChatBtn.addEventListener('click', () => post({ type: 'newChat' }));
+historyBtn.addEventListener('click', () => toggleHistory(historyPanel.hidden));
+attachSelBtn.addEventListener('click', () => post({ type: 'attachSelection' }));
+attachFileBtn.addEventListener('click', () => post({ type: 'attachFile' }));
+jumpBtn.addEventListener('click', () => {
+  scroller.jump();
+  jumpBtn.hidden = true;
+});
+scrollBox.addEventListener('scroll', persist, { passive: true });
+
+document.addEventListener('click', (e) => {
+  const target = e.target as HTMLElement;
+  const link = target.closest('a');
+  if (link) {
+    e.preventDefault();
+    const href = link.getAttribute('href');
+    if (href) post({ type: 'openLink', href });
+    return;
+  }
+  const b = target.closest('button');
+  if (!b) return;
+  const d = b.dataset;
+  if (d.codeAction) {
+    const code = b.closest('.code-block')?.querySelector('code')?.textContent ?? '';
+    post(d.codeAction === 'copy' ? { type: 'copy', text: code } : { type: 'insert', text: code });
+    if (d.codeAction === 'copy') announce('Copied');
+  } else if (d.action) post({ type: 'action', action: d.action as ErrorAction });
+  else if (d.removeAttachment !== undefined) post({ type: 'removeAttachment', index: Number(d.removeAttachment) });
+  else if (d.dismissNotice) post({ type: 'dismissNotice', id: d.dismissNotice });
+  else if (d.openUri) post({ type: 'openLink', href: d.openUri });
+  else if (d.resume) {
+    post({ type: 'resumeSession', sessionId: d.resume });
+    toggleHistory(false);
+  } else if (d.delete) {
+    if (b.dataset.confirm === 'yes') post({ type: 'deleteSession', sessionId: d.delete });
+    else {
+      b.dataset.confirm = 'yes';
+      b.textContent = 'Confirm delete';
+    }
+  }
+});
+
+// Patches are applied once per animation frame however many messages arrived in it; any other
+// message first applies what is pending, so a turn's final message never races its patches.
+let pendingPatches: StreamPatch[] = [];
+let frame: number | undefined;
+function flushPatches(): void {
+  if (frame !== undefined) cancelAnimationFrame(frame);
+  frame = undefined;
+  const batch = pendingPatches;
+  pendingPatches = [];
+  if (batch.length) applyPatches(batch);
+}
+
+window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
+  const m = event.data;
+  if (m.type === 'patches') {
+    pendingPatches.push(...m.patches);
+    frame ??= requestAnimationFrame(flushPatches);
+    return;
+  }
+  flushPatches();
+  switch (m.type) {
+    case 'snapshot':
+      applySnapshot(m.snapshot);
+      break;
+    case 'message': {
+      const wasRunning = running;
+      upsertMessage(m.message);
+      afterContent();
+      if (m.message.role === 'assistant' && !m.message.streaming && wasRunning) {
+        announce(m.message.error ? `Error: ${m.message.error.message}` : m.message.interrupted ? 'Stopped' : 'Response complete');
+      }
+      break;
+    }
+    case 'running':
+      setRunning(m.running);
+      break;
+    case 'sessions':
+      renderSessions(m.sessions);
+      break;
+    case 'attachments':
+      renderChips(m.attachments);
+      break;
+    case 'notices':
+      renderNotices(m.notices);
+      break;
+    case 'showHistory':
+      toggleHistory(true);
+      break;
+    case 'focusComposer':
+      prompt.focus();
+      break;
+  }
+});
+
+post({ type: 'ready' });

@@ -1,0 +1,98 @@
+/**
+ * Incremental Markdown for a streaming answer. The text is parsed on every update (cheap), but
+ * only top-level blocks whose source changed are rendered and sanitised again: while the tail
+ * streams, the finished blocks above it keep their DOM nodes untouched (no re-render, no lost
+ * selection, no layout shift). Raw HTML is off in markdown-it and the output still goes through
+ * DOMPurify, because model output is untrusted.
+ */
+import MarkdownIt from 'markdown-it';
+import type Token from 'markdown-it/lib/token.mjs';
+import DOMPurify from 'dompurify';
+
+const md = new MarkdownIt({ html: false, linkify: true, breaks: false, typographer: false });
+
+DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName === 'A') {
+    node.setAttribute('rel', 'noreferrer noopener');
+    node.removeAttribute('target');
+  }
+});
+
+export interface Block {
+  key: string;
+  tokens: Token[];
+}
+
+/** Splits markdown-it's token stream into top-level blocks, each keyed by its source lines. */
+export function splitBlocks(text: string): Block[] {
+  const tokens = md.parse(text, {});
+  const lines = text.split('\n');
+  const blocks: Block[] = [];
+  let current: Token[] = [];
+  let depth = 0;
+  for (const t of tokens) {
+    current.push(t);
+    depth += t.nesting;
+    if (depth === 0) {
+      const map = current[0].map;
+      const key = map ? lines.slice(map[0], map[1]).join('\n') : current.map((x) => x.content).join('');
+      blocks.push({ key: `${current[0].type}\u0000${key}`, tokens: current });
+      current = [];
+    }
+  }
+  if (current.length) blocks.push({ key: `open\u0000${text}`, tokens: current });
+  return blocks;
+}
+
+export function renderBlockHtml(tokens: Token[]): string {
+  return DOMPurify.sanitize(md.renderer.render(tokens, md.options, {}), { USE_PROFILES: { html: true } });
+}
+
+/** Adds Copy / Insert at cursor to each code block (buttons handled by delegation in main). */
+function decorateCode(el: HTMLElement): void {
+  for (const pre of Array.from(el.querySelectorAll('pre'))) {
+    const bar = document.createElement('div');
+    bar.className = 'code-actions';
+    for (const [action, label] of [['copy', 'Copy'], ['insert', 'Insert at cursor']] as const) {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'code-action';
+      b.dataset.codeAction = action;
+      b.textContent = label;
+      b.setAttribute('aria-label', `${label} code`);
+      bar.appendChild(b);
+    }
+    const wrap = document.createElement('div');
+    wrap.className = 'code-block';
+    pre.replaceWith(wrap);
+    wrap.append(bar, pre);
+  }
+}
+
+export class MarkdownView {
+  private keys: string[] = [];
+  /** How many block renders happened; the tests read it to prove finished blocks are left alone. */
+  renders = 0;
+
+  constructor(readonly el: HTMLElement) {}
+
+  update(text: string): void {
+    const blocks = splitBlocks(text);
+    const children = this.el.children;
+    let i = 0;
+    while (i < blocks.length && i < this.keys.length && blocks[i].key === this.keys[i]) i++;
+    // Blocks from i on changed (normally only the last one, the streaming tail).
+    for (let j = i; j < blocks.length; j++) {
+      const div = document.createElement('div');
+      div.className = 'md-block';
+      div.innerHTML = renderBlockHtml(blocks[j].tokens);
+      decorateCode(div);
+      this.renders++;
+      const old = children[j];
+      if (old) old.replaceWith(div);
+      else this.el.appendChild(div);
+    }
+    while (children.length > blocks.length) children[children.length - 1].remove();
+    this.keys = blocks.map((b) => b.key);
+  }
+}
