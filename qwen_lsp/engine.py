@@ -39,7 +39,7 @@ from .context.inspector import count_request
 from .errors import EngineError
 from .llm.client import ChatClient
 from .llm.content import Content, Part
-from .llm.endpoint import ModelEndpoint
+from .llm.client_cache import ModelEndpoint
 from .llm.errors import LLMError
 from .llm.tokens import TokenCounter
 from .protocol import (
@@ -207,15 +207,15 @@ class Engine:
         self.open_documents.add(path)
         if self.context.loaded_conditional_rules() is None:
             await self._workspace_ready()
+        loaded = self.context.loaded_conditional_rules()
+        matched = [] if loaded is None else loaded.match([path])  # once, whatever the number of chats
         rules: list[str] = []
         for session in self.sessions.live():
-            rules.extend(session.context.activate_rules([path]) or [])
-        loaded = self.context.loaded_conditional_rules()
-        if loaded is not None:
-            # Announced even before any chat exists; every chat started later gets the rule too.
-            first_time = loaded.match([path], skip=self._editor_rules)
-            self._editor_rules.update(r.path for r in first_time)
-            rules[:0] = [self.context.rule_name(r) for r in first_time]
+            rules.extend(session.context.give(matched))
+        # Announced even before any chat exists; every chat started later gets the rule too.
+        first_time = [r for r in matched if r.path not in self._editor_rules]
+        self._editor_rules.update(r.path for r in first_time)
+        rules[:0] = [self.context.rule_name(r) for r in first_time]
         return self._announce(self.skills.activate_for_paths([path]), rules, uri)
 
     def _tool_touched(self, session: ChatSession, path: Path) -> None:

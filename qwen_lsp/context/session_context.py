@@ -88,7 +88,11 @@ class SessionContext:
         if rules is None:
             self._deferred.extend(paths)
             return None
-        newly = rules.match(list(paths), skip=self._injected)
+        return self.give(rules.match(list(paths), skip=self._injected))
+
+    def give(self, matched: Iterable[Rule]) -> list[str]:
+        """Queue already-matched rules this chat has not been given (one match serves every chat); their names."""
+        newly = [r for r in matched if r.path not in self._injected]
         self._injected.update(r.path for r in newly)
         self._pending.extend(newly)
         return [self._assembler.rule_name(r) for r in newly]
