@@ -96,14 +96,24 @@ def _slim_part(part: Mapping[str, Any]) -> Any:
         return {"text": media_placeholder(part)}
     nested = nested_parts(part)
     if nested is not None and any(media_of(p) is not None for p in nested):
-        response = dict(part["functionResponse"])
-        response["parts"] = [_slim_part(p) for p in nested]
+        # Chat Completions carries only a tool result's text, so the placeholders
+        # join its output (Qwen Code keeps them as nested text parts, which Gemini sends).
+        response = {k: v for k, v in part["functionResponse"].items() if k != "parts"}
+        body = response.get("response")
+        body = dict(body) if isinstance(body, Mapping) else {}
+        key = "error" if isinstance(body.get("error"), str) and not isinstance(body.get("output"), str) else "output"
+        notes = [media_placeholder(p) for p in nested if media_of(p) is not None]
+        body[key] = "\n".join([t for t in (body.get(key),) if isinstance(t, str) and t] + notes)
+        response["response"] = body
         return {**part, "functionResponse": response}
     return part
 
 
 def slim_compaction_input(history: Sequence[Content]) -> list[Content]:
     """The history the compression model reads: media replaced by placeholders (``slimCompactionInput``).
+
+    Nested media (and their non-media siblings) are dropped from tool results;
+    their placeholders are appended to the result's text.
 
     Contents without media are passed through as the same objects; the
     caller's history is never changed, so the originals stay available for
