@@ -182,3 +182,14 @@ def test_restoration_skips_files_outside_the_workspace(tmp_path: Path) -> None:
     history: list[Any] = [*read_round(1, "x"), {"role": "model", "parts": [{"text": "ok"}]}]
     history[0]["parts"][0]["functionCall"]["args"]["file_path"] = str(ws / "link")
     assert len(compose_post_compact_history(history, "S", root=ws).history) == 2
+
+
+def test_manual_compression_cuts_an_orphan_call_and_auto_keeps_the_pending_turn() -> None:
+    from qwen_lsp.compaction.compress import split_pending
+
+    call: Any = {"role": "model", "parts": [{"functionCall": {"id": "c", "name": "glob", "args": {}}}]}
+    answer: Any = {"role": "user", "parts": [{"functionResponse": {"id": "c", "name": "glob", "response": {"output": "a.py"}}}]}
+    start: list[Any] = [{"role": "user", "parts": [{"text": "q"}]}, {"role": "model", "parts": [{"text": "a"}]}]
+    assert split_pending([*start, call], manual=True) == (start, None)
+    assert split_pending([*start, call, answer], manual=False) == ([*start, call], answer)
+    assert split_pending(start, manual=False) == (start, None)

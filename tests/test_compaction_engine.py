@@ -170,7 +170,6 @@ async def test_the_hard_threshold_compresses_even_with_the_breaker_open(repo: Pa
         session = run.engine.sessions.get(sid)
         assert session is not None
         for _ in range(3):
-            session.prompt_tokens = 0
             scripted.enqueue(Reply(chunks=["<analysis>x</analysis>"], usage=usage(21_000, 10)), Reply(chunks=["a"], usage=usage(22_000)))
             await run.chat("again", sid)
         assert run.engine.compactor.breaker(session).open

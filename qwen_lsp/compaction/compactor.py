@@ -43,7 +43,7 @@ from ..llm.content import Content
 from ..llm.errors import LLMError
 from ..skills.listing import SkillListingTracker
 from .breaker import CircuitBreaker
-from .compress import CompressionOutcome, CompressionRequest, CompressionStatus, SummaryModel, compress
+from .compress import CompressionInfo, CompressionOutcome, CompressionRequest, CompressionStatus, SummaryModel, compress, trigger_for
 from .media import count_tool_response_images
 from .microcompact import MicrocompactMeta, MicrocompactSettings, microcompact_history, strip_thoughts
 from .thresholds import Thresholds, compute_thresholds
@@ -222,6 +222,8 @@ class Compactor:
             estimate=self._history_tokens,
             plan_mode=settings.plan_mode,
         )
+        if trigger_for(req) is None:
+            return CompressionOutcome(CompressionInfo(tokens, tokens, CompressionStatus.NOOP))
         end = self._progress(PROGRESS_TITLE)
         try:
             model = await self._model()

@@ -5,7 +5,9 @@ may carry images and documents, either as top-level ``inlineData`` /
 ``fileData`` parts (pasted by the user) or nested in
 ``functionResponse.parts`` (how Qwen Code's tools return screenshots). These
 helpers read parts as plain mappings because :class:`~qwen_lsp.llm.content.Part`
-only types the shapes we produce.
+only types the shapes we produce. Histories are decoded JSON, so shapes are
+checked with ``isinstance(…, dict)``: the ``Mapping`` ABC check costs several
+times more, and microcompaction walks every part of long histories.
 
 ``sanitize_mime`` and the placeholders are Qwen Code's
 (``sanitizeMimeForPlaceholder`` in ``compactionInputSlimming.ts``, spec §8.3.6):
@@ -43,7 +45,7 @@ def media_of(part: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The ``inlineData`` / ``fileData`` body of a media part, else None."""
     for key in ("inlineData", "fileData"):
         body = part.get(key)
-        if isinstance(body, Mapping):
+        if isinstance(body, dict):
             return body
     return None
 
@@ -56,18 +58,18 @@ def mime_of(part: Mapping[str, Any]) -> str:
 
 def is_image(part: Mapping[str, Any]) -> bool:
     body = part.get("inlineData")
-    return isinstance(body, Mapping) and isinstance(body.get("mimeType"), str) and body["mimeType"].startswith("image/")
+    return isinstance(body, dict) and isinstance(body.get("mimeType"), str) and body["mimeType"].startswith("image/")
 
 
 def nested_parts(part: Mapping[str, Any]) -> Sequence[Mapping[str, Any]] | None:
     """The media carrier Qwen Code puts on a tool result (``functionResponse.parts``), if any."""
     response = part.get("functionResponse")
-    if not isinstance(response, Mapping):
+    if not isinstance(response, dict):
         return None
     nested = response.get("parts")
     if not isinstance(nested, list):
         return None
-    return [p for p in nested if isinstance(p, Mapping)]
+    return [p for p in nested if isinstance(p, dict)]
 
 
 def has_nested_media(part: Mapping[str, Any]) -> bool:
@@ -100,7 +102,7 @@ def _slim_part(part: Mapping[str, Any]) -> Any:
         # join its output (Qwen Code keeps them as nested text parts, which Gemini sends).
         response = {k: v for k, v in part["functionResponse"].items() if k != "parts"}
         body = response.get("response")
-        body = dict(body) if isinstance(body, Mapping) else {}
+        body = dict(body) if isinstance(body, dict) else {}
         key = "error" if isinstance(body.get("error"), str) and not isinstance(body.get("output"), str) else "output"
         notes = [media_placeholder(p) for p in nested if media_of(p) is not None]
         body[key] = "\n".join([t for t in (body.get(key),) if isinstance(t, str) and t] + notes)

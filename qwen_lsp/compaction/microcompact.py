@@ -108,13 +108,13 @@ def idle_due(last_completion: float | None, settings: MicrocompactSettings, now:
 
 def _response(part: Mapping[str, Any]) -> Mapping[str, Any] | None:
     response = part.get("functionResponse")
-    return response if isinstance(response, Mapping) else None
+    return response if isinstance(response, dict) else None
 
 
 def _body(part: Mapping[str, Any]) -> Mapping[str, Any]:
     response = _response(part) or {}
     body = response.get("response")
-    return body if isinstance(body, Mapping) else {}
+    return body if isinstance(body, dict) else {}
 
 
 def _tool_name(part: Mapping[str, Any]) -> str | None:
@@ -156,11 +156,11 @@ def _calls(history: Sequence[Content]) -> dict[str, list[tuple[str, Mapping[str,
     calls: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
     for ci, _pi, part in iter_parts(history):
         call = part.get("functionCall")
-        if history[ci].get("role") != "model" or not isinstance(call, Mapping):
+        if history[ci].get("role") != "model" or not isinstance(call, dict):
             continue
         call_id, name, args = call.get("id"), call.get("name"), call.get("args")
         if isinstance(call_id, str) and call_id and isinstance(name, str):
-            calls.setdefault(call_id, []).append((name, args if isinstance(args, Mapping) else {}))
+            calls.setdefault(call_id, []).append((name, args if isinstance(args, dict) else {}))
     return calls
 
 
@@ -284,11 +284,11 @@ def _clear(part: Mapping[str, Any], kind: Kind, meta: MicrocompactMeta) -> dict[
         if output == CLEARED_TOOL_OUTPUT:
             return None
         meta.tokens_saved += math.ceil(len(output) / 4) if isinstance(output, str) else 0
-        meta.tokens_saved += MEDIA_TOKEN_ESTIMATE * sum(1 for p in response.get("parts") or [] if isinstance(p, Mapping) and media_of(p))
+        meta.tokens_saved += MEDIA_TOKEN_ESTIMATE * sum(1 for p in response.get("parts") or [] if isinstance(p, dict) and media_of(p))
         meta.tools_cleared += 1
         return {"functionResponse": {**_without_nested(response), "response": {"output": CLEARED_TOOL_OUTPUT}}}
     if kind == "nested" and response is not None and not _is_error(part):
-        meta.tokens_saved += MEDIA_TOKEN_ESTIMATE * sum(1 for p in response.get("parts") or [] if isinstance(p, Mapping) and media_of(p))
+        meta.tokens_saved += MEDIA_TOKEN_ESTIMATE * sum(1 for p in response.get("parts") or [] if isinstance(p, dict) and media_of(p))
         meta.media_cleared += 1
         return {"functionResponse": _without_nested(response)}
     if kind == "media" and media_of(part) is not None:
