@@ -116,14 +116,22 @@ export async function rememberSelection(send: Send, serverCommands: readonly str
   }
 }
 
-/** A failed save: a missing method is a version gap, a secret-scanner block names its rule. */
+/** Refusals that protect the user (data.kind): shown as a warning with the server's reason, not as a failure. */
+const REFUSALS: Record<string, string> = {
+  secret: 'The text looks like it contains a secret.',
+  memory_security: 'The team-memory folder leads out of the repository.',
+};
+
+/** A failed save: a missing method is a version gap; a secret-scanner or team-memory refusal keeps its reason and rule. */
 export function rememberFailure(err: unknown): RememberOutcome {
   if (isMethodNotFound(err)) return { kind: 'unsupported' };
   const e = err as { message?: unknown; data?: { kind?: unknown; rule?: unknown } } | undefined;
-  if (e?.data?.kind === 'secret') {
-    const message = typeof e.message === 'string' && e.message ? e.message : 'The text looks like it contains a secret.';
-    const rule = typeof e.data.rule === 'string' && e.data.rule && !message.includes(e.data.rule) ? ` (rule: ${e.data.rule})` : '';
-    return { kind: 'refused', message: `Not remembered: ${message}${rule}` };
+  const kind = e?.data?.kind;
+  if (typeof kind === 'string' && Object.hasOwn(REFUSALS, kind)) {
+    const message = typeof e!.message === 'string' && e!.message ? e!.message : REFUSALS[kind];
+    const rule = e!.data!.rule;
+    const named = typeof rule === 'string' && rule && !message.includes(rule) ? ` (rule: ${rule})` : '';
+    return { kind: 'refused', message: `Not remembered: ${message}${named}` };
   }
   return { kind: 'failed', error: err };
 }

@@ -98,6 +98,8 @@ test('remember: -32601 is "no memory support", a secret refusal names its rule, 
   assert.deepEqual(await rememberSelection(secret.send, [], sel), { kind: 'refused', message: 'Not remembered: Refused: the text matches the secret rule github-pat' });
   const ruleOnlyInData = recorder({ 'qwen/memory/remember': () => { throw new ResponseError(-31010, 'Refused: secret', { kind: 'secret', rule: 'aws-access-token' }); } });
   assert.deepEqual(await rememberSelection(ruleOnlyInData.send, [], sel), { kind: 'refused', message: 'Not remembered: Refused: secret (rule: aws-access-token)' });
+  const symlinked = recorder({ 'qwen/memory/remember': () => { throw new ResponseError(-31011, '', { kind: 'memory_security' }); } });
+  assert.deepEqual(await rememberSelection(symlinked.send, [], sel), { kind: 'refused', message: 'Not remembered: The team-memory folder leads out of the repository.' });
   const other = recorder({ 'qwen/memory/remember': () => { throw new ResponseError(-32602, 'Invalid params — text: too short'); } });
   const r = await rememberSelection(other.send, [], sel);
   assert.equal(r.kind, 'failed');
