@@ -21,6 +21,7 @@ export function sendVia(client: LanguageClient): Send {
 
 export class MemoryView implements vscode.TreeDataProvider<Node> {
   private roots: Node[] = [];
+  private loaded = false;
   private readonly emitter = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.emitter.event;
 
@@ -54,12 +55,15 @@ export class MemoryView implements vscode.TreeDataProvider<Node> {
   }
 
   getChildren(node?: Node): Node[] {
+    if (!node && !this.loaded) void this.refresh(); // first shown before any refresh: load it now
     if (!node) return this.roots;
     return node.kind === 'group' ? node.group.rows.map((row) => ({ kind: 'memory', row })) : [];
   }
 
   async refresh(): Promise<void> {
-    const client = await this.server.ready();
+    this.loaded = true;
+    // A server that failed to start has said why already; showing the view must not retry and say it again.
+    const client = this.server.state === 'failed' ? undefined : await this.server.ready();
     let tree: MemoryTree;
     if (!client) tree = { kind: 'message', text: 'The qwen-lsp server is not running', icon: 'error' };
     else {
