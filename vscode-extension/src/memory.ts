@@ -146,14 +146,17 @@ export interface CandidatePick {
   description: string;
   detail: string;
   path: string;
+  picked: boolean;
 }
 
+/** Every candidate starts ticked (the user asked to forget what matches); the modal that follows names them all. */
 export function candidatePicks(candidates: ForgetCandidate[], home: string): CandidatePick[] {
   return candidates.map((c) => ({
     label: c.name || baseName(c.path),
     description: c.reason ?? '',
     detail: [c.description, tildify(c.path, home)].filter(Boolean).join(' — '),
     path: c.path,
+    picked: true,
   }));
 }
 

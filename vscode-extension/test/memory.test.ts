@@ -108,8 +108,8 @@ test('remember: -32601 is "no memory support", a secret refusal names its rule, 
 test('forget: candidates as pick items, a confirmation naming every file, a summary of what was not removed', () => {
   const picks = candidatePicks([{ path: `${P}/feedback/a.md`, name: 'a', description: 'about a', reason: 'mentions mocks' }, { path: '/elsewhere/b.md', name: '', description: '', reason: '' }], HOME);
   assert.deepEqual(picks, [
-    { label: 'a', description: 'mentions mocks', detail: 'about a — ~/.qwen/projects/-w/memory/feedback/a.md', path: `${P}/feedback/a.md` },
-    { label: 'b.md', description: '', detail: '/elsewhere/b.md', path: '/elsewhere/b.md' },
+    { label: 'a', description: 'mentions mocks', detail: 'about a — ~/.qwen/projects/-w/memory/feedback/a.md', path: `${P}/feedback/a.md`, picked: true },
+    { label: 'b.md', description: '', detail: '/elsewhere/b.md', path: '/elsewhere/b.md', picked: true },
   ]);
   const one = forgetConfirmation([picks[0]], HOME);
   assert.equal(one.message, 'Forget “a”?');
