@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.scripted_openai import Reply, ScriptedOpenAI, Stall, ToolCallSpec
+from support.scripted_openai import HttpError, Reply, ScriptedOpenAI, Stall, ToolCallSpec
 
 from qwen_lsp.agent.events import TurnEvent
 from qwen_lsp.compaction.compress import COMPACT_MAX_OUTPUT_TOKENS
@@ -310,5 +310,24 @@ async def test_the_idle_trigger_clears_old_results_before_the_next_request(repo:
         last = scripted.chat_requests()[-1].body["messages"]
         tools = [m["content"] for m in last if m["role"] == "tool"]
         assert tools[0] == "[Old tool result content cleared]" and "remember the parser" in tools[1]
+    finally:
+        await run.engine.drain()
+
+
+async def test_a_failed_compression_request_is_tried_once_and_the_turn_goes_on(repo: Path, scripted: ScriptedOpenAI) -> None:
+    run = Run(repo, scripted)
+    try:
+        scripted.enqueue(Reply(chunks=["a1"], usage=usage(22_000)))
+        sid = await run.chat("one")
+        session = run.engine.sessions.get(sid)
+        assert session is not None
+        before = copy.deepcopy(session.history)
+        asked = len(scripted.chat_requests())
+        scripted.enqueue(HttpError(500, "overloaded"), Reply(chunks=["answered anyway"], usage=usage(22_100)))
+        await run.chat("two", sid)
+        assert len(scripted.chat_requests()) == asked + 2  # one compression attempt, then the turn's request
+        assert session.history[: len(before)] == before and session.history[-1]["parts"] == [{"text": "answered anyway"}]
+        assert run.notes()[-1].startswith("Compression failed; the history is unchanged.") and "overloaded" in run.notes()[-1]
+        assert run.engine.compactor.breaker(session).failures == 1 and not checkpoints(run.engine, sid)
     finally:
         await run.engine.drain()

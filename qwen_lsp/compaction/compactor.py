@@ -162,7 +162,7 @@ class Compactor:
         force = level == "hard"
         due = level in ("auto", "hard") or count_tool_response_images(session.history) >= 50
         if due and state.breaker.allows(force=force):
-            outcome = await self._compress(session, tokens, settings, force=force, manual=False)
+            outcome = await self._compress(session, tokens, settings, force=force, manual=False, status=status)
             if outcome is not None and outcome.info.status is not CompressionStatus.NOOP:
                 status(_describe(outcome))
         state.sent = len(session.history)
@@ -208,8 +208,9 @@ class Compactor:
 
     # ----------------------------------------------------------------- compression
     async def _compress(
-        self, session: ChatSession, tokens: int, settings: CompactionSettings, *, force: bool, manual: bool
+        self, session: ChatSession, tokens: int, settings: CompactionSettings, *, force: bool, manual: bool, status: Status | None = None
     ) -> CompressionOutcome | None:
+        """Compress and apply; None when the request or the checkpoint failed (raised again when ``manual``, else told to ``status``)."""
         state = self._state(session)
         req = CompressionRequest(
             history=list(session.history),
@@ -237,6 +238,8 @@ class Compactor:
             if manual:
                 raise
             log.warning("compression failed; continuing with the full history: %s", exc.message)
+            if status is not None:
+                status(f"Compression failed; the history is unchanged. {exc.message}")
             return None
         if outcome.new_history is None:
             if outcome.info.status.failed:
@@ -251,6 +254,8 @@ class Compactor:
             if manual:
                 raise
             log.warning("compression not applied: %s", exc)
+            if status is not None:
+                status(f"Compression could not be saved; the history is unchanged. {exc}")
             return None
         state.breaker.succeeded()
         end(_describe(outcome))

@@ -98,7 +98,13 @@ class SummaryModel(Protocol):
     base_url: str
 
     def stream(
-        self, messages: Sequence[Mapping[str, object]], *, tools: list[dict[str, Any]] | None = None, max_tokens: int | None = None, extra_body: dict[str, Any] | None = None
+        self,
+        messages: Sequence[Mapping[str, object]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        extra_body: dict[str, Any] | None = None,
+        max_retries: int | None = None,
     ) -> AsyncIterator[Any]: ...
 
 
@@ -163,7 +169,7 @@ async def _ask(model: SummaryModel, system: str, contents: list[Content]) -> tup
     text: list[str] = []
     usage: UsageEvent | None = None
     finish = "stop"
-    stream = model.stream(messages, max_tokens=COMPACT_MAX_OUTPUT_TOKENS, extra_body=_extra_body(model.base_url))
+    stream = model.stream(messages, max_tokens=COMPACT_MAX_OUTPUT_TOKENS, extra_body=_extra_body(model.base_url), max_retries=0)
     async with contextlib.aclosing(stream) as events:  # type: ignore[type-var]
         async for event in events:
             if isinstance(event, TextDelta):
