@@ -3,7 +3,7 @@
 The engine awaits :meth:`Compactor.before_request` before every model
 request of a turn, between tool rounds too. It microcompacts first (idle or
 size trigger: free, no model call), then compresses when the prompt is
-still at or over the ``auto`` threshold, or when more than 50 images from
+still at or over the ``auto`` threshold, or when 50 or more images from
 tool results have piled up (image overflow). At ``hard`` it compresses even
 when the circuit breaker is open. :meth:`compress_now` is the manual path
 (``qwen/compress``, ``qwen-lsp compress``): ``fast`` is microcompaction
@@ -19,7 +19,11 @@ to the session file first, then the history is replaced in place (the
 running turn holds the same list). Until then nothing is touched, so a
 failed or cancelled compression leaves history and file as they were; once
 the checkpoint is being written, a cancel waits for the history to follow,
-so the two never disagree. Microcompaction is not recorded: the file keeps
+so the two never disagree.
+
+The gate compares with the context meter's ``auto``/``hard`` (the window
+as configured), not seed-era Qwen Code's window minus the reserved output
+tokens, so what the meter shows and what happens agree. Microcompaction is not recorded: the file keeps
 the full results, and resume may microcompact them again.
 
 Read cache: the agent's tools keep no file-read cache today, so nothing
@@ -33,10 +37,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..llm.content import Content
@@ -247,7 +251,7 @@ class Compactor:
             end(_describe(outcome))
             return outcome
         try:
-            await asyncio.shield(self._commit(session, outcome))
+            await _uncancellable(self._commit(session, outcome))
         except OSError as exc:  # the checkpoint could not be written: nothing was applied
             state.breaker.failed()
             end(f"Compression could not be saved: {exc}")
@@ -271,6 +275,20 @@ class Compactor:
         self._replace(session, history, outcome.info.new_tokens)
         # The skills listing travelled in the first user message, which the summary replaced: send it again.
         session.skills_tracker = SkillListingTracker()
+
+
+async def _uncancellable(work: Coroutine[Any, Any, None]) -> None:
+    """Run ``work`` to the end even when cancelled meanwhile, then pass the cancel on.
+
+    The caller still holds the chat's lock, so no next turn can touch the
+    history before the checkpoint and the history agree.
+    """
+    task = asyncio.ensure_future(work)
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await task
+        raise
 
 
 def _describe(outcome: CompressionOutcome) -> str:
