@@ -193,3 +193,5 @@ def test_manual_compression_cuts_an_orphan_call_and_auto_keeps_the_pending_turn(
     assert split_pending([*start, call], manual=True) == (start, None)
     assert split_pending([*start, call, answer], manual=False) == ([*start, call], answer)
     assert split_pending(start, manual=False) == (start, None)
+    prompt: Any = {"role": "user", "parts": [{"text": "next"}]}
+    assert split_pending([*start, call, prompt], manual=False) == (start, prompt)  # an orphan call never precedes a prompt

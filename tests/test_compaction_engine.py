@@ -196,6 +196,10 @@ async def test_a_summary_at_the_output_cap_is_its_own_failure(repo: Path, script
         assert result.status == "failed_output_truncated" and result.tokens_after == result.tokens_before
         assert session.history == before and not checkpoints(run.engine, sid)
         assert run.engine.compactor.breaker(session).failures == 1
+        # A server that ignores max_tokens and streams on and on is cut off the same way.
+        scripted.enqueue(Reply(chunks=["<state_snapshot>" + "x" * 50_000] * 10, usage=usage(5_000, 10)))
+        assert (await run.engine.compress(sid)).status == "failed_output_truncated"
+        assert session.history == before and run.engine.compactor.breaker(session).failures == 2
     finally:
         await run.engine.drain()
 

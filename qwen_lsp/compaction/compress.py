@@ -40,7 +40,8 @@ from .summary import SNAPSHOT_REQUEST, strip_analysis_block
 COMPACT_MAX_OUTPUT_TOKENS = 20_000
 IMAGE_TRIGGER_THRESHOLD = 50
 """Tool-returned images that trigger compression under the token threshold (``screenshotTriggerThreshold``)."""
-MAX_INSTRUCTION_CHARS = 4_000
+MAX_SUMMARY_CHARS = COMPACT_MAX_OUTPUT_TOKENS * 16
+"""A server that streams past this many characters ignored the token cap: treated as a summary that hit it."""
 
 TriggerReason = Literal["token_limit", "image_overflow", "manual"]
 
@@ -122,7 +123,6 @@ class CompressionRequest:
     estimate: Callable[[Sequence[Content]], int]
     """Local token count of a history (the fallback when the endpoint reports no usage)."""
     plan_mode: bool = False
-    instructions: str = ""
 
 
 def trigger_for(req: CompressionRequest) -> TriggerReason | None:
@@ -144,16 +144,16 @@ def split_pending(history: Sequence[Content], *, manual: bool) -> tuple[list[Con
 
     Manual compression runs between turns: nothing is pending, and a trailing
     model turn with a function call is an orphan (its responses will never
-    come), so it is cut off.
+    come), so it is cut off. Automatic compression keeps it only when the
+    pending turn carries responses; before a new prompt it is an orphan too
+    (e.g. in a session another client left mid-call), and keeping it would
+    put a call without responses before the prompt.
     """
     base = list(history)
-    if manual:
-        if trailing_function_call(base) is not None:
-            base.pop()
-        return base, None
-    if base and base[-1].get("role") == "user":
-        return base[:-1], base[-1]
-    return base, None
+    pending = base.pop() if not manual and base and base[-1].get("role") == "user" else None
+    if trailing_function_call(base) is not None and not _has_function_response(pending):
+        base.pop()
+    return base, pending
 
 
 def _has_function_response(content: Content | None) -> bool:
@@ -169,11 +169,15 @@ async def _ask(model: SummaryModel, system: str, contents: list[Content]) -> tup
     text: list[str] = []
     usage: UsageEvent | None = None
     finish = "stop"
+    size = 0
     stream = model.stream(messages, max_tokens=COMPACT_MAX_OUTPUT_TOKENS, extra_body=_extra_body(model.base_url), max_retries=0)
     async with contextlib.aclosing(stream) as events:  # type: ignore[type-var]
         async for event in events:
             if isinstance(event, TextDelta):
                 text.append(event.text)
+                size += len(event.text)
+                if size > MAX_SUMMARY_CHARS:
+                    return "".join(text), usage, "length"
             elif isinstance(event, UsageEvent):
                 usage = event
             elif isinstance(event, FinishEvent):
@@ -199,9 +203,6 @@ async def compress(model: SummaryModel, req: CompressionRequest) -> CompressionO
     base, pending = split_pending(req.history, manual=req.manual)
     side_history = [*base, pending] if pending is not None and _has_function_response(pending) else base
     system = compression_prompt()
-    extra = req.instructions.strip()[:MAX_INSTRUCTION_CHARS]
-    if extra:
-        system += f"\n\nAdditional Instructions:\n{extra}"
     request: Content = {"role": "user", "parts": [{"text": SNAPSHOT_REQUEST}]}
     contents = [*slim_compaction_input(side_history), request]
     raw, usage, finish = await _ask(model, system, contents)
