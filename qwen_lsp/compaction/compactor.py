@@ -245,6 +245,9 @@ class Compactor:
             if status is not None:
                 status(f"Compression failed; the history is unchanged. {exc.message}")
             return None
+        except Exception:  # e.g. no model configured: the progress must still end
+            end("Compression failed; the history is unchanged.")
+            raise
         if outcome.new_history is None:
             if outcome.info.status.failed:
                 state.breaker.failed()
