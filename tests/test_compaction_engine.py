@@ -114,6 +114,13 @@ async def test_past_auto_the_next_request_carries_the_summary_and_acknowledgemen
         assert run.progress[0] == "begin Compressing conversation history…" and run.progress[1].startswith("end Compressed")
         assert any(s.prompt_tokens == info["newTokenCount"] for s in run.statuses)  # contextStatus after compaction
         assert run.engine.compactor.breaker(session).failures == 0
+
+        later = Run(repo, scripted)  # another process: the chat resumes from the checkpoint
+        try:
+            resumed = await later.engine.open_session(sid)
+            assert resumed.history == session.history
+        finally:
+            await later.engine.drain()
     finally:
         await run.engine.drain()
 
