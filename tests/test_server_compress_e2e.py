@@ -65,3 +65,18 @@ async def test_compress_rejects_bad_params_and_unknown_sessions(lsp: Any) -> Non
     with pytest.raises(JsonRpcException) as missing:
         await compress(lsp, sessionId="0b4a3c2e-0000-4000-8000-000000000000")
     assert "No session" in str(missing.value)
+
+
+async def test_a_turn_past_auto_compresses_first_and_says_so(lsp: Any, scripted: ScriptedOpenAI) -> None:
+    scripted.enqueue(Reply(chunks=["big answer"], usage={"prompt_tokens": 22_000, "completion_tokens": 5, "total_tokens": 22_005}))
+    sid = as_dict(await chat(lsp, "hello"))["sessionId"]
+    scripted.enqueue(
+        Reply(chunks=[SUMMARY], usage={"prompt_tokens": 21_800, "completion_tokens": 30, "total_tokens": 21_830}),
+        Reply(chunks=["small answer"], usage={"prompt_tokens": 1_500, "completion_tokens": 5, "total_tokens": 1_505}),
+    )
+    result = as_dict(await chat(lsp, "go on", sessionId=sid))
+    assert result["text"] == "small answer"
+    events = [as_dict(e) for e in lsp.rec.chat_events if as_dict(e)["turnId"] == result["turnId"]]
+    assert events[0]["kind"] == "status" and events[0]["text"].startswith("Compressed the conversation history")
+    levels = [as_dict(s)["level"] for s in lsp.rec.context_status]
+    assert levels[0] == "auto" and levels[-1] == "ok"
