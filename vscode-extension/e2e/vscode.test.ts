@@ -104,9 +104,9 @@ before(async () => {
   symlinkSync(installed, path.join(home, '.cache', 'qwen-lsp-code-server'));
   const port = await freePort();
   const env = { ...process.env, HOME: home, OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'e2e-key', OPENAI_MODEL: 'scripted-model' };
-  // The remote extension host takes its environment from a login shell (whose PATH does not have
-  // the venv), and a remote window reads machine-scoped settings such as qwen.server.path only
-  // from the Machine settings file, so the server path under test is written there, before start.
+  // The venv is not on PATH, so the server comes from qwen.server.path (the setting under test).
+  // It is machine-scoped, and a remote window such as code-server's ignores machine-scoped keys
+  // in User settings and reads them from the Machine settings file: written there, before start.
   // qwen.trace.server makes vscode-languageclient log each response, so the test can see -32800.
   const exe = path.join(path.dirname(python()), 'qwen-lsp');
   mkdirSync(path.join(profile, 'data', 'Machine'), { recursive: true });
