@@ -48,22 +48,22 @@ def resume_token_counts(records: Iterable[dict[str, Any]]) -> ResumeTokenCounts 
 def _from_usage(usage: Any) -> ResumeTokenCounts | None:
     if not isinstance(usage, dict):
         return None
-    prompt = usage.get("promptTokenCount")
-    candidate = prompt if prompt is not None else usage.get("totalTokenCount")
-    if not _count(candidate) or not candidate:
+    raw_prompt = usage.get("promptTokenCount")  # JS `prompt ?? total`: only an absent/null prompt falls through
+    candidate = _count(raw_prompt if raw_prompt is not None else usage.get("totalTokenCount"))
+    if not candidate:
         return None
     return ResumeTokenCounts(candidate, _output_tokens(usage), estimated=False)
 
 
 def _output_tokens(usage: dict[str, Any]) -> int:
     """``getUsageOutputTokenCountForPromptEstimate``: total − prompt, else candidates (+ thoughts when larger)."""
-    prompt, total = usage.get("promptTokenCount"), usage.get("totalTokenCount")
-    if not _count(prompt):
+    prompt, total = _count(usage.get("promptTokenCount")), _count(usage.get("totalTokenCount"))
+    if prompt is None:
         return 0
-    if _count(total):
+    if total is not None:
         return max(0, total - prompt)
-    candidates = max(0, usage["candidatesTokenCount"]) if _count(usage.get("candidatesTokenCount")) else 0
-    thoughts = max(0, usage["thoughtsTokenCount"]) if _count(usage.get("thoughtsTokenCount")) else 0
+    candidates = max(0, _count(usage.get("candidatesTokenCount")) or 0)
+    thoughts = max(0, _count(usage.get("thoughtsTokenCount")) or 0)
     return candidates if candidates > thoughts else candidates + thoughts
 
 
@@ -71,12 +71,13 @@ def _from_checkpoint(payload: Any) -> ResumeTokenCounts | None:
     info = payload.get("info") if isinstance(payload, dict) else None
     if not isinstance(info, dict):
         return None
-    new_count = info.get("newTokenCount")
-    if not _count(new_count) or new_count < 0:
+    new_count = _count(info.get("newTokenCount"))
+    if new_count is None or new_count < 0:
         return None
     estimated = info.get("newTokenCountIsEstimated")
     return ResumeTokenCounts(new_count, 0, estimated=estimated if isinstance(estimated, bool) else True)
 
 
-def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def _count(value: Any) -> int | None:
+    """A JSON integer as an int; None for anything else (a bool, a float, a string, absent)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
