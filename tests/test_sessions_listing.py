@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qwen_lsp.paths import chats_dir
@@ -196,3 +196,16 @@ def test_take_recent_dialog_is_a_bounded_suffix_opening_with_a_user_message(role
         assert not recent or recent[0]["role"] == "user"
         skipped = dialog[len(dialog) - RECENT_DIALOG_MESSAGES : len(dialog) - len(recent)]
         assert all(c["role"] == "model" for c in skipped)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(junk=st.binary(max_size=4000), repeat=st.integers(0, 200), shift=st.integers(0, 3000))
+def test_any_bytes_before_the_last_records_never_break_a_row(project: Path, junk: bytes, repeat: int, shift: int) -> None:
+    path = chats_dir(project) / f"{SID}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    last = [rec(7, "user", "the last request"), rec(8, "assistant", "x" * shift)]
+    path.write_bytes(junk * repeat + b"\n" + jsonl(last))
+    summary = summarize(path)
+    assert summary is not None
+    assert summary.updated_at.isoformat() == "2026-03-01T10:00:08+00:00"
+    assert summary.title == "the last request"
