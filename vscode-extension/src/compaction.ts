@@ -13,8 +13,7 @@
  * `compression_failed_…` spelling of the same names is read too, and a status this version does
  * not know still becomes a readable line rather than an error.
  */
-import { describeError } from './errors';
-import { METHOD_NOT_FOUND } from './shared/protocol';
+import { describeError, isMethodNotFound } from './errors';
 import type { CompressMode, CompressParams, CompressResult } from './shared/protocol';
 import type { StatusTone } from './shared/messages';
 
@@ -66,7 +65,8 @@ export function compactResultText(r: Partial<CompressResult> | null | undefined,
   }
   if (status === 'noop') {
     const size = before !== undefined ? ` (${before} tokens)` : '';
-    return { text: `Nothing to compact yet: the conversation is already small${size}. Nothing was changed.`, tone: 'info', compacted: false };
+    const why = mode === 'fast' ? 'there is no old tool output to clear' : 'the conversation is already small';
+    return { text: `Nothing to compact yet: ${why}${size}. Nothing was changed.`, tone: 'info', compacted: false };
   }
   const failure = /^(?:compression_)?failed_(.+)$/.exec(status)?.[1];
   if (failure !== undefined) {
@@ -79,14 +79,15 @@ export function compactResultText(r: Partial<CompressResult> | null | undefined,
 
 /** The status line for a qwen/compress that was refused or failed at the endpoint. */
 export function compactErrorText(err: unknown): CompactOutcome {
-  if ((err as { code?: unknown } | undefined)?.code === METHOD_NOT_FOUND) return { text: NO_COMPACTION_SUPPORT, tone: 'info', compacted: false };
+  if (isMethodNotFound(err)) return { text: NO_COMPACTION_SUPPORT, tone: 'info', compacted: false };
   // The server's own message may already open with "Compression failed; the history is unchanged."
   const message = describeError(err)
     .message.replace(/\s+/g, ' ')
     .replace(/^Compression (?:failed|could not be saved)[;:.]? ?(?:the history is unchanged\. ?)?/i, '')
     .trim();
   const said = message.length > 300 ? `${message.slice(0, 299)}…` : message;
-  return { text: `Compaction failed: ${said ? said.replace(/\.?$/, '.') : 'the server gave no reason.'} ${UNCHANGED}`, tone: 'error', compacted: false };
+  const sentence = !said ? 'the server gave no reason.' : /[.…!?]$/.test(said) ? said : `${said}.`;
+  return { text: `Compaction failed: ${sentence} ${UNCHANGED}`, tone: 'error', compacted: false };
 }
 
 /** qwen/compress for one session, worded: never throws, whatever the server answers. */

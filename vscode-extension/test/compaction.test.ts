@@ -31,6 +31,10 @@ test('compress result: noop and every failure status in words, with nothing lost
     tone: 'info',
     compacted: false,
   });
+  assert.equal(
+    compactResultText({ status: 'noop', tokensBefore: 5120, tokensAfter: 5120 }, 'fast').text,
+    'Nothing to compact yet: there is no old tool output to clear (5,120 tokens). Nothing was changed.',
+  );
   const reasons: [string, string][] = [
     ['failed_empty_summary', 'the model returned an empty summary'],
     ['failed_inflated_token_count', 'the summary would have been larger than the conversation it replaces'],

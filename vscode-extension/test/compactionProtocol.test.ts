@@ -8,9 +8,10 @@ import assert from 'node:assert/strict';
 import { compactSession, NO_COMPACTION_SUPPORT } from '../src/compaction';
 import type { Send } from '../src/compaction';
 import { meterView } from '../src/meter';
+import { Transcript } from '../src/transcript';
 import { startScripted, startServer, tempDir, waitFor } from './support';
 import type { Scripted, Server } from './support';
-import type { ChatResult, ContextStatus } from '../src/shared/protocol';
+import type { ChatEvent, ChatResult, ContextStatus } from '../src/shared/protocol';
 
 const REPLY = 'Noted.';
 let scripted: Scripted;
@@ -111,4 +112,37 @@ test('qwen/compress for a session that does not exist: a failure line that says 
   if (outcome.text === NO_COMPACTION_SUPPORT) return;
   assert.equal(outcome.tone, 'error');
   assert.match(outcome.text, /^Compaction failed: .+ Nothing was lost: the conversation and the model’s history are unchanged\.$/);
+});
+
+test('a turn past the auto threshold compacts first: its status chat event becomes a note on the answer (none on a server without compaction)', async () => {
+  // A small window (auto at 0.7 of it, 3,500 tokens) that a few long turns fill.
+  const s = await startServer(tempDir('qwen-ws-'), scripted.baseUrl, { model: { contextWindow: 5000 } });
+  servers.push(s);
+  const supported = await s.conn.sendRequest('qwen/compress', { sessionId: 'probe' }).then(
+    () => true,
+    (err: { code?: number }) => err.code !== -32601,
+  );
+  let sessionId: string | undefined;
+  const notes: string[] = [];
+  for (let i = 0; i < 8 && !notes.length; i++) {
+    const t = new Transcript();
+    t.begin(`turn ${i}`);
+    const listener = (m: string, ev: ChatEvent) => m === 'qwen/chatEvent' && void t.apply(ev);
+    s.listeners.push(listener);
+    const prompt = `Turn ${i}: ${'describe the module layout in detail, file by file; '.repeat(30)}`;
+    const r: ChatResult = await s.conn.sendRequest('qwen/chat', { prompt, ...(sessionId ? { sessionId } : {}) });
+    s.listeners.splice(s.listeners.indexOf(listener), 1);
+    sessionId = r.sessionId;
+    const answer = t.end({ text: r.text })!;
+    assert.equal(answer.text, REPLY, 'a note is never part of the answer');
+    notes.push(...(answer.notes ?? []));
+  }
+  const level = statuses(s, sessionId!).map((c) => c.level);
+  if (!supported) {
+    assert.ok(level.includes('auto') || level.includes('hard'), `the window filled up (levels ${level.join(', ')})`);
+    assert.deepEqual(notes, [], 'no compaction, no notes');
+    return;
+  }
+  assert.equal(notes.length, 1, `one turn compacted first and said so (levels ${level.join(', ')})`);
+  assert.match(notes[0], /^Compressed the conversation history: [\d,]+ → [\d,]+ tokens\.$/);
 });
