@@ -141,6 +141,8 @@ test('Compaction failures and the old-server line render as quiet status lines w
   });
   const hex = (rgb: string) => '#' + rgb.match(/\d+/g)!.slice(0, 3).map((n) => Number(n).toString(16).padStart(2, '0')).join('');
   assert.equal(hex(colours.line), colours.desc.toLowerCase(), 'the line is quiet: the theme’s description colour');
+  await p.applyTheme('hc-dark');
+  await p.page.screenshot({ path: path.join(ARTIFACTS, 'compaction-lines-hc-dark.png') });
   await p.page.context().close();
 });
 
