@@ -118,7 +118,7 @@ async def test_past_auto_the_next_request_carries_the_summary_and_acknowledgemen
         later = Run(repo, scripted)  # another process: the chat resumes from the checkpoint
         try:
             resumed = await later.engine.open_session(sid)
-            assert resumed.history == session.history
+            assert resumed.history == session.history and resumed.prompt_tokens == 1_900  # the answer after the checkpoint
         finally:
             await later.engine.drain()
     finally:
@@ -224,6 +224,11 @@ async def test_manual_compression_succeeds_below_the_threshold(repo: Path, scrip
         session = run.engine.sessions.get(sid)
         assert session is not None
         assert [c["role"] for c in session.history] == ["user", "model"]
+        later = Run(repo, scripted)  # resumed elsewhere: the checkpoint's count stands until an answer reports one
+        try:
+            assert (await later.engine.open_session(sid)).prompt_tokens == result.tokens_after
+        finally:
+            await later.engine.drain()
         assert checkpoints(run.engine, sid)[-1]["systemPayload"]["info"]["triggerReason"] == "manual"
         assert run.statuses[-1].prompt_tokens == result.tokens_after
     finally:

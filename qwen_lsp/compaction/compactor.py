@@ -140,10 +140,14 @@ class Compactor:
 
     def prompt_tokens(self, session: ChatSession) -> int:
         """What the next request will cost: the last reported count plus what was appended since."""
+        return self._measure(session)[0]
+
+    def _measure(self, session: ChatSession) -> tuple[int, bool]:
+        """The prompt size, and whether it is a local count only (no reported count for this history)."""
         base = self._state(session).base
         if base is None or base.history is not session.history or base.length > len(session.history):
-            return self._count_prompt(session)
-        return base.tokens + sum(self._count_content(c) for c in session.history[base.length :])
+            return self._count_prompt(session), True
+        return base.tokens + sum(self._count_content(c) for c in session.history[base.length :]), False
 
     def _history_tokens(self, history: Sequence[Content]) -> int:
         return sum(self._count_content(c) for c in history)
@@ -161,12 +165,12 @@ class Compactor:
         mc = microcompact_history(session.history, state.last_completion, settings.microcompact)
         if mc is not None:
             self._apply_microcompaction(session, mc[0], mc[1])
-        tokens = self.prompt_tokens(session)
+        tokens, estimated = self._measure(session)
         level = settings.thresholds.level(tokens)
         force = level == "hard"
         due = level in ("auto", "hard") or count_tool_response_images(session.history) >= 50
         if due and state.breaker.allows(force=force):
-            outcome = await self._compress(session, tokens, settings, force=force, manual=False, status=status)
+            outcome = await self._compress(session, (tokens, estimated), settings, force=force, manual=False, status=status)
             if outcome is not None and outcome.info.status is not CompressionStatus.NOOP:
                 status(_describe(outcome))
         state.sent = len(session.history)
@@ -195,7 +199,8 @@ class Compactor:
         Raises :class:`~qwen_lsp.llm.errors.LLMError` when the compression request itself fails.
         """
         settings = self._settings()
-        before = self.prompt_tokens(session)
+        measured = self._measure(session)
+        before = measured[0]
         if fast:
             mc = microcompact_history(session.history, None, settings.microcompact, force=True)
             history = strip_thoughts(mc[0] if mc else session.history)
@@ -205,20 +210,22 @@ class Compactor:
             saved = self._apply_microcompaction(session, history, meta)
             self._on_compacted(session)
             return CompactResult("compressed", before, max(0, before - saved))
-        outcome = await self._compress(session, before, settings, force=True, manual=True)
+        outcome = await self._compress(session, measured, settings, force=True, manual=True)
         assert outcome is not None
         info = outcome.info
         return CompactResult(info.status.wire, before, info.new_tokens if info.status is CompressionStatus.COMPRESSED else before)
 
     # ----------------------------------------------------------------- compression
     async def _compress(
-        self, session: ChatSession, tokens: int, settings: CompactionSettings, *, force: bool, manual: bool, status: Status | None = None
+        self, session: ChatSession, measured: tuple[int, bool], settings: CompactionSettings, *, force: bool, manual: bool, status: Status | None = None
     ) -> CompressionOutcome | None:
         """Compress and apply; None when the request or the checkpoint failed (raised again when ``manual``, else told to ``status``)."""
         state = self._state(session)
+        tokens, original_estimated = measured
         req = CompressionRequest(
             history=list(session.history),
             original_tokens=tokens,
+            original_estimated=original_estimated,
             auto_threshold=settings.thresholds.auto,
             force=force,
             manual=manual,
@@ -255,7 +262,7 @@ class Compactor:
             return outcome
         try:
             await _uncancellable(self._commit(session, outcome))
-        except OSError as exc:  # the checkpoint could not be written: nothing was applied
+        except (OSError, ValueError) as exc:  # the checkpoint could not be written (or was refused): nothing was applied
             state.breaker.failed()
             end(f"Compression could not be saved: {exc}")
             if manual:
@@ -273,8 +280,7 @@ class Compactor:
         """Checkpoint first, then the history: a write that fails leaves both as they were."""
         history = outcome.new_history
         assert history is not None
-        payload = {"info": outcome.info.record(), "compressedHistory": history}
-        await asyncio.to_thread(session.recorder.record_system, "chat_compression", payload)
+        await asyncio.to_thread(session.recorder.record_chat_compression, history, outcome.info.record())
         self._replace(session, history, outcome.info.new_tokens)
         # The skills listing travelled in the first user message, which the summary replaced: send it again.
         session.skills_tracker = SkillListingTracker()

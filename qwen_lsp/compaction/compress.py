@@ -73,18 +73,21 @@ class CompressionInfo:
     status: CompressionStatus
     trigger: TriggerReason | None = None
     estimated: bool = False
+    """``new_tokens`` is a local count (the endpoint reported no usage for the summary)."""
+    original_estimated: bool = False
+    """``original_tokens`` is a local count (no reported prompt size for this history)."""
 
     def record(self) -> dict[str, Any]:
-        """``ChatCompressionInfo`` as Qwen Code records it in the checkpoint."""
+        """``ChatCompressionInfo`` as Qwen Code 0.24.4 records it in the checkpoint (same keys, same order)."""
         out: dict[str, Any] = {
             "originalTokenCount": self.original_tokens,
             "newTokenCount": self.new_tokens,
+            "newTokenCountIsEstimated": self.estimated,
             "compressionStatus": int(self.status),
         }
-        if self.estimated:
-            out["newTokenCountIsEstimated"] = True
         if self.trigger is not None:
             out["triggerReason"] = self.trigger
+        out["originalTokenCountIsEstimated"] = self.original_estimated
         return out
 
 
@@ -115,6 +118,7 @@ class CompressionRequest:
 
     history: Sequence[Content]
     original_tokens: int
+    original_estimated: bool
     auto_threshold: float
     force: bool
     manual: bool
@@ -228,5 +232,5 @@ async def compress(model: SummaryModel, req: CompressionRequest) -> CompressionO
         new_tokens = max(0, req.original_tokens - req.estimate(req.history) + req.estimate(new_history))
     if new_tokens > req.original_tokens:
         return failed(CompressionStatus.FAILED_INFLATED_TOKEN_COUNT)
-    info = CompressionInfo(req.original_tokens, new_tokens, CompressionStatus.COMPRESSED, trigger, estimated)
+    info = CompressionInfo(req.original_tokens, new_tokens, CompressionStatus.COMPRESSED, trigger, estimated, req.original_estimated)
     return CompressionOutcome(info, new_history)
