@@ -380,7 +380,7 @@ class Engine:
                 done = await self.compactor.compress_now(session, fast=mode == "fast")
             except LLMError as exc:
                 raise EngineError(f"Compression failed; the history is unchanged. {exc.message}", kind=exc.kind) from exc
-            except OSError as exc:
+            except (OSError, ValueError) as exc:  # the checkpoint could not be written, or was refused
                 raise EngineError(f"Compression could not be saved; the history is unchanged. {exc}") from exc
         return CompressResult(status=done.status, tokens_before=done.tokens_before, tokens_after=done.tokens_after)
 
