@@ -11,6 +11,7 @@ import { resolveServerCommand, ServerNotFound } from '../src/serverCommand';
 import type { Probes } from '../src/serverCommand';
 import { meterView } from '../src/meter';
 import { chatHtml } from '../src/html';
+import { linkTarget } from '../src/links';
 import type { ChatEvent } from '../src/shared/protocol';
 import type { StreamPatch } from '../src/shared/messages';
 import { readFileSync } from 'node:fs';
@@ -301,4 +302,12 @@ test('html: strict CSP with the nonce on the one script, no unsafe-inline or eva
   assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
   assert.equal((html.match(/<script /g) ?? []).length, 1);
   assert.match(html, /<script nonce="abc123" src="https:\/\/x\/w.js">/);
+});
+
+test('B15 links from model output: only http(s) and mailto open externally, file links in the editor, every other scheme is ignored', () => {
+  assert.equal(linkTarget('https'), 'external');
+  assert.equal(linkTarget('HTTP'), 'external');
+  assert.equal(linkTarget('mailto'), 'external');
+  assert.equal(linkTarget('file'), 'file');
+  for (const scheme of ['javascript', 'command', 'vscode', 'vscode-insiders', 'data', 'blob', 'ftp', 'toString', '__proto__', '']) assert.equal(linkTarget(scheme), undefined, scheme);
 });
