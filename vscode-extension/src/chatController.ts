@@ -14,8 +14,10 @@ import type { ServerManager } from './server';
 import { Transcript } from './transcript';
 import { memoryNotice } from './memory';
 import { compactErrorText, compactingText, compactSession } from './compaction';
+import { PermissionBroker } from './permission';
+import { DiffEditorUi } from './diffEditor';
 import type { AttachmentChip, CompactState, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
-import type { ChatEvent, ChatParams, ChatResult, CompressMode, MemoryChanged, ResumeResult, SessionSummary, SkillsChanged } from './shared/protocol';
+import type { ChatEvent, ChatParams, ChatResult, CompressMode, MemoryChanged, PermissionParams, PermissionResult, ResumeResult, SessionSummary, SkillsChanged } from './shared/protocol';
 
 const SESSION_KEY = 'qwen.sessionId';
 const MAX_NOTICES = 5;
@@ -36,6 +38,18 @@ export class ChatController implements vscode.Disposable {
   onCompacted: (() => void) | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly coalescer = new FrameCoalescer((patches: StreamPatch[]) => this.broadcast({ type: 'patches', patches }));
+  private readonly diffs = new DiffEditorUi();
+  /** qwen/permission: the card above the composer and the proposed change in the diff editor. */
+  private readonly permissions = new PermissionBroker(
+    {
+      card: (approval) => {
+        this.coalescer.flush(); // the tool card the question is about goes out first
+        this.broadcast({ type: 'approval', approval });
+      },
+      openDiff: this.diffs.openDiff,
+    },
+    (p) => vscode.workspace.asRelativePath(p),
+  );
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -45,6 +59,7 @@ export class ChatController implements vscode.Disposable {
       vscode.window.onDidChangeActiveTextEditor((e) => {
         if (e) this.lastEditor = e;
       }),
+      this.diffs,
     );
   }
 
@@ -54,6 +69,19 @@ export class ChatController implements vscode.Disposable {
       const patch = this.transcript.apply(ev);
       if (patch) this.coalescer.push(patch);
     });
+    client.onRequest('qwen/permission', (params: PermissionParams, token) => this.onPermission(params, token));
+  }
+
+  /**
+   * The server asks before a write or a command of the running turn. A question for any other
+   * chat (one this window no longer shows) is denied: nobody could see what they would approve.
+   */
+  private onPermission(params: PermissionParams, token: vscode.CancellationToken): Promise<PermissionResult> {
+    const sid = this.transcript.sessionId;
+    if (!this.transcript.running || this.transcript.stopping || (sid !== undefined && params.sessionId !== sid)) {
+      return Promise.resolve({ decision: 'deny', reason: 'The chat this request belongs to is not open in the editor.' });
+    }
+    return this.permissions.ask(params, token);
   }
 
   /** Shows the webview's messages in this chat; the webview asks for a snapshot when it loads. */
@@ -79,7 +107,11 @@ export class ChatController implements vscode.Disposable {
   }
 
   private snapshot(): HostToWebview {
-    return { type: 'snapshot', snapshot: this.transcript.snapshot({ attachments: this.attachments, notices: this.notices, compact: this.compactState() }) };
+    const approval = this.permissions.current;
+    return {
+      type: 'snapshot',
+      snapshot: this.transcript.snapshot({ attachments: this.attachments, notices: this.notices, compact: this.compactState(), ...(approval ? { approval } : {}) }),
+    };
   }
 
   private async onMessage(webview: vscode.Webview, m: WebviewToHost): Promise<void> {
@@ -139,6 +171,9 @@ export class ChatController implements vscode.Disposable {
         break;
       case 'action':
         await this.runAction(m.action);
+        break;
+      case 'approvalReply':
+        this.permissions.reply(m.id, m.optionId, m.reason);
         break;
     }
   }
@@ -241,6 +276,7 @@ export class ChatController implements vscode.Disposable {
     if (!this.cts) return;
     this.coalescer.flush();
     this.transcript.stop();
+    this.permissions.denyAll(); // the server withdraws them too; the card goes at once
     this.cts.cancel();
   }
 
@@ -400,6 +436,7 @@ export class ChatController implements vscode.Disposable {
 
   dispose(): void {
     this.cts?.cancel();
+    this.permissions.denyAll();
     this.coalescer.discard();
     for (const d of this.disposables) d.dispose();
   }

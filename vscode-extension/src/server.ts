@@ -11,6 +11,7 @@ import type { Executable, LanguageClientOptions } from 'vscode-languageclient/no
 import { resolveServerCommand, ServerNotFound } from './serverCommand';
 import type { Probes, ServerCommand } from './serverCommand';
 import { buildServerSettings } from './settings';
+import { qwenCapabilitiesFeature } from './qwenCapabilities';
 
 export const API_KEY_SECRET = 'qwen.apiKey';
 const CRASH_WINDOW_MS = 3 * 60_000;
@@ -129,6 +130,7 @@ export class ServerManager implements vscode.Disposable {
       },
     };
     const client = new LanguageClient('qwen', 'Qwen', exe, options);
+    client.registerFeature(qwenCapabilitiesFeature);
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) this.setState('running');
       else if (e.newState === State.Stopped && this.state !== 'failed') this.setState('stopped');

@@ -103,6 +103,7 @@ export class Transcript {
           ...(i >= 0 ? tools[i] : { id: ev.tool.id, name: ev.tool.name, detail: '' }),
           result: oneLine(ev.text ?? ''),
           isError: ev.tool.isError ?? false,
+          ...(ev.tool.decision ? { decision: ev.tool.decision } : {}),
         };
         msg.tools = i >= 0 ? tools.map((t, j) => (j === i ? card : t)) : [...tools, card];
         return { op: 'tool', id: msg.id, card };

@@ -129,11 +129,20 @@ function setRunning(r: boolean): void {
 }
 
 // ---- rendering ----------------------------------------------------------------------------
+/** How a write or command was approved, as the tool card says it. */
+const DECISION_LABELS: Record<NonNullable<ToolCard['decision']>, string> = {
+  auto: 'auto-approved',
+  allow: 'allowed',
+  allowAlways: 'allowed always',
+  deny: 'denied',
+};
+
 function renderTool(card: ToolCard): HTMLElement {
   const el = h('div', { class: `tool${card.isError ? ' tool-error' : ''}`, 'data-tool-id': card.id, role: 'group', 'aria-label': `Tool ${card.name}` });
   el.append(h('span', { class: 'tool-name' }, card.name));
   if (card.detail) el.append(h('span', { class: 'tool-detail' }, card.detail));
   el.append(h('span', { class: 'tool-result' }, card.result === undefined ? '…' : card.result || 'done'));
+  if (card.decision) el.append(h('span', { class: `tool-decision decision-${card.decision}` }, DECISION_LABELS[card.decision]));
   return el;
 }
 

@@ -11,6 +11,8 @@ export interface ToolCard {
   detail: string;
   result?: string;
   isError?: boolean;
+  /** For writes and commands: how it was approved (`auto`: the approval mode allowed it). */
+  decision?: 'auto' | 'allow' | 'allowAlways' | 'deny';
 }
 
 export type ErrorAction = 'setApiKey' | 'openSettings' | 'restartServer' | 'retry' | 'showLog';
@@ -57,8 +59,7 @@ export interface Notice {
 
 /**
  * A tool call waiting for the user's decision. The webview renders it as a card above the
- * composer; the host will fill it from the server's qwen/permission request (issue 13: the
- * server does not ask yet, so nothing sends one today).
+ * composer; the host fills it from the server's qwen/permission request (src/permission.ts).
  */
 export interface ApprovalRequest {
   id: string;

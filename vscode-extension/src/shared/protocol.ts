@@ -28,6 +28,8 @@ export interface ToolInfo {
   name: string;
   args?: Record<string, unknown>;
   isError?: boolean;
+  /** On toolResult for writes and commands: `auto` (the approval mode allowed it) or the user's answer. */
+  decision?: 'auto' | PermissionDecision;
 }
 
 export type ChatEventKind = 'text' | 'thought' | 'toolCall' | 'toolResult' | 'status' | 'error';
@@ -148,4 +150,29 @@ export interface CompressResult {
   status: string;
   tokensBefore: number;
   tokensAfter: number;
+}
+
+/** Server → client request `qwen/permission` (docs/protocol.md): a write or a command waiting for the user. */
+export interface PermissionParams {
+  sessionId: string;
+  turnId: string;
+  /** Matches the `toolCall` chat event's `tool.id`. */
+  toolCallId: string;
+  tool: string;
+  /** e.g. "Edit src/api/x.py". */
+  title: string;
+  /** The absolute, resolved file. */
+  path?: string;
+  /** Unified diff of the proposed change (`--- /dev/null` for a new file; cut at 200000 characters). */
+  diff?: string;
+  /** The shell command. */
+  command?: string;
+}
+
+export type PermissionDecision = 'allow' | 'allowAlways' | 'deny';
+
+export interface PermissionResult {
+  decision: PermissionDecision;
+  /** Only with `deny`: passed to the model after the denial text. */
+  reason?: string;
 }

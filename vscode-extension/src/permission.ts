@@ -1,0 +1,146 @@
+/**
+ * The host side of qwen/permission (issue 13): the server asks before a write or a shell command;
+ * the chat shows the approval card above the composer and, for a file change, VS Code's diff
+ * editor beside it. Pure (no vscode import) so the whole life of a request is unit-tested with a
+ * fake UI; src/diffEditor.ts is the real diff editor.
+ *
+ * One request is on screen at a time (the card shows one); others wait in arrival order. A
+ * request ends exactly once, by whichever comes first:
+ *  - the card's answer (Allow / Allow always / Deny with an optional reason);
+ *  - the user closing the diff tab, which is a Deny (they looked and walked away);
+ *  - the server withdrawing it ($/cancelRequest when the turn is cancelled): the card goes and
+ *    the diff closes, and the answer is ignored by the server;
+ *  - the chat going away (new chat, window closing): Deny.
+ */
+import type { ApprovalOption, ApprovalRequest } from './shared/messages';
+import type { PermissionDecision, PermissionParams, PermissionResult } from './shared/protocol';
+import { diffStats } from './unifiedDiff';
+
+/** The server keeps at most this much of a reason (docs/protocol.md). */
+export const MAX_REASON_CHARS = 2000;
+
+export const PERMISSION_OPTIONS: readonly ApprovalOption[] = [
+  { id: 'allow', label: 'Allow', kind: 'allow' },
+  { id: 'allowAlways', label: 'Allow always (this chat)', kind: 'allow' },
+  { id: 'deny', label: 'Deny', kind: 'reject' },
+];
+
+/** The subset of vscode's / vscode-jsonrpc's CancellationToken used here. */
+export interface Cancellation {
+  readonly isCancellationRequested: boolean;
+  onCancellationRequested(listener: () => void): { dispose(): void };
+}
+
+export interface DiffView {
+  /** Closes the diff tab without counting it as the user's Deny. */
+  close(): void;
+}
+
+export interface PermissionUi {
+  /** Shows the card for `request`, or removes it (null). */
+  card(request: ApprovalRequest | null): void;
+  /** Opens the proposed change beside the chat; `onClosed` fires when the user closes it. Undefined: nothing to show. */
+  openDiff(params: PermissionParams, onClosed: () => void): Promise<DiffView | undefined>;
+}
+
+/** The card for a request; `relative` turns the absolute path into the one people read. */
+export function approvalRequestFor(id: string, params: PermissionParams, relative: (path: string) => string = (p) => p): ApprovalRequest {
+  let detail: string | undefined;
+  if (params.command !== undefined) {
+    detail = `$ ${params.command}`;
+  } else if (params.path !== undefined) {
+    detail = relative(params.path);
+    if (params.diff !== undefined) {
+      const { added, removed } = diffStats(params.diff);
+      detail += ` (+${added} −${removed}), shown in the diff editor`;
+    }
+  }
+  return { id, title: params.title || `Run ${params.tool}?`, ...(detail !== undefined ? { detail } : {}), options: [...PERMISSION_OPTIONS] };
+}
+
+/** The answer for a card option; anything unknown is a Deny, and only a Deny carries a reason. */
+export function decisionFor(optionId: string, reason?: string): PermissionResult {
+  const decision: PermissionDecision = optionId === 'allow' || optionId === 'allowAlways' ? optionId : 'deny';
+  const why = decision === 'deny' ? reason?.trim().slice(0, MAX_REASON_CHARS) : undefined;
+  return why ? { decision, reason: why } : { decision };
+}
+
+interface Pending {
+  request: ApprovalRequest;
+  params: PermissionParams;
+  resolve: (r: PermissionResult) => void;
+  diff?: DiffView;
+  done: boolean;
+  cancelSub?: { dispose(): void };
+}
+
+export class PermissionBroker {
+  private readonly queue: Pending[] = [];
+  private counter = 0;
+
+  constructor(
+    private readonly ui: PermissionUi,
+    private readonly relative: (path: string) => string = (p) => p,
+  ) {}
+
+  /** The card on screen, for snapshots (a reloaded view shows it again). */
+  get current(): ApprovalRequest | undefined {
+    return this.queue[0]?.request;
+  }
+
+  /** Puts the question to the user; resolves with their answer (or Deny, see the module doc). */
+  ask(params: PermissionParams, token?: Cancellation): Promise<PermissionResult> {
+    return new Promise((resolve) => {
+      const p: Pending = { request: approvalRequestFor(`perm${this.counter++}`, params, this.relative), params, resolve, done: false };
+      if (token?.isCancellationRequested) return resolve({ decision: 'deny' });
+      p.cancelSub = token?.onCancellationRequested(() => this.settle(p, { decision: 'deny' }));
+      this.queue.push(p);
+      if (this.queue.length === 1) this.present(p);
+    });
+  }
+
+  /** The card's answer (WebviewToHost approvalReply); false when that card is no longer waiting. */
+  reply(id: string, optionId: string, reason?: string): boolean {
+    const p = this.queue.find((q) => q.request.id === id);
+    if (!p) return false;
+    this.settle(p, decisionFor(optionId, reason));
+    return true;
+  }
+
+  /** Denies everything waiting (the chat was replaced or is closing). */
+  denyAll(): void {
+    for (const p of [...this.queue]) this.settle(p, { decision: 'deny' });
+  }
+
+  private present(p: Pending): void {
+    this.ui.card(p.request);
+    if (p.params.diff === undefined) return;
+    void this.ui
+      .openDiff(p.params, () => {
+        p.diff = undefined; // already closed by the user
+        this.settle(p, { decision: 'deny' });
+      })
+      .then(
+        (view) => {
+          if (p.done) view?.close();
+          else p.diff = view;
+        },
+        () => undefined, // the card alone still works
+      );
+  }
+
+  private settle(p: Pending, result: PermissionResult): void {
+    if (p.done) return;
+    p.done = true;
+    p.cancelSub?.dispose();
+    p.diff?.close();
+    p.diff = undefined;
+    const wasShown = this.queue[0] === p;
+    this.queue.splice(this.queue.indexOf(p), 1);
+    p.resolve(result);
+    if (!wasShown) return;
+    const next = this.queue[0];
+    if (next) this.present(next);
+    else this.ui.card(null);
+  }
+}
