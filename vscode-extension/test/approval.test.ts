@@ -1,7 +1,7 @@
 // The approval card in the chat webview (headless Chromium, the real bundle): behaviour 11 of the
 // bar (stray typing cannot approve) and its parts of 9 (restored from the snapshot), 10 (no focus
-// stealing) and 13 (keyboard-only). The host does not send approvals yet (the server has no
-// qwen/permission until issue 13), so the tests post them as the host will.
+// stealing) and 13 (keyboard-only). The tests post approvals as the host does for the server's
+// qwen/permission (src/permission.ts; the host side is tested in permission*.test.ts).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';

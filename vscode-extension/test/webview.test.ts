@@ -385,6 +385,20 @@ test('tool calls render as compact cards (tool, path, one-line result)', async (
   await p.page.context().close();
 });
 
+test('an edit tool card shows how it was approved (denied in the error colour)', async () => {
+  const p = await openPanel(browser, origin);
+  await p.host(snapshot([]));
+  const id = await startTurn(p);
+  const edit = { id: 'e1', name: 'edit', detail: '/w/src/x.py' };
+  await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { ...edit, result: 'Declined: edit src/x.py', isError: true, decision: 'deny' } }] });
+  await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { id: 'e2', name: 'write_file', detail: '/w/new.py', result: 'Created new.py', decision: 'allowAlways' } }] });
+  await p.frame();
+  assert.deepEqual(await p.page.locator('[data-tool-id="e1"] span').allTextContents(), ['edit', '/w/src/x.py', 'Declined: edit src/x.py', 'denied']);
+  assert.equal(await p.page.locator('[data-tool-id="e2"] .tool-decision').textContent(), 'allowed always');
+  assert.equal(await p.page.locator('.tool-decision.decision-deny').count(), 1);
+  await p.page.context().close();
+});
+
 test('notices, attachment chips and the session list post the right messages', async () => {
   const p = await openPanel(browser, origin);
   await p.host(snapshot([], {
