@@ -23,7 +23,7 @@ const SESSION_KEY = 'qwen.sessionId';
 const MAX_NOTICES = 5;
 
 export class ChatController implements vscode.Disposable {
-  readonly transcript = new Transcript();
+  readonly transcript = new Transcript((p) => vscode.workspace.asRelativePath(p, false));
   private readonly webviews = new Set<vscode.Webview>();
   private attachments: AttachmentChip[] = [];
   private notices: Notice[] = [];

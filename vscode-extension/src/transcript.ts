@@ -12,12 +12,18 @@ import type { InlineError, Snapshot, StatusTone, StreamPatch, ToolCard, Transcri
 let counter = 0;
 const newId = (): string => `m${Date.now().toString(36)}${(counter++).toString(36)}`;
 
-/** The argument a person recognises a tool call by (a path, a pattern), kept to one short line. */
-export function toolDetail(args: Record<string, unknown> | undefined): string {
+const PATH_KEYS = new Set(['path', 'file_path', 'absolute_path', 'dir_path']);
+
+/**
+ * The argument a person recognises a tool call by (a path, a pattern), kept to one short line.
+ * Paths go through `relative` (workspace-relative in the extension): tools take absolute paths,
+ * and a long absolute path would push the result off a one-line card.
+ */
+export function toolDetail(args: Record<string, unknown> | undefined, relative: (path: string) => string = (p) => p): string {
   if (!args) return '';
   for (const key of ['path', 'file_path', 'absolute_path', 'dir_path', 'pattern', 'query', 'name', 'command']) {
     const v = args[key];
-    if (typeof v === 'string' && v) return oneLine(v);
+    if (typeof v === 'string' && v) return oneLine(PATH_KEYS.has(key) ? relative(v) : v);
   }
   const first = Object.values(args).find((v) => typeof v === 'string');
   return typeof first === 'string' ? oneLine(first) : '';
@@ -39,6 +45,9 @@ export class Transcript {
   sessionId: string | undefined;
   messages: TranscriptMessage[] = [];
   private turn: Turn | undefined;
+
+  /** `relative` shortens tool paths on cards (see toolDetail). */
+  constructor(private readonly relative: (path: string) => string = (p) => p) {}
 
   get running(): boolean {
     return this.turn !== undefined;
@@ -91,7 +100,7 @@ export class Transcript {
         return { op: 'thought', id: msg.id, text: ev.text };
       case 'toolCall': {
         if (!ev.tool) return undefined;
-        const card: ToolCard = { id: ev.tool.id, name: ev.tool.name, detail: toolDetail(ev.tool.args) };
+        const card: ToolCard = { id: ev.tool.id, name: ev.tool.name, detail: toolDetail(ev.tool.args, this.relative) };
         msg.tools = [...(msg.tools ?? []), card];
         return { op: 'tool', id: msg.id, card };
       }

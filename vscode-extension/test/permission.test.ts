@@ -225,13 +225,13 @@ test('capabilities: the client declares experimental.qwen.permissionRequests and
   assert.deepEqual(empty.experimental, { qwen: { permissionRequests: true } });
 });
 
-test('tool cards: an edit shows its path and one-line result, and the decision from toolResult', () => {
-  const t = new Transcript();
+test('tool cards: an edit shows its workspace-relative path and one-line result, and the decision from toolResult', () => {
+  const t = new Transcript((p) => p.replace(/^\/ws\//, ''));
   const [, a] = t.begin('fix it');
   const base = { sessionId: 's1', turnId: 't1' };
   t.apply({ ...base, seq: 0, kind: 'toolCall', tool: { id: 'e1', name: 'edit', args: { file_path: '/ws/src/x.py', old_string: 'a', new_string: 'b' } } });
   const patch = t.apply({ ...base, seq: 1, kind: 'toolResult', text: 'Declined: edit src/x.py', tool: { id: 'e1', name: 'edit', isError: true, decision: 'deny' } });
-  assert.deepEqual(patch, { op: 'tool', id: a.id, card: { id: 'e1', name: 'edit', detail: '/ws/src/x.py', result: 'Declined: edit src/x.py', isError: true, decision: 'deny' } });
+  assert.deepEqual(patch, { op: 'tool', id: a.id, card: { id: 'e1', name: 'edit', detail: 'src/x.py', result: 'Declined: edit src/x.py', isError: true, decision: 'deny' } });
   const read = t.apply({ ...base, seq: 2, kind: 'toolResult', text: 'ok', tool: { id: 'r1', name: 'read_file' } });
   assert.ok(read && read.op === 'tool' && !('decision' in read.card), 'a read has no decision');
 });
