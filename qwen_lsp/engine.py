@@ -26,7 +26,7 @@ from typing import Any
 
 from . import __version__
 from .agent.events import EventSink, RoundDone
-from .agent.hooks import TurnHooks
+from .agent.hooks import Prefetch, TurnHooks
 from .agent.loop import TurnRequest, run_turn
 from .agent.tool import Tool, ToolContext
 from .agent.tools import read_only_tools
@@ -309,16 +309,26 @@ class Engine:
     async def _turn(
         self, session: ChatSession, prompt: str, attachments: Sequence[Attachment], emit: EventSink, turn_id: str
     ) -> ChatResult:
+        recall = self.hooks.recall(session, prompt)  # runs while the request is assembled; never awaited
+        try:
+            return await self._run_turn(session, prompt, attachments, emit, turn_id, recall)
+        finally:
+            recall.cancel()
+
+    async def _run_turn(
+        self, session: ChatSession, prompt: str, attachments: Sequence[Attachment], emit: EventSink, turn_id: str, recall: Prefetch
+    ) -> ChatResult:
         client = await self.model_client()
         await self._session_ready(session)
-        self.context.memory_block = self.hooks.memory_block()
+        self.context.memory_block = await asyncio.to_thread(self.hooks.memory_block)
         system = session.context.system_prompt()
         for att in attachments:
             self._tool_touched(session, att.path)
         attached = await asyncio.to_thread(attachment_parts, attachments, self.root)
+        recalled: list[Part] = [{"text": text} for text in recall.take()]
         user_content: Content = {
             "role": "user",
-            "parts": [*self._reminder_parts(session), *await self._recall(session, prompt), *attached, {"text": prompt}],
+            "parts": [*recalled, *self._reminder_parts(session), *attached, {"text": prompt}],
         }
         session.history.append(user_content)
         session.recorder.record_user(user_content)
@@ -335,12 +345,13 @@ class Engine:
             max_tokens=self.settings.model.max_output_tokens,
             count_prompt=lambda _m: self._count(session.context, session.skills_tracker, session.history).total_tokens,
             before_request=lambda: self.hooks.before_request(session),
+            late_reminders=recall.take,
         )
         try:
             outcome = await run_turn(client, req, emit=emit, record=turn_recorder(session.recorder, self.settings.model.name), on_round=on_round)
         except LLMError as exc:
             raise EngineError(exc.message, kind=exc.kind) from exc
-        self.hooks.after_turn(session, outcome)
+        self.hooks.after_turn(session, outcome, req)
         return ChatResult(
             session_id=session.id,
             turn_id=turn_id,
@@ -366,9 +377,6 @@ class Engine:
         if rules:
             parts.append({"text": rules})
         return parts
-
-    async def _recall(self, session: ChatSession, prompt: str) -> list[Part]:
-        return [{"text": text} for text in await self.hooks.recall(session, prompt)]
 
     def context_status(self, session: ChatSession) -> ContextStatus:
         th = self.thresholds()

@@ -51,6 +51,9 @@ class TurnRequest:
     """Fallback prompt-token counter when the endpoint reports no usage."""
     before_request: Callable[[], Awaitable[None]] | None = None
     """Awaited before every model request (compaction may shrink ``history`` here)."""
+    late_reminders: Callable[[], list[str]] | None = None
+    """Polled (never awaited) after a round's tool calls ran: texts that settled since the
+    request was assembled (recalled memories) go after the function responses, which must lead."""
 
 
 async def run_turn(
@@ -117,6 +120,9 @@ async def run_turn(
             # Every recorded tool call needs its response, or the history can never be sent again.
             responses.extend(_cancelled_response(call) for call in calls[len(responses) :])
             raise
+        else:
+            if req.late_reminders is not None:
+                responses.extend({"text": text} for text in req.late_reminders())
         finally:
             tool_content: Content = {"role": "user", "parts": responses}
             req.history.append(tool_content)
