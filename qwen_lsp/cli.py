@@ -231,6 +231,85 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_memory(args: argparse.Namespace) -> int:
+    """``memory list|remember|forget|dream|recall``: the same manager the editor's Memory view uses."""
+    from .errors import EngineError
+
+    engine = _engine(Path.cwd())
+    words = " ".join(args.text).strip()
+    try:
+        if args.action == "list":
+            return _memory_list(_run(engine, engine.memory.list(args.scope)), args.json)
+        if args.action == "remember":
+            if not words:
+                return _fail('memory remember needs the text to remember, e.g.: qwen-lsp memory remember "tests never mock the database"', 2)
+            saved = _run(engine, engine.memory.remember(words, type=args.type or "feedback", scope=args.scope or "project", name=args.name))
+            print(f"Remembered ({saved.scope} {saved.type}): {saved.path}")
+            return 0
+        if args.action == "recall":
+            if not words:
+                return _fail('memory recall needs a QUERY, e.g.: qwen-lsp memory recall "how do we run tests"', 2)
+            report = _run(engine, engine.memory.recall_report(words, use_model=not args.no_model))
+            if args.json:
+                _print_json(report)
+            elif not report.memories:
+                print(f"Nothing would be recalled ({report.strategy}).")
+            else:
+                print(f"strategy: {report.strategy}")
+                for m in report.memories:
+                    print(f"  {m.scope}/{m.type}  {m.name}  {m.path}")
+                print()
+                print(report.text)
+            return 0
+        if args.action == "forget":
+            if not words:
+                return _fail('memory forget needs a QUERY naming what to forget, e.g.: qwen-lsp memory forget "tabs"', 2)
+            return _memory_forget(engine, words, args.yes)
+        report = _run(engine, engine.dream_now())
+        if args.json:
+            _print_json(report)
+        else:
+            print(f"dream: {report.status}" + (f" ({report.reason})" if report.reason else "") + (f"; updated {', '.join(report.touched)}" if report.touched else ""))
+        return 0 if report.status in ("completed", "skipped") else 1
+    except EngineError as exc:
+        return _engine_fail(exc)
+
+
+def _memory_list(result: Any, as_json: bool) -> int:
+    if as_json:
+        _print_json(result)
+        return 0
+    if not result.memories:
+        print('No memories yet. Save one with: qwen-lsp memory remember "TEXT" (or "Remember this convention" in the editor)')
+    for m in result.memories:
+        print(f"{m.scope:<7} {m.type:<9} {m.age:>14}  {m.name} — {m.description}\n{'':<33}{m.path}")
+    return 0
+
+
+def _memory_forget(engine: Any, query: str, yes: bool) -> int:
+    """Two steps, as in the editor: show what matches, then remove only what the user confirmed."""
+
+    async def go() -> int:
+        found = (await engine.memory.forget_candidates(query)).candidates
+        if not found:
+            print(f"No memory matches {query!r}.")
+            return 0
+        for c in found:
+            print(f"  {c.name} — {c.description}\n    {c.path}  ({c.reason})")
+        if not yes:
+            if not sys.stdin.isatty():
+                return _fail("nothing removed: re-run with --yes to remove the memories above", 1)
+            answer = await asyncio.to_thread(input, f"Remove {len(found)} memor{'y' if len(found) == 1 else 'ies'}? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                print("Nothing removed.")
+                return 0
+        removed = (await engine.memory.forget([Path(c.path) for c in found])).removed
+        print(f"Removed {len(removed)}: " + ", ".join(removed))
+        return 0
+
+    return int(_run(engine, go()))
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from .doctor import settings_rows
     from .errors import EngineError
@@ -310,6 +389,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["list", "show", "delete"])
     p.add_argument("id", nargs="?", help="the session ID (from 'sessions list' or a chat's [session ID] line)")
     p.set_defaults(func=cmd_sessions)
+
+    p = sub.add_parser("memory", help="auto memory: list, remember TEXT, forget QUERY, dream, recall QUERY")
+    p.add_argument("action", choices=["list", "remember", "forget", "dream", "recall"])
+    p.add_argument("text", nargs="*", help="remember: the text; forget/recall: the query")
+    p.add_argument("--scope", choices=["user", "project", "team"], help="list: only this scope; remember: where to save (default project)")
+    p.add_argument("--type", choices=["user", "feedback", "project", "reference"], help="remember: the topic (default feedback)")
+    p.add_argument("--name", help="remember: a short name (default: from the text)")
+    p.add_argument("--json", action="store_true", help="list/recall/dream: print JSON as the language server sends it")
+    p.add_argument("--no-model", action="store_true", help="recall: the heuristic alone, no model call")
+    p.add_argument("--yes", action="store_true", help="forget: remove the matches without asking")
+    p.set_defaults(func=cmd_memory)
 
     p = sub.add_parser("doctor", help="settings in effect, endpoint reachability, paths")
     p.set_defaults(func=cmd_doctor)

@@ -46,6 +46,7 @@ from .protocol import (
     ChatResult,
     ContextResult,
     ContextStatus,
+    MemoryChanged,
     SessionDeleteResult,
     SessionListItem,
     SessionResumeResult,
@@ -70,6 +71,9 @@ class Listeners:
 
     context_status: Callable[[ContextStatus], None] = lambda _s: None
     skills_changed: Callable[[SkillsChanged], None] = lambda _c: None
+    memory_changed: Callable[[MemoryChanged], None] = lambda _c: None
+    progress: Callable[[str], Callable[[str], None]] = lambda _title: lambda _message: None
+    """Begin background work with a title; the returned function ends it with a message."""
 
 
 class Engine:

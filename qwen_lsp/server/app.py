@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Mapping
+import uuid
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +24,14 @@ from pygls.protocol import (
     default_converter,
     lsp_method,
 )
+from pygls.capabilities import get_capability
 from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..engine import Engine, Listeners
 from ..errors import EngineError
 from ..llm.tokens import TokenCounter
-from ..protocol import ContextStatus, SkillsChanged
+from ..protocol import ContextStatus, MemoryChanged, SkillsChanged
 from .configuration import EditorConfiguration
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,8 @@ ERROR_CODES: Mapping[str, int] = {
     "bad_request": -31007,
     "protocol": -31008,
     "context": -31009,
+    "secret": -31010,
+    "memory_security": -31011,
 }
 """Application error codes per :class:`EngineError` kind; ``data.kind`` carries the name.
 
@@ -162,7 +166,12 @@ class QwenLanguageServer(LanguageServer):
     # --------------------------------------------------------------- engines
     def open_workspaces(self, roots: list[Path]) -> list[Engine]:
         """One engine per folder, each subscribed to its folder's editor settings."""
-        listeners = Listeners(context_status=self.send_context_status, skills_changed=self.send_skills_changed)
+        listeners = Listeners(
+            context_status=self.send_context_status,
+            skills_changed=self.send_skills_changed,
+            memory_changed=self.send_memory_changed,
+            progress=self.begin_progress,
+        )
         opened = []
         for root in roots or [Path(os.getcwd())]:
             root = root.resolve()
@@ -195,6 +204,39 @@ class QwenLanguageServer(LanguageServer):
 
     def send_skills_changed(self, change: SkillsChanged) -> None:
         self.protocol.notify("qwen/skillsChanged", change.wire())
+
+    def send_memory_changed(self, change: MemoryChanged) -> None:
+        self.protocol.notify("qwen/memoryChanged", change.wire())
+
+    def begin_progress(self, title: str) -> Callable[[str], None]:
+        """Work-done progress for background work (extraction, dream); returns the function that ends it.
+
+        Server-initiated, so only for clients that declare ``window.workDoneProgress``;
+        creating the token is a request, so begin/end are chained behind its answer.
+        """
+        if self.loop is None or not get_capability(self.client_capabilities, "window.work_done_progress", False):
+            return lambda _message: None
+        token = f"qwen-{uuid.uuid4()}"
+
+        async def begin() -> bool:
+            try:
+                await self.work_done_progress.create_async(token)
+            except Exception as exc:  # the client refused the token: the work goes on unseen
+                log.debug("workDoneProgress/create refused: %s", exc)
+                return False
+            self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title))
+            return True
+
+        started = asyncio.ensure_future(begin())
+
+        def end(message: str) -> None:
+            async def finish() -> None:
+                if await started:
+                    self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+
+            asyncio.ensure_future(finish())
+
+        return end
 
 
 def uri_to_path(uri: str) -> Path | None:

@@ -1,0 +1,178 @@
+"""The one entry point of auto memory: what the engine wires and the adapters call.
+
+Everything memory does goes through a :class:`MemoryManager` per workspace:
+the system prompt's memory block, recall for a turn, the editor's list /
+remember / forget, extraction after a turn and dream now and then. It owns
+the :class:`~.store.MemoryStore` (all disk access) and the background tasks,
+and reports changes and progress through plain callables, so it knows
+nothing of LSP. Model access comes in through :class:`ModelAccess`, handed
+over by the engine (design §2: cores never import ``agent/``).
+
+Disk work runs on worker threads; the methods here are coroutines so an
+adapter can await them on the event loop. Settings are read through a
+callable on every use, so switching ``memory.*`` applies without a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..config import MemorySettings
+from ..protocol import (
+    ForgetCandidate,
+    ForgetCandidatesResult,
+    MemoryChanged,
+    MemoryForgetResult,
+    MemoryItem,
+    MemoryListResult,
+    MemoryRememberResult,
+    RecallItem,
+    RecallResultWire,
+)
+from .age import memory_age
+from .forget_select import select_forget_candidates
+from .model import SCOPES, MemoryDoc, Scope, Topic
+from .prompt_block import build_memory_block
+from .recall import SideQuery, recall
+from .store import MemoryStore
+
+log = logging.getLogger(__name__)
+
+
+class ModelAccess(Protocol):
+    """What memory needs of the model, provided by the engine (None: no model configured)."""
+
+    async def side_query(self) -> SideQuery | None: ...
+
+
+class MemoryManager:
+    def __init__(
+        self,
+        project_root: Path,
+        *,
+        settings: Callable[[], MemorySettings],
+        model: ModelAccess,
+        on_change: Callable[[MemoryChanged], None] = lambda _c: None,
+        progress: Callable[[str], Callable[[str], None]] = lambda _t: lambda _m: None,
+        home: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = MemoryStore(project_root, home=home, env=env)
+        self._settings = settings
+        self._model = model
+        self._on_change = on_change
+        self._progress = progress
+        self._clock = clock
+        self._surfaced: dict[str, set[Path]] = {}
+        """Per chat: memory files already recalled into it (not offered twice, spec §7.1 step 2)."""
+        self._background: set[asyncio.Task[Any]] = set()
+
+    @property
+    def enabled(self) -> bool:
+        return self._settings().enabled
+
+    # ----------------------------------------------------------------- the system prompt
+    def prompt_block(self) -> str:
+        """The auto-memory block of the system prompt ('' when memory is off). Blocking: reads the indexes."""
+        if not self.enabled:
+            return ""
+        roots = {scope: self.store.root(scope) for scope in SCOPES}
+        indexes = {scope: self.store.index_text(scope) for scope in SCOPES}
+        return build_memory_block(roots, indexes)
+
+    # ----------------------------------------------------------------- recall
+    def start_recall(self, session_id: str, prompt: str, active_tools: Collection[str] = ()) -> asyncio.Task[list[str]] | None:
+        """Start recall for a turn; the caller polls the task and never waits for it."""
+        if not self.enabled or not prompt.strip():
+            return None
+        return asyncio.ensure_future(self._recall_for_turn(session_id, prompt, active_tools))
+
+    async def _recall_for_turn(self, session_id: str, prompt: str, active_tools: Collection[str]) -> list[str]:
+        surfaced = self._surfaced.setdefault(session_id, set())
+        result = await self._recall(prompt, use_model=True, exclude=surfaced, active_tools=active_tools)
+        surfaced.update(d.path for d in result.docs)
+        return [f"<system-reminder>\n{result.text}\n</system-reminder>"] if result.text else []
+
+    async def _recall(self, query: str, *, use_model: bool, exclude: Collection[Path] = (), active_tools: Collection[str] = ()) -> Any:
+        docs = await asyncio.to_thread(self._recall_docs, exclude)
+        select = await self._model.side_query() if use_model else None
+        return await recall(query, docs, select=select, now=self._clock(), active_tools=active_tools)
+
+    def _recall_docs(self, exclude: Collection[Path]) -> list[MemoryDoc]:
+        """Project first, then user, so on a full tie project shadows user (spec §7.1 step 1)."""
+        try:
+            user = self.store.scan("user")
+        except OSError as exc:
+            log.warning("user memory could not be read; recalling from the project only: %s", exc)
+            user = []
+        return [d for d in [*self.store.scan("project"), *user] if d.path not in exclude]
+
+    async def recall_report(self, query: str, *, use_model: bool = True) -> RecallResultWire:
+        """What recall would inject for ``query`` (``qwen-lsp memory recall``)."""
+        result = await self._recall(query, use_model=use_model)
+        return RecallResultWire(
+            strategy=result.strategy,
+            memories=[RecallItem(path=str(d.path), scope=d.scope, type=d.type, name=d.title) for d in result.docs],
+            text=result.text,
+        )
+
+    def forget_session(self, session_id: str) -> None:
+        self._surfaced.pop(session_id, None)
+
+    # ----------------------------------------------------------------- the editor's operations
+    async def list(self, scope: Scope | None = None) -> MemoryListResult:
+        docs = await asyncio.to_thread(self.store.scan, scope) if scope else await asyncio.to_thread(self.store.scan_all)
+        now = self._clock()
+        return MemoryListResult(memories=[self._item(d, now) for d in docs])
+
+    @staticmethod
+    def _item(doc: MemoryDoc, now: float) -> MemoryItem:
+        return MemoryItem(path=str(doc.path), scope=doc.scope, type=doc.type, name=doc.title, description=doc.description, age=memory_age(doc.mtime, now))
+
+    async def remember(self, text: str, *, type: Topic = "feedback", scope: Scope = "project", name: str | None = None) -> MemoryRememberResult:
+        """Save ``text`` as one memory; no model needed (name and description come from the text)."""
+        doc = await asyncio.to_thread(self.store.remember, text=text, type=type, scope=scope, name=name)
+        self.changed(doc.scope, [doc.path])
+        return MemoryRememberResult(path=str(doc.path), scope=doc.scope, type=doc.type)
+
+    async def forget_candidates(self, query: str) -> ForgetCandidatesResult:
+        """Step one of forget: what matches ``query``; nothing is removed until :meth:`forget`."""
+        docs = await asyncio.to_thread(self.store.scan_all)
+        select = await self._model.side_query()
+        found = await select_forget_candidates(query, docs, select=select)
+        return ForgetCandidatesResult(candidates=[ForgetCandidate(path=str(c.path), name=c.name, description=c.description, reason=c.reason) for c in found])
+
+    async def forget(self, paths: Sequence[Path]) -> MemoryForgetResult:
+        """Step two: remove the files the user confirmed (paths outside every memory root are refused)."""
+        removed = await asyncio.to_thread(self.store.remove, paths)
+        by_scope: dict[Scope, list[Path]] = {}
+        for path in removed:
+            scope = self.store.scope_of(path)
+            if scope is not None:
+                by_scope.setdefault(scope, []).append(path)
+        for scope, scoped in by_scope.items():
+            self.changed(scope, scoped)
+        return MemoryForgetResult(removed=[str(p) for p in removed])
+
+    def changed(self, scope: Scope, paths: Sequence[Path]) -> None:
+        self._on_change(MemoryChanged(scope=scope, paths=[str(p) for p in paths]))
+
+    # ----------------------------------------------------------------- lifecycle
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    async def drain(self) -> None:
+        """Shutdown: let background runs finish their current write, then stop."""
+        for task in list(self._background):
+            task.cancel()
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
