@@ -265,7 +265,7 @@ def cmd_memory(args: argparse.Namespace) -> int:
             if not words:
                 return _fail('memory forget needs a QUERY naming what to forget, e.g.: qwen-lsp memory forget "tabs"', 2)
             return _memory_forget(engine, words, args.yes)
-        report = _run(engine, engine.dream_now())
+        report = _run(engine, engine.memory.dream_now())
         if args.json:
             _print_json(report)
         else:

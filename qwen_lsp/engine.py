@@ -42,6 +42,8 @@ from .llm.content import Content, Part
 from .llm.client_cache import ModelEndpoint
 from .llm.errors import LLMError
 from .llm.tokens import TokenCounter
+from .memory.manager import MemoryManager
+from .memory_hooks import EngineModelAccess, memory_hooks
 from .protocol import (
     ChatResult,
     ContextResult,
@@ -92,7 +94,6 @@ class Engine:
         self.interaction_mode = interaction_mode
         self.counter = counter
         self.listeners = listeners or Listeners()
-        self.hooks = hooks or TurnHooks()
         self.open_documents: set[Path] = set()
         """Files open in the editor: they count for every chat, and re-activate skills after a refresh."""
         self._env = env
@@ -105,6 +106,15 @@ class Engine:
         self.tools: list[Tool] = [*read_only_tools(), SkillTool(self.skills)]
         self.context = ContextAssembler(self.root, self._context_settings(), env=env)  # its prompt names self.tools
         self.sessions = SessionRegistry(self.root, version=__version__, new_context=lambda: SessionContext(self.context))
+        self.memory = MemoryManager(
+            self.root,
+            settings=lambda: self.settings.memory,
+            model=EngineModelAccess(self),
+            on_change=self._memory_changed,
+            progress=lambda title: self.listeners.progress(title),
+            env=env,
+        )
+        self.hooks = hooks or memory_hooks(self.memory)
         self._editor_rules: set[str] = set()
         """Paths of rules announced for files opened in the editor (each announced once per workspace)."""
         self._watcher: DebouncedWatcher | None = None
@@ -190,6 +200,9 @@ class Engine:
             self._skills_on_disk = signature
             self.listeners.skills_changed(SkillsChanged(activated=added, deactivated=removed))
 
+    def _memory_changed(self, change: MemoryChanged) -> None:
+        self.listeners.memory_changed(change)
+
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
         self._background.add(task)
@@ -201,6 +214,7 @@ class Engine:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
+        await self.memory.drain()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         await self.endpoint.aclose()

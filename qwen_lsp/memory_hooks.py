@@ -1,0 +1,52 @@
+"""Memory's plugs into a turn: the glue between the agent's seams and the memory core.
+
+The memory core never imports ``agent/`` (design §2: arrows point one way), so
+this module, beside the engine, turns a :class:`~.memory.manager.MemoryManager`
+into :class:`~.agent.hooks.TurnHooks` and gives the manager its model access
+(side queries and forked runs built from the engine's client).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .agent.hooks import Prefetch, TurnHooks
+from .agent.loop import TurnRequest
+from .agent.events import TurnOutcome
+from .llm.content import Content
+from .memory.manager import MemoryManager
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .sessions.registry import ChatSession
+
+RECENT_TOOL_CONTENTS = 8
+"""How far back "recently used tools" (the recall's active-tool filter, spec §7.4) looks."""
+
+
+def recent_tools(history: Sequence[Content]) -> list[str]:
+    names: list[str] = []
+    for content in history[-RECENT_TOOL_CONTENTS:]:
+        for part in content.get("parts") or []:
+            call = part.get("functionCall")
+            if call and call.get("name") and call["name"] not in names:
+                names.append(call["name"])
+    return names
+
+
+def memory_hooks(memory: MemoryManager) -> TurnHooks:
+    def recall(session: ChatSession, prompt: str) -> Prefetch:
+        return Prefetch(memory.start_recall(session.id, prompt, recent_tools(session.history)))
+
+    def after_turn(session: ChatSession, outcome: TurnOutcome, req: TurnRequest) -> None:
+        memory.after_turn(session.id, session.history, req)
+
+    return TurnHooks(memory_block=memory.prompt_block, recall=recall, after_turn=after_turn)
+
+
+class EngineModelAccess:
+    """Side queries and forked runs on the engine's current model client (None when none is configured)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
