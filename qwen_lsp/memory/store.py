@@ -273,13 +273,16 @@ class MemoryStore:
 
     def _rebuild_locked(self, scope: Scope) -> bool:
         root = self.root(scope)
+        if not os.path.lexists(root):
+            return False
+        if scope == "team":
+            self._check_team_root()  # before the type check: a symlinked root is an error, not "no root"
         try:
             if not stat.S_ISDIR(os.lstat(root).st_mode):
                 return False
         except OSError:
             return False
         if scope == "team":
-            self._check_team_root()
             content = build_team_index(scan_root(root, scope))
         else:
             content = build_index(scan_root(root, scope))
