@@ -10,10 +10,13 @@ O(n²)). The input is built to make every rule work hard without matching:
   cores with label runs of 100 characters (the private-key rule's bounded
   look-behind and look-ahead);
 * ``xoxb-`` digit runs one short of a token, ``AKIA`` runs one short,
-  ``SG.`` ids without the second dot.
+  ``SG.`` ids without the second dot;
+* valid PEM footers in the first half and valid headers in the second:
+  no pair matches, but the private-key check has to weigh every one.
 
-Measurement (``python -m bench.secret_scan``): median of 5 runs of
-``scan_for_secrets`` on 1 MB of that input; baseline the same on 100 KB.
+Measurement (``python -m bench.secret_scan``): median of 9 runs of
+``scan_for_secrets`` on 1 MB of that input; baseline the same on 100 KB,
+the two sizes interleaved run by run.
 ``secret_scan.1mb_vs_100kb``: target ratio ≤ 12 (10 is linear).
 ``--quick`` uses 100 KB ÷ 10 KB.
 """
@@ -26,9 +29,9 @@ import time
 from bench.harness import emit, log, median
 from qwen_lsp.memory.secrets import scan_for_secrets
 
-RUNS = 5
+RUNS = 9
 
-UNIT = (
+NEAR_MISS = (
     "sk-" + "a1-_" * 60 + " "
     + "sk-ant-" + "x" * 19 + " hf_" + "A" * 33 + " "
     + "-----BEGIN " + "RSA " * 25 + "PRIVATE KEY----- " + "Z" * 40 + " "
@@ -36,22 +39,29 @@ UNIT = (
     + "PRIVATE KEY " * 5
     + "xoxb-" + "1" * 12 + "-" + "2" * 9 + " AKIA" + "B" * 15 + " SG." + "c" * 22 + "x" + "d" * 43 + "\n"
 )
+FOOTERS = NEAR_MISS + "-----END EC PRIVATE KEY----- -----end private key block-----\n"
+HEADERS = NEAR_MISS + "-----BEGIN EC PRIVATE KEY----- -----begin private key block-----\n"
 
 
 def hostile(size: int) -> str:
-    text = UNIT * (size // len(UNIT) + 1)
+    """Near misses throughout; valid PEM footers in the first half, valid headers in the second.
+
+    Every footer precedes every header, so nothing matches, yet the
+    private-key check must classify every header and footer and compare
+    their positions — its slowest path.
+    """
+    half = size // 2
+    text = (FOOTERS * (half // len(FOOTERS) + 1))[:half] + (HEADERS * (half // len(HEADERS) + 1))
     return text[:size]
 
 
-def timed(text: str) -> float:
-    samples = []
-    for _ in range(RUNS):
-        start = time.perf_counter()
-        found = scan_for_secrets(text)
-        samples.append(time.perf_counter() - start)
-        if found:
-            raise SystemExit(f"the hostile input must not match, yet {[m.rule_id for m in found]} fired")
-    return median(samples)
+def scan_ms(text: str) -> float:
+    start = time.perf_counter()
+    found = scan_for_secrets(text)
+    elapsed = (time.perf_counter() - start) * 1000  # ms, so the harness's 6-decimal rounding keeps the ratio exact
+    if found:
+        raise SystemExit(f"the hostile input must not match, yet {[m.rule_id for m in found]} fired")
+    return elapsed
 
 
 def main() -> None:
@@ -59,9 +69,14 @@ def main() -> None:
     small, large = (10_000, 100_000) if quick else (100_000, 1_000_000)
     scan_for_secrets("warm-up")
     log(f"secret_scan: {small} vs {large} characters of hostile input")
-    base = timed(hostile(small))
-    value = timed(hostile(large))
-    emit("secret_scan.1mb_vs_100kb", value, "s", base, small_chars=small, large_chars=large, target_ratio=12)
+    small_text, large_text = hostile(small), hostile(large)
+    small_ms: list[float] = []
+    large_ms: list[float] = []
+    for _ in range(RUNS):  # interleaved, so both sizes see the same machine load
+        small_ms.append(scan_ms(small_text))
+        large_ms.append(scan_ms(large_text))
+    base, value = median(small_ms), median(large_ms)
+    emit("secret_scan.1mb_vs_100kb", value, "ms", base, small_chars=small, large_chars=large, target_ratio=12)
 
 
 if __name__ == "__main__":
