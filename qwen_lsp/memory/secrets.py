@@ -22,8 +22,8 @@ Why this cannot backtrack (the issue's "no super-linear regexes"):
 * ``private-key`` has a lazy body of 64–16,384 characters, beyond RE2's
   1,000-repeat limit, and as a Python regex it would rescan up to 16 KB
   after every header. It is decided by :func:`_has_private_key` instead:
-  one pass finds every ``PRIVATE KEY`` (each occurrence is the core of a
-  header or a footer), a bounded look of ≤ 111 characters on each side
+  one pass finds every ``PRIVATE KEY( BLOCK)?-----`` (the fixed tail of
+  each header and footer), a bounded look of ≤ 110 characters before it
   classifies it, and a sorted sweep asks whether some header end and some
   footer start lie 64–16,384 UTF-16 units apart. Work is O(n log n) at
   worst, with no input-dependent backtracking.
@@ -124,7 +124,9 @@ def scan_for_secrets(content: str) -> list[SecretMatch]:
 
 # --- private-key -----------------------------------------------------------
 
-_KEY_CORE = re.compile(r"PRIVATE KEY", re.IGNORECASE | re.ASCII)
+_KEY_CORE = re.compile(r"PRIVATE KEY(?: BLOCK)?-----", re.IGNORECASE | re.ASCII)
+"""The fixed tail of every header and footer; where it matches, the part before it decides which it is."""
+_END_MARKER = re.compile("-----end")
 _LABEL_RUN = re.compile(r"[ A-Za-z0-9_-]*", re.ASCII)
 """The header/footer label class ``[ A-Z0-9_-]`` under ASCII case folding."""
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
@@ -140,30 +142,23 @@ def _label_run_before(text: str, end: int, reach: int) -> int:
 def _has_private_key(text: str) -> bool:
     """``-----BEGIN[label]{0,100}PRIVATE KEY( BLOCK)?-----`` body{64,16384} ``-----END[label]{0,100}PRIVATE KEY( BLOCK)?-----``.
 
-    Every header and footer contains ``PRIVATE KEY`` followed by ``-----``
-    or `` BLOCK-----``; before it come ≤ 100 label characters and then
-    ``-----BEGIN`` (header) or ``-----END`` (footer). The marker words are
-    themselves label characters, so they sit inside the label run that ends
-    at ``PRIVATE KEY``. The body may contain anything, so a match exists iff
-    some header end and some footer start are 64–16,384 units apart.
+    Every header and footer ends in ``PRIVATE KEY( BLOCK)?-----``; before
+    that come ≤ 100 label characters and then ``-----BEGIN`` (header) or
+    ``-----END`` (footer). The marker words are themselves label
+    characters, so they sit inside the label run that ends at ``PRIVATE
+    KEY``. The body may contain anything, so a match exists iff some header
+    end and some footer start are 64–16,384 units apart.
     """
     header_ends: list[int] = []
     footer_starts: list[int] = []
     for core in _KEY_CORE.finditer(text):
-        start, after = core.span()
-        if text.startswith("-----", after):
-            end = after + 5
-        elif text[after : after + 11].lower() == " block-----":
-            end = after + 11
-        else:
-            continue
-        reach = _LABEL_MAX + len("-----BEGIN")
-        run_start = _label_run_before(text, start, reach)
+        start, end = core.span()
+        run_start = _label_run_before(text, start, _LABEL_MAX + len("-----BEGIN"))
         prefix = text[run_start:start].lower()
         begin = prefix.rfind("-----begin")
         if begin >= 0 and len(prefix) - (begin + 10) <= _LABEL_MAX:
             header_ends.append(end)
-        for marker in re.finditer("-----end", prefix):
+        for marker in _END_MARKER.finditer(prefix):
             if len(prefix) - marker.end() <= _LABEL_MAX:
                 footer_starts.append(run_start + marker.start())
     if not header_ends or not footer_starts:
