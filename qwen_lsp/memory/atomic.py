@@ -5,7 +5,8 @@ temporary file in the same directory, are fsync'd, and ``os.replace`` swaps
 them in, then the directory is fsync'd so the rename itself survives a power
 cut. A process killed at any point leaves the old file or the new one, never
 a mix. The temporary name (``.<name>.<random>.tmp``) does not end in
-``.md``, so a scan never mistakes a leftover for a memory.
+``.md``, so a scan never mistakes a leftover for a memory, and the next
+index rebuild deletes leftovers older than a minute.
 
 ``rename`` replaces a symlink at the target instead of writing through it
 (Qwen Code's ``noFollow``): a planted ``MEMORY.md -> /elsewhere`` link is
@@ -25,6 +26,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import stat
 import tempfile
 import time
@@ -37,6 +39,10 @@ LOCK_TIMEOUT_S = 30.0
 """How long a writer waits for another process before giving up with an error (no write lost: nothing written)."""
 _LOCK_POLL_S = 0.01
 TEMP_SUFFIX = ".tmp"
+STALE_TEMP_AGE_S = 60.0
+"""A temporary file this old was left by a killed writer (a real write takes milliseconds)."""
+_OUR_TEMP = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+"""``mkstemp(prefix=".<name>.", suffix=".tmp")``: only names we create are ever cleaned up."""
 
 
 def fsync_dir(directory: Path) -> None:
@@ -63,6 +69,22 @@ def atomic_write_text(path: Path, content: str) -> None:
             os.unlink(tmp)
         raise
     fsync_dir(directory)
+
+
+def remove_stale_temps(directory: Path, *, min_age_s: float = STALE_TEMP_AGE_S) -> None:
+    """Delete temporary files a killed writer left in ``directory`` (ours only, and only old ones)."""
+    cutoff = time.time() - min_age_s
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        if not _OUR_TEMP.fullmatch(entry.name):
+            continue
+        with contextlib.suppress(OSError):
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and info.st_mtime < cutoff:
+                os.unlink(entry.path)
 
 
 def read_text_nofollow(path: Path, limit: int) -> str | None:

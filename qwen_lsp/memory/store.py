@@ -39,7 +39,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from qwen_lsp.errors import EngineError
-from qwen_lsp.memory.atomic import atomic_write_text, locked, read_text_nofollow
+from qwen_lsp.memory.atomic import atomic_write_text, locked, read_text_nofollow, remove_stale_temps
 from qwen_lsp.memory.errors import OutsideMemoryRoot, SecretRefused, TeamMemorySecurityError
 from qwen_lsp.memory.index import build_index, build_team_index, truncate_field
 from qwen_lsp.memory.jstext import JS_SPACE_RE, js_trim
@@ -286,6 +286,8 @@ class MemoryStore:
             content = build_team_index(scan_root(root, scope))
         else:
             content = build_index(scan_root(root, scope))
+        for directory in (root, *(root / topic for topic in TOPICS)):
+            remove_stale_temps(directory)  # what a writer killed mid-write left behind
         index = root / INDEX_FILENAME
         if read_text_nofollow(index, MAX_INDEX_READ_BYTES) == content:
             return False

@@ -208,3 +208,18 @@ def test_user_memory_is_shared_across_projects(tmp_path: Path):
     a.remember(text="Uses vim keybindings", type="user", scope="user")
     assert [d.title for d in b.scan("user")] == ["Uses vim keybindings"]
     assert a.root("project") != b.root("project")
+
+
+def test_a_rebuild_clears_old_temp_files_left_by_a_killed_writer_only(store: MemoryStore):
+    store.remember(text="First")
+    folder = store.root("project") / "feedback"
+    stale = folder / ".first.md.ab12cd_9.tmp"
+    fresh = folder / ".first.md.zz34yy_1.tmp"
+    foreign = folder / "notes.tmp"
+    for path in (stale, fresh, foreign):
+        path.write_text("partial")
+    os.utime(stale, (1, 1))
+    os.utime(foreign, (1, 1))
+    store.remember(text="Second")
+    assert not stale.exists()
+    assert fresh.exists() and foreign.exists()
