@@ -2,13 +2,19 @@
 
 What counts as a memory is Qwen Code's rule: any ``*.md`` below the root
 except files named ``MEMORY.md``, starting with the frontmatter block
-``---\\n…\\n---``, whose ``type:`` is one of the four topics. Keys are read
-line by line as Qwen Code's ``^key:\\s*(.+)$`` (multiline) does — not with
-YAML — so a file means the same thing to both tools. ``title`` is
-``name ?? title ?? type``; ``body`` is the trimmed rest. Documents are
-ordered by modification time, newest first, then by relative path, and the
-scan keeps the first 200 (the seed-era cap; Qwen Code's own index and
-prompt caps make more pointless).
+``---\n…\n---``, whose ``type:`` is one of the four topics. Keys are read
+line by line with a regex — not YAML — so a file means the same thing to
+both tools. ``title`` is ``name ?? title ?? type``; ``body`` is the trimmed
+rest. Documents are ordered by modification time, newest first, then by
+file name, and the scan keeps the first 200 (the seed-era cap; Qwen Code's
+own index and prompt caps make more pointless).
+
+Variant: the key regex and line endings follow the later Qwen Code (the
+one shipped as the 0.24 CLI), which fixes two real bugs of the seed-era
+parser: ``^key:\\s*(.+)$`` let an empty ``name:`` take the *next* line
+(``type: user``) as its value, and a file saved with CRLF line endings was
+silently ignored. Now the gap after the colon may not cross a line, and
+CRLF is read as LF.
 
 The memory roots hold content anyone with repository access (team) or any
 earlier model run (project, user) may have written, so the scan is bounded
@@ -47,7 +53,8 @@ MAX_FILE_BYTES = 64 * 1024
 MAX_WALK_ENTRIES = 20_000
 MAX_DEPTH = 8
 
-_LINE_BREAK = re.compile("[\n\r\u2028\u2029]")
+_TERMINATORS = "\n\r\u2028\u2029"
+_LINE_BREAK = re.compile(f"[{_TERMINATORS}]")
 """JS line terminators: where ``^`` may match in multiline mode and where ``.`` stops."""
 
 
@@ -62,26 +69,27 @@ class ParsedMemory:
 
 
 def frontmatter_value(frontmatter: str, key: str) -> str | None:
-    """Qwen Code's ``frontmatter.match(/^key:\\s*(.+)$/m)?.[1]?.trim()``, without a backtracking regex.
+    """``frontmatter.match(/^key:[^\\S\\n]*(.+)$/m)?.[1]?.trim()``, without a backtracking regex.
 
-    ``\\s*`` may run across line breaks ("``name:``⏎``  foo``" gives
-    ``foo``); when only whitespace follows to the end of the block, the
-    regex still matches a trailing space, giving ``''``; when only line
-    breaks follow, it does not match at that line.
+    The gap after the colon may hold any whitespace but ``\\n``, so an empty
+    ``name:`` never swallows the next line's ``type: user`` as its value (the
+    seed-era ``\\s*`` did). When only such whitespace follows up to a
+    ``\\n`` or the end, the regex still matches a trailing space (value
+    ``''``) unless every skipped character is a line terminator.
     """
     head = key + ":"
-    starts = [0, *(m.end() for m in _LINE_BREAK.finditer(frontmatter))]
     n = len(frontmatter)
-    for start in starts:
+    for start in (0, *(m.end() for m in _LINE_BREAK.finditer(frontmatter))):
         if not frontmatter.startswith(head, start):
             continue
-        pos = start + len(head)
-        while pos < n and is_js_space(frontmatter[pos]):
+        gap = start + len(head)
+        pos = gap
+        while pos < n and frontmatter[pos] != "\n" and is_js_space(frontmatter[pos]):
             pos += 1
-        if pos < n:
+        if pos < n and frontmatter[pos] != "\n":
             brk = _LINE_BREAK.search(frontmatter, pos)
             return js_trim(frontmatter[pos : brk.start() if brk else n])
-        if any(ch not in "\n\r\u2028\u2029" for ch in frontmatter[start + len(head) :]):
+        if any(ch not in _TERMINATORS for ch in frontmatter[gap:pos]):
             return ""
     return None
 
@@ -89,9 +97,11 @@ def frontmatter_value(frontmatter: str, key: str) -> str | None:
 def parse_memory(content: str) -> ParsedMemory | None:
     """The memory in ``content``, or None when it is not one (no frontmatter, or an unknown ``type``).
 
-    Equivalent to ``/^---\\n([\\s\\S]*?)\\n---\\n?([\\s\\S]*)$/``: the block
-    ends at the first ``\\n---`` after the opening line.
+    CRLF becomes LF first (a file saved on Windows is still a memory), then
+    ``/^---\\n([\\s\\S]*?)\\n---\\n?([\\s\\S]*)$/``: the block ends at the
+    first ``\\n---`` after the opening line.
     """
+    content = content.replace("\r\n", "\n")
     if not content.startswith("---\n"):
         return None
     close = content.find("\n---", 4)
@@ -185,7 +195,7 @@ def scan_root(root: Path, scope: Scope, *, limit: int = MAX_FILES) -> list[Memor
     except OSError:
         return []
     candidates = _walk(root)
-    candidates.sort(key=lambda c: c.relative)
+    candidates.sort(key=lambda c: (c.path.name, c.relative))
     candidates.sort(key=lambda c: c.mtime, reverse=True)
     docs: list[MemoryDoc] = []
     for candidate in candidates:
