@@ -1,8 +1,8 @@
-"""Parity with the Qwen Code CLI 0.24.4: its own parser and index builders, run on these inputs, gave these outputs.
+"""Parity with the Qwen Code CLI 0.24.4: its own parser, index builders and secret scanner gave these outputs.
 
 ``tests/data/memory/qwen_code_0.24.4_vectors.json`` was produced by running
 the functions shipped in ``@qwen-code/qwen-code`` 0.24.4 on random
-frontmatter and random document sets. The index cases are those whose
+frontmatter, random document sets and random token-like text. The index cases are those whose
 lines stay within 150 units: past that the CLI still cuts the line (inside
 the link target if need be, the seed-era bug) while we keep the link whole
 (see ``qwen_lsp/memory/index.py``), so those differ on purpose.
@@ -18,6 +18,7 @@ import pytest
 from qwen_lsp.memory.index import build_index, build_team_index
 from qwen_lsp.memory.model import MemoryDoc
 from qwen_lsp.memory.scan import parse_memory
+from qwen_lsp.memory.secrets import scan_for_secrets
 
 VECTORS = json.loads((Path(__file__).parent.parent / "data" / "memory" / "qwen_code_0.24.4_vectors.json").read_text("utf-8"))
 
@@ -44,3 +45,8 @@ def test_index_matches_qwen_code(case: dict):
         for d in case["docs"]
     ]
     assert (build_team_index(docs) if case["team"] else build_index(docs)) == case["index"]
+
+
+@pytest.mark.parametrize("case", VECTORS["secrets"], ids=lambda c: ",".join(r for r, _ in c["expected"]) or "clean")
+def test_secret_scan_matches_qwen_code(case: dict):
+    assert [[m.rule_id, m.label] for m in scan_for_secrets(case["content"])] == case["expected"]
