@@ -28,6 +28,7 @@ PROMISED = {
         "glob_tool.tree_vs_wcmatch",
         "globs.exponential",
     },
+    "secret_scan": {"secret_scan.1mb_vs_100kb"},
     "skill_activation": {"skill_activation.decide_p50", "skill_activation.decide_p99", "skill_activation.refresh_one_change"},
     "streaming_overhead": {
         "streaming_overhead_p50_ms",
