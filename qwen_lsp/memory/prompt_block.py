@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from .model import Scope
+from .model import SCOPES, Scope
 from .utf16 import utf16_len, utf16_prefix
 
 MAX_INDEX_LINES = 200
@@ -280,8 +280,7 @@ def build_memory_block(roots: Mapping[Scope, Path | None], indexes: Mapping[Scop
     if project is None:
         raise ValueError("the auto-memory block needs the project memory directory")
     team = roots.get("team")
-    order: tuple[Scope, ...] = ("user", "project", "team")
-    present = [(scope, path) for scope in order if (path := roots.get(scope)) is not None]
+    present = [(scope, path) for scope in SCOPES if (path := roots.get(scope)) is not None]
     tiers = [_TIER_LINES[scope].format(dir=path) for scope, path in present]
     multi = len(tiers) > 1
     index_sections: list[str] = []
