@@ -28,6 +28,7 @@ PROMISED = {
         "glob_tool.tree_vs_wcmatch",
         "globs.exponential",
     },
+    "recall_heuristic": {"recall_heuristic.query_p50_ms", "recall_heuristic.query_p99_ms", "recall_heuristic.cold_query_ms"},
     "skill_activation": {"skill_activation.decide_p50", "skill_activation.decide_p99", "skill_activation.refresh_one_change"},
     "streaming_overhead": {
         "streaming_overhead_p50_ms",

@@ -131,11 +131,17 @@ def tokenize(query: str) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class _Fields:
-    title: str
-    description: str
-    body: str
+    """A document's normalised title, description and body, stored as one NUL-separated string.
+
+    A token (letters, digits, CJK) never contains NUL, so it cannot match
+    across two fields, and one ``find`` tells both whether the token occurs
+    at all and in which field it first does: the fields before that one are
+    known misses without scanning them again.
+    """
+
     joined: str
-    """All three, NUL-separated: a token (letters, digits, CJK) absent here is absent from each."""
+    description_start: int
+    body_start: int
 
 
 @lru_cache(maxsize=8192)
@@ -143,22 +149,29 @@ def _fields(title: str, description: str, body: str) -> _Fields:
     t = normalize(utf16_prefix(title, MAX_FIELD_CHARS))
     d = normalize(utf16_prefix(description, MAX_FIELD_CHARS))
     b = normalize(utf16_prefix(normalize_body(body), MAX_BODY_CHARS))
-    return _Fields(t, d, b, f"{t}\0{d}\0{b}")
+    return _Fields(f"{t}\0{d}\0{b}", len(t) + 1, len(t) + len(d) + 2)
 
 
 def score(tokens: Sequence[str], doc: MemoryDoc) -> int:
     """The document's score for already-tokenized query ``tokens`` (0: not relevant at all)."""
     f = _fields(doc.title, doc.description, doc.body)
+    joined, desc_at, body_at = f.joined, f.description_start, f.body_start
     lexical = 0
     for token in tokens:
-        if token not in f.joined:
+        at = joined.find(token)
+        if at < 0:
             continue
-        if token in f.title:
+        if at < desc_at:  # first seen in the title; the description and the body may have it too
             lexical += TITLE_WEIGHT
-        if token in f.description:
+            at = joined.find(token, desc_at)
+            if at < 0:
+                continue
+        if at < body_at:
             lexical += DESCRIPTION_WEIGHT
-        if token in f.body:
-            lexical += BODY_WEIGHT
+            at = joined.find(token, body_at)
+            if at < 0:
+                continue
+        lexical += BODY_WEIGHT
     if lexical == 0:
         return 0
     keywords = TYPE_KEYWORDS[doc.type]
