@@ -150,11 +150,11 @@ USAGE_MARKERS = (
     "api docs", "api documentation", "failed call", "failed tool call", "failed tool-call",
     "field mapping", "field mappings", "guessed call", "guessed tool", "mcp tool",
     "parameter schema", "parameter schemas", "tool schema", "tool schemas", "tool usage", "usage reference",
-)  # fmt: skip
+)
 DURABLE_MARKERS = (
     "credential", "credentials", "escalation", "gotcha", "gotchas", "known issue", "known issues",
     "owner", "ownership", "warning", "warnings", "workaround", "workarounds",
-)  # fmt: skip
+)
 
 
 def tool_aliases(tool: str) -> list[str]:

@@ -15,7 +15,7 @@ from qwen_lsp.memory.forget_select import (
     select_forget_candidates,
 )
 
-from .helpers import Selector, doc
+from .recall_helpers import Selector, doc
 
 MOCKS = doc("no-mocks", title="No DB mocks", description="Integration tests", body="Never mock the database\n\n**Why:** a migration broke prod\n**How to apply:** use the pg fixture", age_days=3)
 TERSE = doc("terse", title="Terse", description="Short replies", body="Keep replies short\n\nWhy: the user reads diffs", age_days=1)

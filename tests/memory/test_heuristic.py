@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from qwen_lsp.memory.heuristic import MAX_QUERY_CHARS, rank, score, tokenize
 
-from .helpers import doc
+from .recall_helpers import doc
 
 
 def test_ascii_tokens_are_runs_of_three_or_more_deduplicated() -> None:

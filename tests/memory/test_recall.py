@@ -23,7 +23,7 @@ from qwen_lsp.memory.recall import (
     tool_aliases,
 )
 
-from .helpers import DAY, NOW, Selector, doc
+from .recall_helpers import DAY, NOW, Selector, doc
 
 DEPLOY = doc("deploy", title="Deploy checklist", description="Steps before a production deploy", body="Run the smoke tests.")
 TESTS = doc("tests", title="No database mocks", description="Integration tests hit a real database", body="Use the pg fixture.")
