@@ -18,7 +18,7 @@ import asyncio
 import json
 import logging
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal, Protocol
@@ -31,6 +31,8 @@ from .utf16 import utf16_len, utf16_prefix
 log = logging.getLogger(__name__)
 
 MAX_RELEVANT_DOCS = 5
+MAX_FAST_RECALL_DOCS = 2
+"""The early heuristic result offered while the selector runs: only the two best, no model judgement behind it."""
 SELECTOR_TIMEOUT_SECONDS = 30.0
 """A safety net for a hung endpoint, far above a normal ~1 s selection (spec §7.3 "Abort")."""
 MAX_MODEL_CANDIDATES = 200
@@ -96,6 +98,7 @@ async def recall(
     cancel: asyncio.Event | None = None,
     limit: int = MAX_RELEVANT_DOCS,
     selector_timeout: float = SELECTOR_TIMEOUT_SECONDS,
+    on_fast_result: Callable[[RecallResult], None] | None = None,
 ) -> RecallResult:
     """The memories relevant to ``query`` among ``docs`` and their rendered block (``now``: seconds, for ages).
 
@@ -103,6 +106,10 @@ async def recall(
     configured or ``--no-model``). ``active_tools`` are the tools used
     recently in the chat: memories that merely document how to call them are
     left out (§7.4). Setting ``cancel`` returns :data:`NOTHING`.
+
+    ``on_fast_result`` is called once, before the selector is asked, with the
+    heuristic's top two (if any): a turn that makes no tool call has no later
+    moment to receive the model's choice, so it can inject this instead.
     """
     if not query.strip() or not docs or limit <= 0 or _is_set(cancel):
         return NOTHING
@@ -110,6 +117,8 @@ async def recall(
     eligible = [doc for doc in docs if not is_active_tool_noise(doc, tools)]
     if select is not None:
         lexical = heuristic.rank(query, eligible, max(MAX_MODEL_CANDIDATES - RECENT_CANDIDATE_RESERVE, limit))
+        if on_fast_result is not None and lexical:
+            on_fast_result(_result(lexical[: min(MAX_FAST_RECALL_DOCS, limit)], "heuristic", now))
         try:
             chosen = await _select_by_model(select, query, _model_candidates(lexical, eligible), tools, limit, cancel, selector_timeout)
         except SideQueryCancelled:

@@ -273,3 +273,21 @@ async def test_ages_use_the_given_clock() -> None:
     old = doc("old", title="deploy", description="d", body="b", age_days=3)
     result = await recall("deploy", [old], select=None, now=NOW + 10 * DAY)
     assert "Saved 13 days ago." in result.text
+
+
+async def test_fast_result_offers_the_heuristic_top_two_before_the_selector_answers() -> None:
+    many = [doc(f"d{i}", title=f"deploy {i}", age_days=i) for i in range(5)]  # a tie: newest first
+    seen: list[Any] = []
+    select = Selector(lambda _c: (seen.append("selector"), json.dumps({"selected_memories": [str(many[4].path)]}))[1])
+    result = await recall("deploy", many, select=select, now=NOW, on_fast_result=seen.append)
+    fast = seen[0]
+    assert seen[1] == "selector"  # offered before the model was asked
+    assert (fast.strategy, fast.docs) == ("heuristic", tuple(many[:2]))
+    assert fast.text.startswith("## Relevant memory")
+    assert (result.strategy, result.docs) == ("model", (many[4],))
+
+
+async def test_no_fast_result_without_a_lexical_hit() -> None:
+    seen: list[Any] = []
+    await recall("kubernetes", DOCS, select=answer_paths(), now=NOW, on_fast_result=seen.append)
+    assert seen == []
