@@ -85,7 +85,7 @@ NOTHING = RecallResult((), "none", "")
 
 
 class SideQueryCancelled(Exception):
-    """The user cancelled while the selector was running."""
+    """The user cancelled while a side query was running."""
 
 
 async def recall(
@@ -114,9 +114,10 @@ async def recall(
     if not query.strip() or not docs or limit <= 0 or _is_set(cancel):
         return NOTHING
     tools = _ordered(active_tools)
-    eligible = [doc for doc in docs if not is_active_tool_noise(doc, tools)]
+    wanted = limit if select is None else max(MAX_MODEL_CANDIDATES - RECENT_CANDIDATE_RESERVE, limit)
+    # Scoring thousands of memories is CPU work of tens of milliseconds: off the event loop.
+    eligible, lexical = await asyncio.to_thread(_lexical, query, docs, tools, wanted)
     if select is not None:
-        lexical = heuristic.rank(query, eligible, max(MAX_MODEL_CANDIDATES - RECENT_CANDIDATE_RESERVE, limit))
         if on_fast_result is not None and lexical:
             on_fast_result(_result(lexical[: min(MAX_FAST_RECALL_DOCS, limit)], "heuristic", now))
         try:
@@ -129,10 +130,16 @@ async def recall(
         else:
             return _result(chosen, "model", now)
     else:
-        fallback = heuristic.rank(query, eligible, limit)
+        fallback = lexical
     if _is_set(cancel):
         return NOTHING
     return _result(fallback, "heuristic", now)
+
+
+def _lexical(query: str, docs: Sequence[MemoryDoc], tools: Sequence[str], limit: int) -> tuple[list[MemoryDoc], list[MemoryDoc]]:
+    """The documents that are not active-tool noise, and the heuristic's best ``limit`` of them."""
+    eligible = [doc for doc in docs if not is_active_tool_noise(doc, tools)]
+    return eligible, heuristic.rank(query, eligible, limit)
 
 
 def _result(docs: Sequence[MemoryDoc], strategy: Strategy, now: float) -> RecallResult:
