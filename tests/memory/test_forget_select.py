@@ -103,3 +103,13 @@ async def test_cancel_returns_nothing() -> None:
     await entered.wait()
     cancel.set()
     assert await task == []
+
+
+async def test_the_model_prompt_is_bounded_literal_matches_first() -> None:
+    old_match = doc("old-match", body="rotate the staging token", age_days=400)
+    filler = [doc(f"f{i}", body=f"unrelated note {i}", age_days=i / 100) for i in range(450)]
+    select = Selector(lambda _c: json.dumps({"selectedCandidateIds": []}))
+    await select_forget_candidates("staging token", [*filler, old_match], select=select)
+    prompt = select.calls[0]["user"]
+    assert prompt.count("\nCandidate ") == 400
+    assert "id: project:feedback/old-match.md" in prompt  # the oldest, but it matches literally
