@@ -166,7 +166,7 @@ async def run_fork(
     )
     outcome = TurnOutcome(text="", finish_reason="stop")
 
-    def keep_nothing(_content: Content, **_meta: Any) -> None:
+    def keep_nothing(content: Content, **meta: Any) -> None:
         return None
 
     def forward(event: TurnEvent) -> None:

@@ -119,7 +119,7 @@ def parse_json_answer(text: str) -> Any:
             body = body[first_newline + 1 : -3].strip()
     try:
         return json.loads(body)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise SideQueryError("invalid_json", f"The side query's answer is not valid JSON ({exc.msg} at position {exc.pos}).") from None
 
 
