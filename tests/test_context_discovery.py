@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from qwen_lsp.context import discover
-from qwen_lsp.context.discovery import context_file_paths
+from qwen_lsp.context.discovery import MAX_CONTEXT_FILE_BYTES, context_file_paths
 from qwen_lsp.context.prompts import is_git_repository
 from qwen_lsp.context.text import GitAncestry, relative_path
 
@@ -171,6 +171,18 @@ def test_unreadable_context_file_is_a_problem_not_an_exception(home: Path) -> No
     found = discover(str(repo), ("QWEN.md", "AGENTS.md"), home=str(home), global_dir=str(home / ".qwen"))
     assert found.text() == "--- Context from: AGENTS.md ---\nok\n--- End of Context from: AGENTS.md ---"
     assert [Path(p.path).name for p in found.problems] == ["QWEN.md"]
+
+
+def test_a_huge_context_file_is_a_problem_not_a_read(home: Path) -> None:
+    """A cloned repository's 4 GiB QWEN.md must not be loaded into every turn."""
+    repo = home / "r"
+    (repo / ".git").mkdir(parents=True)
+    with open(repo / "QWEN.md", "wb") as handle:  # sparse: no disk used
+        handle.truncate(MAX_CONTEXT_FILE_BYTES + 1)
+    write(repo / "AGENTS.md", "ok")
+    found = discover(str(repo), ("QWEN.md", "AGENTS.md"), home=str(home), global_dir=str(home / ".qwen"))
+    assert found.text() == "--- Context from: AGENTS.md ---\nok\n--- End of Context from: AGENTS.md ---"
+    assert [(Path(p.path).name, "larger than" in p.message) for p in found.problems] == [("QWEN.md", True)]
 
 
 _ABSOLUTE = st.builds(

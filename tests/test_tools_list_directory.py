@@ -58,3 +58,12 @@ async def test_empty_missing_and_file_paths(tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x")
     not_dir = await ls(tmp_path, path=str(tmp_path / "f.txt"))
     assert not_dir.is_error and "not a directory" in not_dir.output
+
+
+async def test_names_sort_as_javascripts_locale_compare(tmp_path: Path) -> None:
+    """Qwen Code sorts with ``localeCompare``: punctuation before letters, accents beside their base letter."""
+    for name in ("load.rs", "load_batch.rs", "éclair.md", "zebra.md", "eagle.md", "_private.py"):
+        (tmp_path / name).write_text("x")
+    result = await ls(tmp_path, path=str(tmp_path))
+    listed = result.output.split("---\n", 1)[1].splitlines()
+    assert listed == ["_private.py", "eagle.md", "éclair.md", "load_batch.rs", "load.rs", "zebra.md"]

@@ -48,6 +48,10 @@ from .text import (
 log = logging.getLogger(__name__)
 
 LOCAL_CONTEXT_FILENAME = "QWEN.local.md"
+MAX_CONTEXT_FILE_BYTES = 4 << 20
+"""A context file larger than this is reported and skipped, not read: a cloned repository
+must not be able to make every turn load gigabytes (Qwen Code has no cap; 4 MiB is far
+past any model's window, so no real QWEN.md is affected)."""
 QWEN_DIR = ".qwen"
 
 
@@ -94,7 +98,7 @@ def _open_if_readable(path: str, found: dict[str, bytes | OSError], problems: li
     missing path, ``access`` itself is asked.
     """
     try:
-        found[path] = read_bytes(path)
+        found[path] = read_bytes(path, max_size=MAX_CONTEXT_FILE_BYTES)
     except OSError as exc:
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
             return False
@@ -168,7 +172,7 @@ def _listed(
     for path in listed:
         if path not in found:  # an extra path: listed by its caller, read here
             try:
-                found[path] = read_bytes(path)
+                found[path] = read_bytes(path, max_size=MAX_CONTEXT_FILE_BYTES)
             except OSError as exc:
                 found[path] = exc
     return listed, found, root, scanned

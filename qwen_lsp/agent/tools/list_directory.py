@@ -13,6 +13,7 @@ from __future__ import annotations
 from pydantic import Field
 from wcmatch import fnmatch
 
+from qwen_lsp.collation import locale_key
 from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.base import (
     FileTool,
@@ -80,7 +81,7 @@ class ListDirectoryTool(FileTool[ListDirectoryArgs]):
                 ToolResult(output=f"Directory {directory} is empty.{note}", display="Directory is empty."),
                 touched=[directory],
             )
-        entries.sort(key=lambda e: (not e[0], e[1].casefold(), e[1]))
+        entries.sort(key=lambda e: (not e[0], locale_key(e[1])))  # Qwen Code: dirs first, then localeCompare
         shown = entries[:MAX_ENTRIES]
         listing = "\n".join(("[DIR] " if is_dir else "") + name for is_dir, name in shown)
         output = f"Listed {len(entries)} item(s) in {directory}:\n---\n{listing}"
