@@ -22,7 +22,9 @@
 The lock is created with ``O_CREAT | O_EXCL`` and holds our PID. The
 dream is a fork of the parent turn (``fork.py``) with the four-phase task
 (orient, gather from the transcripts narrowly, consolidate, update the
-index), 8 turns / 5 minutes, writes allowed in the project memory only.
+index — rebuilt by the store from the files, so the task asks for good
+``name``/``description`` lines instead of a hand-edited ``MEMORY.md``),
+8 turns / 5 minutes, writes allowed in the project memory only.
 Its transcripts directory is a read root, and unlike Qwen Code's dream it
 also gets the read-only shell, because the task's own recipe is a
 ``grep … | tail -50`` pipeline.
@@ -188,8 +190,9 @@ def dream_task(memory_root: Path, transcripts: Path) -> str:
             "(`yesterday`, `next week`) into absolute ones.",
             "",
             "## Phase 4 — Update the index",
-            f"Update `{index}` so it lists exactly the surviving files, one line each: "
-            "`- [Title](relative/path.md) — one-line hook`. Keep it under 200 lines and 25 KB.",
+            f"`{index}` is rebuilt from the surviving files automatically (one line each: "
+            "`- [Title](relative/path.md) — one-line hook`); do not write it yourself. Make every surviving "
+            "file's `name` and `description` a short, accurate index line, so the index stays under 200 lines and 25 KB.",
             "",
             "---",
             "",

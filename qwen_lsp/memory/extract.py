@@ -22,7 +22,7 @@ messages would be skipped forever. With no new non-empty user message the
 cursor moves to the end and nothing runs. Otherwise a fork of the parent
 turn gets the task (both memory roots, the existing memories with their
 ``current=`` text cut at 280 characters, read first then write, ``pinned/``
-is read-only, keep ``MEMORY.md`` in step), read tools, a read-only shell
+is read-only), read tools, a read-only shell
 and ``write_file``/``edit`` that write through the memory store, under the
 memory permission rule, for 5 turns / 2 minutes. Touched topics come from
 the written paths (the root must be followed by ``/``, then a topic
@@ -31,9 +31,12 @@ rebuilt: a project index failure fails the run (the cursor stays, so the
 run is retried), a user index failure only warns. The cursor then moves to
 the end when the fork touched anything or used a tool, else stays.
 
-Qwen Code runs this fork with its own system prompt; we keep the parent's
-(``fork.py`` explains why: the prompt cache), so the extraction rules
-travel in the task message instead.
+Two departures from Qwen Code's task. Qwen Code runs this fork with its
+own system prompt; we keep the parent's (``fork.py`` explains why: the
+prompt cache), so the extraction rules travel in the task message. And
+Qwen Code asks the model to edit ``MEMORY.md`` itself; our store rebuilds
+every index from the files after each write and refuses hand-written
+indexes, so the task says so instead of wasting a turn on a refused write.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from ..agent.tools import read_only_tools
 from ..agent.tools.edit import EditTool
 from ..agent.tools.shell import ReadOnlyShellTool
 from ..agent.tools.write_file import WriteFileTool
+from ..errors import EngineError
 from ..llm.content import INJECTED_PREFIXES, Content
 from .fork_permissions import PATH_KEYS, memory_rule, realpath_nearest_existing
 from .meta import iso, read_cursor, update_meta, write_cursor
@@ -227,9 +231,9 @@ def extraction_task(project_root: Path, user_root: Path, existing: str) -> str:
             "need in one batch, then every `write_file`/`edit` in one batch. Do not interleave reads and writes.",
             "- Prefer updating an existing memory over creating a duplicate; check both directories first.",
             "- Keep each memory under `user/`, `feedback/`, `project/` or `reference/` in the chosen directory.",
-            f"- After creating or deleting a memory file, update `MEMORY.md` in the SAME directory "
-            f"(`{user_root}/MEMORY.md` or `{project_root}/MEMORY.md`): one line per memory, "
-            "`- [Title](relative/path.md) — one-line hook`. Never put memory content in the index.",
+            "- Each directory's `MEMORY.md` index (one line per memory: `- [Title](relative/path.md) — hook`) "
+            "is rebuilt from the files automatically after every write; do not write it yourself. Put the "
+            "content in the memory file and make its `name` and `description` a good index line.",
             "",
             "## Existing memory files (both directories)",
             "",
@@ -287,7 +291,6 @@ class Extractor:
                 self._queued.future.set_result(ExtractResult("skipped", "superseded"))
             self._queued = request
             return future
-        self._cancel = asyncio.Event()
         self._running = asyncio.create_task(self._serve(request), name="memory-extract")
         return future
 
@@ -306,6 +309,7 @@ class Extractor:
     async def _serve(self, request: _Request) -> None:
         current: _Request | None = request
         while current is not None:
+            self._cancel = asyncio.Event()  # a cancel stops the run it was meant for, not the next one
             try:
                 result = await self.run(current.session_id, current.parent)
             except Exception as exc:  # the future carries the failure; the scheduler keeps serving
@@ -398,6 +402,9 @@ def memory_fork_tools(store: ExtractStore) -> list[Tool]:
     """The tools a memory fork runs: the read tools, a read-only shell, and writes through the store."""
 
     def write(path: Path, content: str) -> None:
-        store.write_text(path, content)
+        try:
+            store.write_text(path, content)
+        except EngineError as exc:  # the store's refusal (secret, pinned/, MEMORY.md, outside a root) is the model's to fix
+            raise ValueError(exc.message) from None
 
     return [*read_only_tools(), ReadOnlyShellTool(), WriteFileTool(write), EditTool(write)]

@@ -9,6 +9,7 @@ import pytest
 
 from qwen_lsp.agent.tool import ToolContext
 from qwen_lsp.agent.tools.edit import EditTool
+from qwen_lsp.agent.tools.read_file import ReadFileTool
 from qwen_lsp.agent.tools.shell import MAX_OUTPUT_CHARS, ReadOnlyShellTool, ShellRefused, parse_read_only
 from qwen_lsp.agent.tools.write_file import WriteFileTool
 from qwen_lsp.memory.fork_permissions import realpath_nearest_existing
@@ -99,3 +100,13 @@ def test_a_dangling_link_is_judged_by_where_it_points(tmp_path: Path) -> None:
     os.symlink(tmp_path / "elsewhere" / "x.md", root / "decoy.md")
     assert realpath_nearest_existing(root / "decoy.md") == (tmp_path / "elsewhere" / "x.md").resolve()
     assert realpath_nearest_existing(root / "a" / "b.md") == root.resolve() / "a" / "b.md"
+
+
+async def test_read_tools_open_the_read_roots_and_nothing_else(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "mem" / "user").mkdir(parents=True)
+    (tmp_path / "mem" / "user" / "me.md").write_text("tabs\n")
+    (tmp_path / "other.md").write_text("secret\n")
+    assert (await ReadFileTool().run({"file_path": str(tmp_path / "mem" / "user" / "me.md")}, ctx)).output == "tabs"
+    assert (await ReadFileTool().run({"file_path": str(tmp_path / "other.md")}, ctx)).is_error
+    without = ToolContext(workspace_root=ctx.workspace_root, cwd=ctx.cwd)
+    assert (await ReadFileTool().run({"file_path": str(tmp_path / "mem" / "user" / "me.md")}, without)).is_error
