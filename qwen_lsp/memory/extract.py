@@ -259,7 +259,6 @@ class Extractor:
         model: ModelFactory,
         *,
         workspace_root: Path,
-        team_root: Path | None = None,
         max_turns: int = MAX_TURNS,
         max_seconds: float = MAX_SECONDS,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
@@ -267,7 +266,6 @@ class Extractor:
         self.store = store
         self._model = model
         self._workspace = workspace_root
-        self._team = team_root
         self._max_turns = max_turns
         self._max_seconds = max_seconds
         self._clock = clock
@@ -343,7 +341,7 @@ class Extractor:
             task,
             root=self._workspace,
             tools=memory_fork_tools(store),
-            permissions=Permissions((memory_rule([project_root, user_root], team=self._team),)),
+            permissions=Permissions((memory_rule([project_root, user_root], team=store.root("team")),)),
             read_roots=[project_root, user_root],
             max_turns=self._max_turns,
             max_seconds=self._max_seconds,

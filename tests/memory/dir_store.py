@@ -26,7 +26,7 @@ class DirStore:
         self.fail_rebuild: set[Scope] = set()
 
     def root(self, scope: Scope) -> Path:
-        return self._state / "memory" if scope == "project" else self._user
+        return {"project": self._state / "memory", "user": self._user, "team": self._state / "team-memory"}[scope]
 
     def state_dir(self) -> Path:
         return self._state
