@@ -110,7 +110,7 @@ def fork_history(history: Sequence[Content], open_call_note: str) -> list[Conten
     answered). A last model turn with function calls gets a response for
     each (``open_call_note``) and a model ``Acknowledged.`` (spec §10.3).
     """
-    own = copy.deepcopy(list(history))
+    own = list(history)  # a new list; the Contents are shared read-only (the loop only appends)
     while own and own[-1].get("role") != "model":
         own.pop()
     if not own:
