@@ -5,13 +5,15 @@
  */
 import * as vscode from 'vscode';
 import * as path from 'node:path';
+import { existsSync } from 'node:fs';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { FrameCoalescer } from './coalesce';
 import { describeError, isCancelled } from './errors';
 import type { ServerManager } from './server';
 import { Transcript } from './transcript';
+import { memoryNotice } from './memory';
 import type { AttachmentChip, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
-import type { ChatEvent, ChatParams, ChatResult, ResumeResult, SessionSummary, SkillsChanged } from './shared/protocol';
+import type { ChatEvent, ChatParams, ChatResult, MemoryChanged, ResumeResult, SessionSummary, SkillsChanged } from './shared/protocol';
 
 const SESSION_KEY = 'qwen.sessionId';
 const MAX_NOTICES = 5;
@@ -119,6 +121,9 @@ export class ChatController implements vscode.Disposable {
       case 'dismissNotice':
         this.notices = this.notices.filter((n) => n.id !== m.id);
         this.broadcast({ type: 'notices', notices: this.notices });
+        break;
+      case 'openNotice':
+        await this.openNotice(m.id);
         break;
       case 'openLink':
         await this.openLink(m.href);
@@ -323,9 +328,29 @@ export class ChatController implements vscode.Disposable {
         trigger = '';
       }
     }
-    const text = `Activated ${p.activated.join(', ')}${trigger}`;
-    this.notices = [...this.notices, { id: `n${this.noticeCounter++}`, text, uri: p.trigger }].slice(-MAX_NOTICES);
+    this.addNotice({ text: `Activated ${p.activated.join(', ')}${trigger}`, uri: p.trigger });
+  }
+
+  /** qwen/memoryChanged: "Memory updated (project): saved …; removed …", with the saved file to open. */
+  onMemoryChanged(p: MemoryChanged): void {
+    const notice = memoryNotice(p, existsSync);
+    this.addNotice({ text: notice.text, ...(notice.path ? { uri: vscode.Uri.file(notice.path).toString(), openLabel: 'Open memory' } : {}) });
+  }
+
+  private addNotice(n: Omit<Notice, 'id'>): void {
+    this.notices = [...this.notices, { id: `n${this.noticeCounter++}`, ...n }].slice(-MAX_NOTICES);
     this.broadcast({ type: 'notices', notices: this.notices });
+  }
+
+  /** A notice's file, opened by id: the webview can open only what the host put in a notice. */
+  private async openNotice(id: string): Promise<void> {
+    const uri = this.notices.find((n) => n.id === id)?.uri;
+    if (!uri) return;
+    try {
+      await vscode.window.showTextDocument(vscode.Uri.parse(uri, true), { preview: true });
+    } catch (err) {
+      void vscode.window.showErrorMessage(describeError(err).message);
+    }
   }
 
   dispose(): void {

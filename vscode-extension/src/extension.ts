@@ -1,12 +1,18 @@
-/** Entry point: wires the server, the chat, the status-bar meter, the views and the commands. */
+/**
+ * Entry point: wires the server, the chat, the status-bar meter, the views and the commands.
+ * Work-done progress from the server (memory extraction, dream, compression) needs no code here:
+ * vscode-languageclient's ProgressFeature answers window/workDoneProgress/create and shows it in
+ * the status bar (ProgressLocation.Window), which never takes focus.
+ */
 import * as vscode from 'vscode';
 import { ChatController } from './chatController';
 import { ChatViewProvider, openChatPanel, PANEL_TYPE } from './chatView';
 import { API_KEY_SECRET, ServerManager } from './server';
 import { StatusMeter } from './statusBar';
 import { ContextView, SkillsView } from './views';
-import { describeError } from './errors';
-import type { ContextStatus, SkillsChanged } from './shared/protocol';
+import { forgetByQuery, forgetOne, MemoryView } from './memoryView';
+import { addSelectionToProjectRules, rememberConvention, runServerCommand } from './selectionCommands';
+import type { ContextStatus, MemoryChanged, SkillsChanged } from './shared/protocol';
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Qwen', { log: true });
@@ -16,6 +22,8 @@ export function activate(context: vscode.ExtensionContext): void {
   const contextView = new ContextView(server);
   contextView.sessionId = () => chat.transcript.sessionId;
   const skillsView = new SkillsView(server);
+  const memoryView = new MemoryView(server);
+  server.commandHook = runServerCommand;
   const provider = new ChatViewProvider(context.extensionUri, chat);
 
   server.onDidCreateClient((client) => {
@@ -24,6 +32,10 @@ export function activate(context: vscode.ExtensionContext): void {
     client.onNotification('qwen/skillsChanged', (p: SkillsChanged) => {
       chat.onSkillsChanged(p);
       void skillsView.refresh();
+    });
+    client.onNotification('qwen/memoryChanged', (p: MemoryChanged) => {
+      chat.onMemoryChanged(p);
+      void memoryView.refresh();
     });
   });
   server.onDidChangeState((s) => meter.showServer(s));
@@ -36,6 +48,8 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.window.registerWebviewViewProvider('qwen.chat', provider),
     vscode.window.registerTreeDataProvider('qwen.context', contextView),
     vscode.window.registerTreeDataProvider('qwen.skills', skillsView),
+    memoryView,
+    vscode.window.registerTreeDataProvider('qwen.memory', memoryView),
     vscode.window.registerWebviewPanelSerializer(PANEL_TYPE, {
       deserializeWebviewPanel: async (panel) => void openChatPanel(context.extensionUri, chat, panel),
     }),
@@ -45,6 +59,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('qwen.restartServer', async () => {
       await server.restart();
       void skillsView.refresh();
+      void memoryView.refresh();
     }),
     vscode.commands.registerCommand('qwen.setApiKey', async () => {
       const key = await vscode.window.showInputBox({
@@ -66,23 +81,11 @@ export function activate(context: vscode.ExtensionContext): void {
       await contextView.refresh();
     }),
     vscode.commands.registerCommand('qwen.refreshSkills', () => skillsView.refresh()),
-    vscode.commands.registerCommand('qwen.addSelectionToProjectRules', async () => {
-      const editor = vscode.window.activeTextEditor;
-      const text = editor?.document.getText(editor.selection);
-      if (!editor || !text?.trim()) return void vscode.window.showInformationMessage('Select the text to add to QWEN.md first.');
-      const client = await server.ready();
-      if (!client) return;
-      try {
-        const r: { path: string } = await client.sendRequest('workspace/executeCommand', {
-          command: 'qwen.addToProjectRules',
-          arguments: [{ text, uri: editor.document.uri.toString() }],
-        });
-        const pick = await vscode.window.showInformationMessage(`Added to ${vscode.workspace.asRelativePath(r.path)}.`, 'Open');
-        if (pick === 'Open') await vscode.window.showTextDocument(vscode.Uri.file(r.path), { preview: true });
-      } catch (err) {
-        void vscode.window.showErrorMessage(describeError(err).message);
-      }
-    }),
+    vscode.commands.registerCommand('qwen.addSelectionToProjectRules', () => addSelectionToProjectRules(server)),
+    vscode.commands.registerCommand('qwen.rememberConvention', () => rememberConvention(server)),
+    vscode.commands.registerCommand('qwen.refreshMemory', () => memoryView.refresh()),
+    vscode.commands.registerCommand('qwen.forgetMemories', () => forgetByQuery(server, memoryView)),
+    vscode.commands.registerCommand('qwen.forgetMemory', (node) => forgetOne(server, memoryView, node)),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('qwen.server.path')) void vscode.commands.executeCommand('qwen.restartServer');
       else if (e.affectsConfiguration('qwen')) server.notifySettingsChanged();
@@ -93,7 +96,9 @@ export function activate(context: vscode.ExtensionContext): void {
   );
 
   void server.ready().then((client) => {
-    if (client) void skillsView.refresh();
+    if (!client) return;
+    void skillsView.refresh();
+    void memoryView.refresh();
   });
 }
 

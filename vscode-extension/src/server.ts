@@ -67,6 +67,8 @@ export class ServerManager implements vscode.Disposable {
   /** Fires with each new client before it starts, so notification handlers can be registered. */
   readonly onDidCreateClient = this.clientEmitter.event;
   private starting: Promise<LanguageClient | undefined> | undefined;
+  /** Sees every workspace/executeCommand the client runs for the server's code actions (`next` sends it unchanged). */
+  commandHook: ((client: LanguageClient, command: string, args: unknown[], next: () => Promise<unknown>) => Promise<unknown>) | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -117,6 +119,8 @@ export class ServerManager implements vscode.Disposable {
         },
       },
       middleware: {
+        executeCommand: (command, args, next) =>
+          this.commandHook ? this.commandHook(client, command, args, async () => next(command, args)) : next(command, args),
         workspace: {
           // The server pulls section "qwen": answer with only the explicitly set values.
           configuration: (params) =>

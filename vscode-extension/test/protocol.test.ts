@@ -1,16 +1,19 @@
 // The protocol layer against the real Python server over stdio (vscode-jsonrpc, as the
 // language client uses it): streaming, cancel with the partial answer kept, contextStatus,
-// skillsChanged, sessions, errors keyed by data.kind.
+// skillsChanged, sessions, errors keyed by data.kind, and memory through src/memory.ts as the
+// extension runs it (remember → list → forget, or the friendly fallback on a server without memory).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { CancellationTokenSource, ResponseError } from 'vscode-jsonrpc/node';
 import { startScripted, startServer, tempDir, waitFor } from './support';
 import type { Scripted, Server } from './support';
 import { Transcript } from '../src/transcript';
 import { describeError, isCancelled } from '../src/errors';
-import type { ChatEvent, ChatResult, ContextReport, ContextStatus, ResumeResult, SkillsChanged, SkillsList } from '../src/shared/protocol';
+import { forget, forgetCandidates, isMethodNotFound, loadMemoryTree, memoryNotice, NO_MEMORY_SUPPORT, rememberSelection } from '../src/memory';
+import type { MemoryTree, Send } from '../src/memory';
+import type { ChatEvent, ChatResult, ContextReport, ContextStatus, MemoryChanged, ResumeResult, SkillsChanged, SkillsList } from '../src/shared/protocol';
 
 const ANSWER = 'Here is code:\n\n```python\nprint("hi")\n```\n\nDone.';
 let fast: Scripted;
@@ -130,4 +133,46 @@ test('errors carry data.kind: a dead endpoint maps to Open settings, an unknown 
     (e: unknown) => e,
   );
   assert.equal(describeError(unknown).kind, 'not_found');
+});
+
+const memoryPaths = (tree: MemoryTree): string[] => (tree.kind === 'groups' ? tree.groups.flatMap((g) => g.rows.map((r) => r.path)) : []);
+
+test('memory: "Remember this convention" → Memory view → forget round trip; a server without memory gets the friendly line', async () => {
+  const ws = workspace();
+  const s = await server(fast, ws);
+  const send: Send = (method, params) => s.conn.sendRequest(method, params);
+  const commands: string[] = s.initializeResult?.capabilities?.executeCommandProvider?.commands ?? [];
+  const sel = { text: 'Tests in this repository never mock the database; they use the sqlite fixture in tests/conftest.py.', uri: `file://${path.join(ws, 'src', 'api', 'users.py')}` };
+  const supported = await s.conn.sendRequest('qwen/memory/list', {}).then(
+    () => true,
+    (err: unknown) => {
+      assert.ok(isMethodNotFound(err), `qwen/memory/list failed with something other than -32601: ${String(err)}`);
+      return false;
+    },
+  );
+  if (!supported) {
+    // Today's server: the view shows one friendly line and the command says the same, no error.
+    assert.deepEqual(await loadMemoryTree(send), { kind: 'message', text: NO_MEMORY_SUPPORT, icon: 'info' });
+    assert.deepEqual(await rememberSelection(send, commands, sel), { kind: 'unsupported' });
+    return;
+  }
+  const changes = (): MemoryChanged[] => s.notifications.filter((n) => n.method === 'qwen/memoryChanged').map((n) => n.params);
+  const outcome = await rememberSelection(send, commands, sel);
+  assert.equal(outcome.kind, 'saved', `remember failed: ${JSON.stringify(outcome)}`);
+  const saved = outcome.kind === 'saved' ? outcome.result : assert.fail();
+  assert.equal(saved.scope, 'project');
+  assert.equal(saved.type, 'feedback');
+  assert.ok(existsSync(saved.path), 'the memory file exists');
+  const written = await waitFor(() => changes().find((c) => c.paths.includes(saved.path)), 'qwen/memoryChanged for the saved file');
+  assert.equal(written.scope, 'project');
+  assert.equal(memoryNotice(written, existsSync).path, saved.path, 'the chat notice opens the saved file');
+  const tree = await loadMemoryTree(send);
+  assert.ok(tree.kind === 'groups' && tree.groups.some((g) => g.scope === 'project' && g.rows.some((r) => r.path === saved.path)), 'listed under Project');
+  const candidates = await forgetCandidates(send, 'mock the database');
+  assert.ok(candidates.some((c) => c.path === saved.path), 'forgetCandidates finds it');
+  assert.deepEqual(await forget(send, [saved.path]), [saved.path]);
+  assert.ok(!existsSync(saved.path), 'the file is gone');
+  const removed = await waitFor(() => changes().find((c) => c !== written && c.paths.includes(saved.path)), 'qwen/memoryChanged for the removal');
+  assert.match(memoryNotice(removed, existsSync).text, /removed/);
+  assert.ok(!memoryPaths(await loadMemoryTree(send)).includes(saved.path), 'no longer listed');
 });

@@ -45,6 +45,8 @@ export async function startScripted(reply: string, chunkDelay = 0): Promise<Scri
 export interface Server {
   conn: MessageConnection;
   proc: ChildProcess;
+  /** The server's initialize answer (capabilities, e.g. executeCommandProvider.commands). */
+  initializeResult: any;
   notifications: { method: string; params: any }[];
   /** Called for every notification (vscode-jsonrpc allows one handler per method, so tests share this one). */
   listeners: ((method: string, params: any) => void)[];
@@ -71,7 +73,7 @@ export async function startServer(workspace: string, baseUrl: string, initializa
   conn.onRequest(() => null);
   conn.listen();
   const uri = `file://${workspace}`;
-  await conn.sendRequest('initialize', {
+  const initializeResult = await conn.sendRequest('initialize', {
     processId: process.pid,
     rootUri: uri,
     workspaceFolders: [{ uri, name: path.basename(workspace) }],
@@ -82,6 +84,7 @@ export async function startServer(workspace: string, baseUrl: string, initializa
   return {
     conn,
     proc,
+    initializeResult,
     notifications,
     listeners,
     async stop() {

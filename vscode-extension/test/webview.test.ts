@@ -366,13 +366,41 @@ test('notices, attachment chips and the session list post the right messages', a
   const posted = (await p.posted()).filter((m) => m.type !== 'ready');
   assert.deepEqual(posted, [
     { type: 'removeAttachment', index: 1 },
-    { type: 'openLink', href: 'file:///w/src/api/users.py' },
+    { type: 'openNotice', id: 'n1' },
     { type: 'dismissNotice', id: 'n1' },
     { type: 'listSessions' },
     { type: 'deleteSession', sessionId: 'abc' },
     { type: 'listSessions' },
     { type: 'resumeSession', sessionId: 'abc' },
   ]);
+  await p.page.context().close();
+});
+
+test('qwen/memoryChanged notice: "Memory updated" names the file, opens it by notice id, and leaves the composer alone', async () => {
+  const p = await openPanel(browser, origin, { theme: 'light' });
+  await p.host(snapshot([msg('user', 'Remember that tests never mock the database'), msg('assistant', 'Noted.')]));
+  const composer = p.page.locator('textarea');
+  await composer.click();
+  await p.page.keyboard.type('next que');
+  await p.host({
+    type: 'notices',
+    notices: [
+      { id: 'n3', text: 'Activated api-helper — triggered by src/api/users.py', uri: 'file:///w/src/api/users.py' },
+      { id: 'n4', text: 'Memory updated (project): saved no-db-mocks.md', uri: 'file:///home/u/.qwen/projects/-w/memory/feedback/no-db-mocks.md', openLabel: 'Open memory' },
+    ],
+  });
+  await p.page.keyboard.type('stion');
+  assert.equal(await composer.inputValue(), 'next question', 'the notice did not take the keystrokes');
+  const notice = p.page.locator('[role=status] .notice[data-notice-id=n4]');
+  assert.equal(await notice.locator('.notice-text').textContent(), 'Memory updated (project): saved no-db-mocks.md');
+  await p.page.screenshot({ path: path.join(ARTIFACTS, 'memory-notice-light.png') });
+  await p.page.getByRole('button', { name: 'Open memory: Memory updated (project): saved no-db-mocks.md' }).click();
+  await notice.getByRole('button', { name: 'Dismiss notice' }).click();
+  const posted = (await p.posted()).filter((m) => m.type !== 'ready');
+  assert.deepEqual(posted, [
+    { type: 'openNotice', id: 'n4' },
+    { type: 'dismissNotice', id: 'n4' },
+  ], 'the webview names the notice; the host decides which file that opens');
   await p.page.context().close();
 });
 

@@ -218,7 +218,7 @@ function renderNotices(list: Notice[]): void {
     ...list.map((n) => {
       const el = h('div', { class: 'notice', 'data-notice-id': n.id });
       el.append(h('span', { class: 'notice-text' }, n.text));
-      if (n.uri) el.append(button('Open file', { 'data-open-uri': n.uri, 'aria-label': `Open the file that triggered: ${n.text}` }));
+      if (n.uri) el.append(button(n.openLabel ?? 'Open file', { 'data-open-notice': n.id, 'aria-label': `${n.openLabel ?? 'Open the file that triggered'}: ${n.text}` }));
       el.append(button('×', { 'data-dismiss-notice': n.id, 'aria-label': 'Dismiss notice' }));
       return el;
     }),
@@ -319,7 +319,7 @@ document.addEventListener('click', (e) => {
   } else if (d.action) post({ type: 'action', action: d.action as ErrorAction });
   else if (d.removeAttachment !== undefined) post({ type: 'removeAttachment', index: Number(d.removeAttachment) });
   else if (d.dismissNotice) post({ type: 'dismissNotice', id: d.dismissNotice });
-  else if (d.openUri) post({ type: 'openLink', href: d.openUri });
+  else if (d.openNotice) post({ type: 'openNotice', id: d.openNotice });
   else if (d.resume) {
     post({ type: 'resumeSession', sessionId: d.resume });
     toggleHistory(false);

@@ -39,7 +39,10 @@ export interface AttachmentChip extends Attachment {
 export interface Notice {
   id: string;
   text: string;
+  /** A file the notice is about; the webview offers to open it by the notice's id. */
   uri?: string;
+  /** The open button's text and the start of its accessible name. */
+  openLabel?: string;
 }
 
 export interface Snapshot {
@@ -82,5 +85,6 @@ export type WebviewToHost =
   | { type: 'attachFile' }
   | { type: 'removeAttachment'; index: number }
   | { type: 'dismissNotice'; id: string }
+  | { type: 'openNotice'; id: string }
   | { type: 'openLink'; href: string }
   | { type: 'action'; action: ErrorAction };

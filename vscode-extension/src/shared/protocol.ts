@@ -82,3 +82,55 @@ export interface SkillsChanged {
 
 /** JSON-RPC RequestCancelled: the only numeric code we key on (the qwen/* codes are being renumbered). */
 export const REQUEST_CANCELLED = -32800;
+
+export type MemoryScope = 'user' | 'project' | 'team';
+
+export interface MemoryEntry {
+  path: string;
+  scope: MemoryScope | string;
+  type: string;
+  name: string;
+  description: string;
+  /** Qwen Code's memoryAge words ("today", "yesterday", "47 days ago"); a number is read as days. */
+  age: string | number;
+}
+
+export interface MemoryList {
+  memories: MemoryEntry[];
+}
+
+export interface RememberParams {
+  text: string;
+  type?: string;
+  scope?: MemoryScope;
+  name?: string;
+}
+
+export interface RememberResult {
+  path: string;
+  scope: string;
+  type: string;
+}
+
+export interface ForgetCandidate {
+  path: string;
+  name: string;
+  description: string;
+  reason: string;
+}
+
+export interface ForgetCandidates {
+  candidates: ForgetCandidate[];
+}
+
+export interface ForgetResult {
+  removed: string[];
+}
+
+export interface MemoryChanged {
+  scope: string;
+  paths: string[];
+}
+
+/** JSON-RPC MethodNotFound: what a server without a feature (e.g. memory) answers. */
+export const METHOD_NOT_FOUND = -32601;

@@ -1,0 +1,210 @@
+/**
+ * What the Memory view and the memory commands show, free of the vscode API: the unit tests and
+ * the protocol tests (against the real server) run this module exactly as the extension does.
+ * Requests go through a plain `send` function, so the same code serves the language client and a
+ * bare vscode-jsonrpc connection.
+ *
+ * A server without memory answers -32601 (MethodNotFound); that is a version gap, not an error,
+ * so it becomes one friendly line instead of a red item or an error toast.
+ */
+import { METHOD_NOT_FOUND } from './shared/protocol';
+import type { ForgetCandidate, ForgetCandidates, ForgetResult, MemoryChanged, MemoryEntry, MemoryList, RememberResult } from './shared/protocol';
+
+export type Send = (method: string, params: unknown) => Promise<unknown>;
+
+export const NO_MEMORY_SUPPORT = 'This server has no memory support yet (update qwen-lsp)';
+export const NO_MEMORIES = 'No memories yet. Select text and run “Qwen: Remember this convention”.';
+/** The server-side command behind the "Remember this convention" code action (design §3). */
+export const REMEMBER_COMMAND = 'qwen.rememberSelection';
+
+/** Index and prompt order of the scopes (spec §4.3); an unknown scope sorts after them. */
+const SCOPE_ORDER = ['user', 'project', 'team'];
+const SCOPE_LABEL: Record<string, string> = { user: 'User', project: 'Project', team: 'Team' };
+
+export function isMethodNotFound(err: unknown): boolean {
+  return (err as { code?: unknown } | undefined)?.code === METHOD_NOT_FOUND;
+}
+
+/** `~/…` for paths under the home folder: memory files live there, outside the workspace. */
+export function tildify(p: string, home: string): string {
+  if (!home) return p;
+  const h = home.endsWith('/') ? home.slice(0, -1) : home;
+  return p === h ? '~' : p.startsWith(`${h}/`) ? `~${p.slice(h.length)}` : p;
+}
+
+function baseName(p: string): string {
+  return p.slice(Math.max(p.lastIndexOf('/'), p.lastIndexOf('\\')) + 1);
+}
+
+/** Qwen Code's memoryAge words; the server sends them, a bare number of days is worded the same way. */
+export function ageText(age: string | number | undefined): string {
+  if (typeof age === 'string') return age;
+  if (typeof age !== 'number' || !Number.isFinite(age) || age < 0) return '';
+  const days = Math.floor(age);
+  return days === 0 ? 'today' : days === 1 ? 'yesterday' : `${days} days ago`;
+}
+
+export interface MemoryRow {
+  label: string;
+  description: string;
+  tooltip: string;
+  path: string;
+}
+
+export interface MemoryGroup {
+  scope: string;
+  label: string;
+  rows: MemoryRow[];
+}
+
+export type MemoryTree = { kind: 'groups'; groups: MemoryGroup[] } | { kind: 'message'; text: string; icon: 'info' | 'error' };
+
+export function memoryRow(m: MemoryEntry): MemoryRow {
+  const age = ageText(m.age);
+  const label = m.name?.trim() || baseName(m.path).replace(/\.md$/i, '');
+  const description = [m.description?.trim(), age].filter(Boolean).join(' · ');
+  const tooltip = [label, m.description?.trim(), [m.type, m.scope, age].filter(Boolean).join(' · '), m.path].filter(Boolean).join('\n');
+  return { label, description, tooltip, path: m.path };
+}
+
+/** One group per scope that has memories, user → project → team; rows keep the server's order. */
+export function groupMemories(memories: MemoryEntry[]): MemoryGroup[] {
+  const byScope = new Map<string, MemoryRow[]>();
+  for (const m of memories) {
+    const rows = byScope.get(m.scope) ?? [];
+    rows.push(memoryRow(m));
+    byScope.set(m.scope, rows);
+  }
+  const rank = (s: string): number => (SCOPE_ORDER.includes(s) ? SCOPE_ORDER.indexOf(s) : SCOPE_ORDER.length);
+  return [...byScope.keys()]
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
+    .map((scope) => ({ scope, label: SCOPE_LABEL[scope] ?? scope, rows: byScope.get(scope)! }));
+}
+
+/** The view's content: the groups, an empty-state hint, or the no-memory-support line. Other errors propagate. */
+export async function loadMemoryTree(send: Send): Promise<MemoryTree> {
+  let r: MemoryList;
+  try {
+    r = (await send('qwen/memory/list', {})) as MemoryList;
+  } catch (err) {
+    if (isMethodNotFound(err)) return { kind: 'message', text: NO_MEMORY_SUPPORT, icon: 'info' };
+    throw err;
+  }
+  const groups = groupMemories(r.memories ?? []);
+  return groups.length ? { kind: 'groups', groups } : { kind: 'message', text: NO_MEMORIES, icon: 'info' };
+}
+
+export type RememberOutcome =
+  | { kind: 'saved'; result: RememberResult }
+  | { kind: 'unsupported' }
+  | { kind: 'refused'; message: string }
+  | { kind: 'failed'; error: unknown };
+
+/**
+ * Saves a selection as a project `feedback` memory. Through the server's own command when it
+ * declares it (so the code action and the menu do exactly the same thing), else through
+ * qwen/memory/remember with the same defaults.
+ */
+export async function rememberSelection(send: Send, serverCommands: readonly string[], sel: { text: string; uri?: string }): Promise<RememberOutcome> {
+  try {
+    const result = serverCommands.includes(REMEMBER_COMMAND)
+      ? await send('workspace/executeCommand', { command: REMEMBER_COMMAND, arguments: [sel] })
+      : await send('qwen/memory/remember', { text: sel.text, type: 'feedback', scope: 'project' });
+    return { kind: 'saved', result: result as RememberResult };
+  } catch (err) {
+    return rememberFailure(err);
+  }
+}
+
+/** Refusals that protect the user (data.kind): shown as a warning with the server's reason, not as a failure. */
+const REFUSALS: Record<string, string> = {
+  secret: 'The text looks like it contains a secret.',
+  memory_security: 'The team-memory folder leads out of the repository.',
+};
+
+/** A failed save: a missing method is a version gap; a secret-scanner or team-memory refusal keeps its reason and rule. */
+export function rememberFailure(err: unknown): RememberOutcome {
+  if (isMethodNotFound(err)) return { kind: 'unsupported' };
+  const e = err as { message?: unknown; data?: { kind?: unknown; rule?: unknown } } | undefined;
+  const kind = e?.data?.kind;
+  if (typeof kind === 'string' && Object.hasOwn(REFUSALS, kind)) {
+    const message = typeof e!.message === 'string' && e!.message ? e!.message : REFUSALS[kind];
+    const rule = e!.data!.rule;
+    const named = typeof rule === 'string' && rule && !message.includes(rule) ? ` (rule: ${rule})` : '';
+    return { kind: 'refused', message: `Not remembered: ${message}${named}` };
+  }
+  return { kind: 'failed', error: err };
+}
+
+/** The non-modal notice after a selection was saved ("Remember this convention", "Add to QWEN.md"). */
+export function savedNotice(what: 'memory' | 'rules', shownPath: string, scope?: string): string {
+  return what === 'memory' ? `Remembered as a ${scope ?? 'project'} memory in ${shownPath}.` : `Added to ${shownPath}.`;
+}
+
+export interface CandidatePick {
+  label: string;
+  description: string;
+  detail: string;
+  path: string;
+  picked: boolean;
+}
+
+/** Every candidate starts ticked (the user asked to forget what matches); the modal that follows names them all. */
+export function candidatePicks(candidates: ForgetCandidate[], home: string): CandidatePick[] {
+  return candidates.map((c) => ({
+    label: c.name || baseName(c.path),
+    description: c.reason ?? '',
+    detail: [c.description, tildify(c.path, home)].filter(Boolean).join(' — '),
+    path: c.path,
+    picked: true,
+  }));
+}
+
+/** The modal confirmation: the memories by name in the question, every file in the detail. */
+export function forgetConfirmation(items: { label: string; path: string }[], home: string): { message: string; detail: string } {
+  const names = items.map((i) => `“${i.label}”`);
+  const message = items.length === 1 ? `Forget ${names[0]}?` : `Forget ${items.length} memories: ${names.join(', ')}?`;
+  const files = items.map((i) => tildify(i.path, home)).join('\n');
+  return { message, detail: `${items.length === 1 ? 'This file is' : 'These files are'} deleted and the memory index is updated:\n${files}` };
+}
+
+/** After forget: how many went, and which asked-for files the server did not remove. */
+export function forgetSummary(asked: string[], removed: string[], home: string): { severity: 'info' | 'warning'; text: string } {
+  const gone = new Set(removed);
+  const kept = asked.filter((p) => !gone.has(p));
+  const n = removed.length;
+  const head = `Forgot ${n} ${n === 1 ? 'memory' : 'memories'}.`;
+  if (!kept.length) return { severity: 'info', text: head };
+  return { severity: 'warning', text: `${head} Not removed: ${kept.map((p) => tildify(p, home)).join(', ')}` };
+}
+
+export async function forgetCandidates(send: Send, query: string): Promise<ForgetCandidate[]> {
+  const r = (await send('qwen/memory/forgetCandidates', { query })) as ForgetCandidates;
+  return r.candidates ?? [];
+}
+
+export async function forget(send: Send, paths: string[]): Promise<string[]> {
+  const r = (await send('qwen/memory/forget', { paths })) as ForgetResult;
+  return r.removed ?? [];
+}
+
+const MAX_NAMES = 3;
+
+function nameList(paths: string[]): string {
+  const names = paths.map((p) => baseName(p));
+  return names.length > MAX_NAMES ? `${names.slice(0, MAX_NAMES).join(', ')} +${names.length - MAX_NAMES} more` : names.join(', ');
+}
+
+/**
+ * The chat notice for qwen/memoryChanged: which files were saved and which removed (a path that no
+ * longer exists was removed), and the first saved file to open. The scope's MEMORY.md index is
+ * left out: it changes with every memory and names nothing the user did.
+ */
+export function memoryNotice(change: MemoryChanged, exists: (path: string) => boolean): { text: string; path?: string } {
+  const paths = (change.paths ?? []).filter((p) => baseName(p) !== 'MEMORY.md');
+  const saved = paths.filter(exists);
+  const removed = paths.filter((p) => !exists(p));
+  const parts = [saved.length ? `saved ${nameList(saved)}` : '', removed.length ? `removed ${nameList(removed)}` : ''].filter(Boolean);
+  const scope = change.scope ? ` (${change.scope})` : '';
+  return { text: `Memory updated${scope}${parts.length ? `: ${parts.join('; ')}` : ''}`, path: saved[0] };
+}
