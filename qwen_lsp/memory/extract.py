@@ -341,7 +341,7 @@ class Extractor:
             task,
             root=self._workspace,
             tools=memory_fork_tools(store),
-            permissions=Permissions((memory_rule([project_root, user_root], team=store.root("team")),)),
+            permissions=memory_permissions(store),
             read_roots=[project_root, user_root],
             max_turns=self._max_turns,
             max_seconds=self._max_seconds,
@@ -394,6 +394,17 @@ class Extractor:
 
 def _used_tools(fork: ForkResult) -> bool:
     return any("functionCall" in p for c in fork.produced for p in c.get("parts", []))
+
+
+def memory_permissions(store: ExtractStore) -> Permissions:
+    """Writes allowed in the project and user memory, team writes ``ask``, everything else written denied.
+
+    The extraction fork's rules; the chat can use the same ones when it
+    declares ``write_file``/``edit`` (so forks share its tools array, see
+    ``fork.py``): the model may then save memory itself, as in Qwen Code,
+    and nothing else until edits get approvals.
+    """
+    return Permissions((memory_rule([store.root("project"), store.root("user")], team=store.root("team")),))
 
 
 def memory_fork_tools(store: ExtractStore) -> list[Tool]:
