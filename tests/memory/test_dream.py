@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -187,4 +186,3 @@ async def test_a_failed_lock_release_heals_on_the_next_schedule(
     scripted.enqueue(Reply(chunks=["again"]))
     assert (await dream.maybe_run("s2", PARENT)).status == "noop"
     assert not lock.exists()
-    shutil.rmtree(lock, ignore_errors=True)
