@@ -27,7 +27,7 @@ from typing import Any, Literal, Protocol
 from ..llm.client import StreamEvent, TextDelta
 from ..llm.errors import LLMError
 
-SideQueryErrorKind = Literal["timeout", "invalid_json", "model"]
+SideQueryErrorKind = Literal["timeout", "invalid_json", "model", "empty"]
 
 MAX_ANSWER_CHARS = 200_000
 """A side answer is a few hundred characters; a runaway stream is cut here and counts as invalid."""
@@ -74,8 +74,9 @@ class SideQuery:
         """The answer text; with ``json_schema``, the validated JSON re-serialised compactly.
 
         Raises :class:`SideQueryError`: ``timeout`` past ``timeout`` seconds,
-        ``model`` when the request failed, ``invalid_json`` when the answer
-        does not parse or does not fit the schema.
+        ``model`` when the request failed, ``empty`` for an answer with no
+        text, ``invalid_json`` when the answer does not parse or does not fit
+        the schema. Cancelling the awaiting task closes the request at once.
         """
         extra = dict(self._extra_body)
         if json_schema is not None:
@@ -88,6 +89,8 @@ class SideQuery:
             raise SideQueryError("timeout", f"The side query got no complete answer within {timeout:g} s.") from None
         except LLMError as exc:
             raise SideQueryError("model", exc.message) from exc
+        if not text.strip():
+            raise SideQueryError("empty", "The side query's answer was empty.")
         if json_schema is None:
             return text.strip()
         value = parse_json_answer(text)

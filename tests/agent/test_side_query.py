@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from support.scripted_openai import HttpError, Reply, ScriptedOpenAI, Stall
 
@@ -57,3 +59,16 @@ async def test_the_timeout_and_a_model_failure_are_typed_errors(scripted: Script
     with pytest.raises(SideQueryError) as failed:
         await ask(scripted, HttpError(401, "bad key"))
     assert failed.value.kind == "model"
+
+
+async def test_an_empty_answer_is_an_error_and_a_cancel_hangs_up(scripted: ScriptedOpenAI) -> None:
+    with pytest.raises(SideQueryError) as info:
+        await ask(scripted, Reply(reasoning=["only thinking"], chunks=[]), schema=None)
+    assert info.value.kind == "empty"
+    query = asyncio.create_task(ask(scripted, Stall(chunks=["{"]), timeout=30))
+    while len(scripted.chat_requests()) < 2:
+        await asyncio.sleep(0.01)
+    query.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await query
+    assert scripted.wait_for_disconnect()
