@@ -192,3 +192,15 @@ def test_the_fork_history_ends_on_a_model_turn_with_open_calls_closed() -> None:
     assert own[-1] == {"role": "model", "parts": [{"text": "Acknowledged."}]}
     assert fork_history([*history[:1], {"role": "model", "parts": [{"text": "a"}]}, {"role": "user", "parts": [{"text": "failed turn"}]}], "n")[-1]["role"] == "model"
     assert history[1]["parts"][0]["functionCall"]["id"] == "c1" and len(history) == 2  # the parent's list is untouched
+
+
+async def test_cancelling_the_awaiting_task_still_raises_and_hangs_up(root: Path, scripted: ScriptedOpenAI) -> None:
+    scripted.enqueue(Stall())
+    async with ChatClient(scripted.base_url, "k", "scripted-model") as client:
+        run = asyncio.create_task(run_fork(client, ParentRequest.capture("s", [], []), "t", root=root))
+        while not scripted.chat_requests():
+            await asyncio.sleep(0.01)
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+    assert scripted.wait_for_disconnect()
