@@ -15,7 +15,7 @@ from support.rules_repo import git, make_rules_repo
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from qwen_lsp.agent.events import TurnEvent, TurnOutcome
-from qwen_lsp.agent.fork import run_fork
+from qwen_lsp.agent.fork import ParentRequest, run_fork
 from qwen_lsp.agent.hooks import Prefetch, TurnHooks
 from qwen_lsp.agent.loop import TurnRequest
 from qwen_lsp.agent.tools import read_only_tools
@@ -181,9 +181,10 @@ async def test_a_recall_that_settles_late_follows_the_next_function_responses(re
 async def test_a_fork_runs_beside_the_chat_and_records_nothing(repo: Path, scripted: ScriptedOpenAI, home: Path) -> None:
     scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("read_file", {"file_path": str(repo / "src" / "app.py")})]), Reply(chunks=["x is 1"]))
     async with ChatClient(scripted.base_url, "k", "scripted-model") as client:
-        outcome, produced = await run_fork(client, system="side", prompt="what is x?", root=repo, tools=read_only_tools(), max_rounds=3)
-    assert outcome.text == "x is 1" and outcome.rounds == 2
-    assert [c["role"] for c in produced] == ["model", "user", "model"]
+        parent = ParentRequest.capture("side", [t.declaration() for t in read_only_tools()], [])
+        result = await run_fork(client, parent, "what is x?", root=repo, tools=read_only_tools(), max_turns=3)
+    assert result.text == "x is 1" and result.rounds == 2 and result.status == "completed"
+    assert [c["role"] for c in result.produced] == ["model", "user", "model"]
     assert scripted.chat_requests()[0].body["messages"][0] == {"role": "system", "content": "side"}
     assert not list((home / ".qwen").glob("projects/*/chats/*.jsonl"))
 
@@ -192,6 +193,7 @@ async def test_a_fork_stops_at_its_round_budget(repo: Path, scripted: ScriptedOp
     looping = Reply(tool_calls=[ToolCallSpec("list_directory", {"path": str(repo)})])
     scripted.enqueue(looping, looping, looping)
     async with ChatClient(scripted.base_url, "k", "scripted-model") as client:
-        outcome, _ = await run_fork(client, system="s", prompt="loop", root=repo, tools=read_only_tools(), max_rounds=2)
-    assert outcome.rounds == 2 and outcome.finish_reason == "length"
+        parent = ParentRequest.capture("s", [t.declaration() for t in read_only_tools()], [])
+        result = await run_fork(client, parent, "loop", root=repo, tools=read_only_tools(), max_turns=2)
+    assert result.rounds == 2 and result.reason == "max_turns"
     assert len(scripted.chat_requests()) == 2

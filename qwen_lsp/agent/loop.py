@@ -6,6 +6,11 @@ answers without calling a tool or the round budget runs out. Every Content
 is handed to ``record`` the moment it exists, so a crash or a cancel never
 loses what already happened; a cancelled round records the partial text it
 had streamed, marked interrupted, before the cancellation propagates.
+
+The same loop runs forked runs (``fork.py``): a fork sends its parent's
+``tools`` array verbatim (``TurnRequest.declarations``) while running its
+own tool implementations under its own ``permissions``; a refused call is
+answered with a tool error the model can read, never by ending the turn.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any, Protocol
 from ..llm.client import FinishEvent, StreamEvent, TextDelta, ThoughtDelta, ToolCallEvent, UsageEvent
 from ..llm.content import Content, FunctionResponseBody, OpenAIMessage, Part, to_openai_messages
 from .events import EventSink, RoundDone, RoundSink, TurnEvent, TurnOutcome
+from .permissions import Permissions
 from .tool import Tool, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
@@ -54,6 +60,11 @@ class TurnRequest:
     late_reminders: Callable[[], list[str]] | None = None
     """Polled (never awaited) after a round's tool calls ran: texts that settled since the
     request was assembled (recalled memories) go after the function responses, which must lead."""
+    declarations: list[dict[str, Any]] | None = None
+    """The ``tools`` array to send, verbatim; None means the declarations of ``tools``.
+    A fork passes its parent's array here so the prompt-cache prefix stays byte-identical."""
+    permissions: Permissions | None = None
+    """Rules every tool call is checked against before it runs; None lets every call run."""
 
 
 async def run_turn(
@@ -64,11 +75,13 @@ async def run_turn(
     record: Recorder,
     on_round: RoundSink | None = None,
     max_rounds: int = MAX_ROUNDS,
+    outcome: TurnOutcome | None = None,
 ) -> TurnOutcome:
+    """Run the turn; ``outcome``, when given, is filled in as the turn goes (a fork reads it after a cancel)."""
     tools_by_name = {t.name: t for t in req.tools}
-    declarations = [t.declaration() for t in req.tools] or None
+    declarations = (req.declarations if req.declarations is not None else [t.declaration() for t in req.tools]) or None
     answer: list[str] = []
-    outcome = TurnOutcome(text="", finish_reason="stop")
+    outcome = outcome if outcome is not None else TurnOutcome(text="", finish_reason="stop")
     for round_no in range(1, max_rounds + 1):
         outcome.rounds = round_no
         if req.before_request is not None:
@@ -115,7 +128,7 @@ async def run_turn(
         responses: list[Part] = []
         try:
             for call in calls:
-                responses.append(await _run_tool(call, tools_by_name, req.tool_context, emit))
+                responses.append(await _run_tool(call, tools_by_name, req, emit, outcome))
         except asyncio.CancelledError:
             # Every recorded tool call needs its response, or the history can never be sent again.
             responses.extend(_cancelled_response(call) for call in calls[len(responses) :])
@@ -150,19 +163,25 @@ def _cancelled_response(call: ToolCallEvent) -> Part:
     return {"functionResponse": {"id": call.id, "name": call.name, "response": {"error": "Cancelled by the user before the tool finished."}}}
 
 
-async def _run_tool(call: ToolCallEvent, tools: dict[str, Tool], ctx: ToolContext, emit: EventSink) -> Part:
+async def _run_tool(call: ToolCallEvent, tools: dict[str, Tool], req: TurnRequest, emit: EventSink, outcome: TurnOutcome) -> Part:
     emit(TurnEvent("toolCall", tool={"id": call.id, "name": call.name, "args": call.arguments}))
     tool = tools.get(call.name)
+    refusal = req.permissions.refusal(call.name, call.arguments) if req.permissions is not None and tool is not None else None
     if tool is None:
         result = ToolResult(output=f"Unknown tool '{call.name}'. Available tools: {', '.join(sorted(tools))}.", is_error=True)
+    elif refusal is not None:
+        result = ToolResult(output=refusal, is_error=True)
     else:
         try:
-            result = await tool.run(call.arguments, ctx)
+            result = await tool.run(call.arguments, req.tool_context)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a tool bug must not end the turn; the model sees the error
             log.exception("tool %s failed", call.name)
             result = ToolResult(output=f"Tool '{call.name}' failed: {exc}", is_error=True)
+    written = result.extra.get("written")
+    if isinstance(written, str) and not result.is_error:
+        outcome.written.append(written)
     display = result.display or (result.output.splitlines()[0] if result.output else "")
     emit(TurnEvent("toolResult", text=display, tool={"id": call.id, "name": call.name, "isError": result.is_error}))
     body: FunctionResponseBody = {"error": result.output} if result.is_error else {"output": result.output}

@@ -25,6 +25,8 @@ class ToolContext:
     """Directory relative paths resolve against (normally the workspace root)."""
     touched: Callable[[Path], None] = lambda _path: None
     """Report a file the tool read or listed, so conditional skills and rules can activate."""
+    read_roots: tuple[Path, ...] = ()
+    """Directories outside the workspace the read tools may also open (a memory fork's memory roots)."""
 
 
 @dataclass

@@ -1,0 +1,66 @@
+"""What the file-writing tools share: the path they accept, the write hook, the atomic default.
+
+Writing tools decide *how* to change a file; *whether* a path may be
+written is the run's permission rules' call (``agent/permissions.py``),
+checked by the agent loop before the tool runs. The tools therefore take
+any absolute path, and must only be offered together with rules that
+confine them (a memory fork's rules allow the memory roots only).
+
+The write itself goes through a hook (``FileWriter``), so a caller can
+route it through its own guards: memory forks write through the memory
+store (secret scan, lock, index rebuild). The default writes atomically: a
+temporary file in the same directory, fsync, then rename, so a crash
+leaves either the old file or the new one, never half of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from qwen_lsp.agent.tools.base import ToolInputError
+
+FileWriter = Callable[[Path, str], None]
+"""``(absolute path, full new text)``; blocking (runs in a worker thread); raises ``OSError``/``ValueError`` to refuse."""
+
+MAX_WRITE_CHARS = 1_000_000
+"""A file the model writes in one call; larger is refused (memory files are a few hundred bytes)."""
+
+MAX_EDIT_FILE_BYTES = 10 * 1024 * 1024
+"""The largest existing file ``edit`` will load, as ``read_file``'s 10 MB cap."""
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` via a same-directory temporary file, fsync and rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def target_path(raw: str) -> Path:
+    """The model's ``file_path`` as a normalised absolute path (not resolved: the permission rule resolves)."""
+    text = raw.strip()
+    if not text:
+        raise ToolInputError("The file_path must not be empty.")
+    if "\x00" in text:
+        raise ToolInputError("The file_path contains a NUL character.")
+    if not os.path.isabs(text):
+        raise ToolInputError(f"File path must be absolute: {text}")
+    return Path(os.path.normpath(text))
+
+
+def check_size(content: str, tool: str) -> None:
+    if len(content) > MAX_WRITE_CHARS:
+        raise ToolInputError(f"{tool}: the content is {len(content)} characters; at most {MAX_WRITE_CHARS} can be written in one call.")
