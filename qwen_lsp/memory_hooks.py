@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import logging
+
 from .agent.hooks import Prefetch, TurnHooks
+from .agent.side_query import SideQuery
+from .errors import EngineError
 from .agent.loop import TurnRequest
 from .agent.events import TurnOutcome
 from .llm.content import Content
@@ -20,6 +24,8 @@ from .memory.manager import MemoryManager
 if TYPE_CHECKING:
     from .engine import Engine
     from .sessions.registry import ChatSession
+
+log = logging.getLogger(__name__)
 
 RECENT_TOOL_CONTENTS = 8
 """How far back "recently used tools" (the recall's active-tool filter, spec §7.4) looks."""
@@ -50,3 +56,12 @@ class EngineModelAccess:
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
+
+    async def side_query(self) -> SideQuery | None:
+        """Temperature 0, as the seed's selectors ask (spec §7.3, §11.4)."""
+        try:
+            client = await self._engine.model_client()
+        except EngineError as exc:
+            log.debug("no model for side queries (%s): heuristics only", exc.message)
+            return None
+        return SideQuery(client, temperature=0.0)
