@@ -236,7 +236,10 @@ class MemoryStore:
         )
 
     def remove(self, paths: Iterable[Path]) -> list[Path]:
-        """Delete memory files; paths that are not removable memory files are skipped. Returns what was removed."""
+        """Delete memory files; paths that are not removable memory files are skipped. Returns what was removed.
+
+        A redirected team root raises :class:`TeamMemorySecurityError` instead of deleting through it.
+        """
         removed: list[Path] = []
         touched: list[Scope] = []
         for raw in paths:
@@ -247,6 +250,8 @@ class MemoryStore:
                 log.info("memory remove: skipped %s: %s", target, exc.message)
                 continue
             with self._lock(scope):
+                if scope == "team":
+                    self._check_team_root()  # a redirected root would delete outside the repository
                 try:
                     os.unlink(target)
                 except FileNotFoundError:

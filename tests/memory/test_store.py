@@ -165,7 +165,8 @@ def test_dangling_decoy_symlink_cannot_route_a_write_past_the_scan(store: Memory
 
 def test_symlinked_team_root_is_a_security_error(store: MemoryStore, tmp_path: Path):
     outside = tmp_path / "outside-team"
-    outside.mkdir()
+    (outside / "project").mkdir(parents=True)
+    (outside / "project" / "victim.md").write_text("---\ntype: project\n---\nkeep me\n")
     team = store.root("team")
     team.parent.mkdir(parents=True)
     team.symlink_to(outside)
@@ -175,11 +176,12 @@ def test_symlinked_team_root_is_a_security_error(store: MemoryStore, tmp_path: P
         lambda: store.rebuild_index("team"),
         lambda: store.scan("team"),
         lambda: store.index_text("team"),
+        lambda: store.remove([team / "project" / "victim.md"]),
     ):
         with pytest.raises(TeamMemorySecurityError) as info:
             attempt()
         assert info.value.kind == "memory_security"
-    assert list(outside.iterdir()) == []
+    assert files_under(outside) == ["project", "project/victim.md"]
     assert store.scan_all() == []  # the other scopes still work; the redirected team is left out
 
 
