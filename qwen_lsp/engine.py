@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from .agent.hooks import Prefetch, TurnHooks
 from .agent.loop import TurnRequest, run_turn
 from .agent.tool import Tool, ToolContext
 from .agent.tools import read_only_tools
+from .agent.tools.save_memory import SaveMemoryTool
 from .agent.tools.skill import SkillTool
 from .compaction.thresholds import Thresholds, compute_thresholds
 from .config import LoadedSettings, Settings, load_settings
@@ -103,17 +105,21 @@ class Engine:
         self.skills = SkillManager(self.root, enabled=self.settings.skills.enabled)
         self.skills.refresh()
         self._skills_on_disk = listing_signature(self.skills)
-        self.tools: list[Tool] = [*read_only_tools(), SkillTool(self.skills)]
-        self.context = ContextAssembler(self.root, self._context_settings(), env=env)  # its prompt names self.tools
-        self.sessions = SessionRegistry(self.root, version=__version__, new_context=lambda: SessionContext(self.context))
         self.memory = MemoryManager(
             self.root,
             settings=lambda: self.settings.memory,
             model=EngineModelAccess(self),
             on_change=self._memory_changed,
             progress=lambda title: self.listeners.progress(title),
-            env=env,
+            env={**os.environ, **env} if env is not None else None,
         )
+        self.tools: list[Tool] = [
+            *read_only_tools(),
+            SkillTool(self.skills),
+            SaveMemoryTool(self.memory.store, saved=lambda scope, path: self.memory.changed(scope, [path]), enabled=lambda: self.memory.enabled),
+        ]
+        self.context = ContextAssembler(self.root, self._context_settings(), env=env)  # its prompt names self.tools
+        self.sessions = SessionRegistry(self.root, version=__version__, new_context=lambda: SessionContext(self.context))
         self.hooks = hooks or memory_hooks(self.memory)
         self._editor_rules: set[str] = set()
         """Paths of rules announced for files opened in the editor (each announced once per workspace)."""
@@ -168,6 +174,7 @@ class Engine:
     # ----------------------------------------------------------------- lifecycle
     async def start_watching(self, loop: asyncio.AbstractEventLoop) -> None:
         """Follow skills, rules and context files on disk; changes apply next turn."""
+        self._spawn(asyncio.to_thread(self.memory.rebuild_indexes))
         self.skills.start_watching(loop, self._apply_skill_change)
         self._watcher = DebouncedWatcher(self._on_context_files_changed, loop=loop, ignore=_ignored_path)
         # Whatever changed between construction and the watches going live is

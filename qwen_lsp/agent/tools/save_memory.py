@@ -20,7 +20,9 @@ engine can skip that turn's extraction (the main agent already saved).
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -67,8 +69,22 @@ class SaveMemoryTool(FileTool[SaveMemoryArgs]):
         },
     )
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(
+        self, store: MemoryStore, *, saved: Callable[[Scope, Path], None] | None = None, enabled: Callable[[], bool] = lambda: True
+    ) -> None:
         self._store = store
+        self._saved = saved
+        """Told on the event loop after each save, so the editor hears ``qwen/memoryChanged``."""
+        self._enabled = enabled
+        """``memory.enabled``, read per call: the tools array stays byte-stable when the setting flips."""
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if not self._enabled():
+            return ToolResult(output="Memory is turned off in this workspace (memory.enabled: false); nothing was saved.", is_error=True)
+        result = await super().run(args, ctx)
+        if self._saved is not None and not result.is_error and result.extra:
+            self._saved(result.extra["memory_scope"], Path(result.extra["memory_path"]))
+        return result
 
     def execute(self, params: SaveMemoryArgs, ctx: ToolContext) -> Outcome:
         if not params.fact.strip():
