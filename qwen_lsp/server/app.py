@@ -70,6 +70,10 @@ CUSTOM_METHODS = (
     "qwen/sessions/resume",
     "qwen/sessions/delete",
     "qwen/skills/list",
+    "qwen/memory/list",
+    "qwen/memory/remember",
+    "qwen/memory/forgetCandidates",
+    "qwen/memory/forget",
 )
 
 
