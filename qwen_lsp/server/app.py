@@ -15,6 +15,7 @@ from typing import Any
 
 from cattrs import ClassValidationError, transform_error
 from lsprotocol import types
+from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled, JsonRpcServerError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
@@ -65,6 +66,7 @@ SERVER_NOT_INITIALIZED = -32002
 
 CUSTOM_METHODS = (
     "qwen/chat",
+    "qwen/compress",
     "qwen/context",
     "qwen/sessions/list",
     "qwen/sessions/resume",
@@ -161,6 +163,7 @@ class QwenLanguageServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.pending_settings: asyncio.Future[None] | None = None
         """A ``workspace/configuration`` pull in flight; turns wait for it."""
+        self._progress_tasks: set[asyncio.Future[None]] = set()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log instead of pygls's default error popup: background noise must not nag the user."""
@@ -213,34 +216,30 @@ class QwenLanguageServer(LanguageServer):
         self.protocol.notify("qwen/memoryChanged", change.wire())
 
     def begin_progress(self, title: str) -> Callable[[str], None]:
-        """Work-done progress for background work (extraction, dream); returns the function that ends it.
-
-        Server-initiated, so only for clients that declare ``window.workDoneProgress``;
-        creating the token is a request, so begin/end are chained behind its answer.
-        """
-        if self.loop is None or not get_capability(self.client_capabilities, "window.work_done_progress", False):
+        """Work-done progress for long work (compression); returns ``end(message)``. Silent for clients without it."""
+        if not get_capability(self.client_capabilities, "window.work_done_progress", False):
             return lambda _message: None
-        token = f"qwen-{uuid.uuid4()}"
-
-        async def begin() -> bool:
-            try:
-                await self.work_done_progress.create_async(token)
-            except Exception as exc:  # the client refused the token: the work goes on unseen
-                log.debug("workDoneProgress/create refused: %s", exc)
-                return False
-            self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title))
-            return True
-
-        started = asyncio.ensure_future(begin())
+        token = str(uuid.uuid4())
+        started = asyncio.ensure_future(self._start_progress(token, title))
 
         def end(message: str) -> None:
             async def finish() -> None:
                 if await started:
                     self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
 
-            asyncio.ensure_future(finish())
+            self._progress_tasks.add(task := asyncio.ensure_future(finish()))
+            task.add_done_callback(self._progress_tasks.discard)
 
         return end
+
+    async def _start_progress(self, token: str, title: str) -> bool:
+        try:
+            await self.work_done_progress.create_async(token)
+        except Exception as exc:  # a client may refuse the token; the work goes on without progress
+            log.info("window/workDoneProgress/create refused: %s", exc)
+            return False
+        self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=False))
+        return True
 
 
 def uri_to_path(uri: str) -> Path | None:
