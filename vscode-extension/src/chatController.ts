@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { existsSync } from 'node:fs';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { FrameCoalescer } from './coalesce';
+import { linkTarget } from './links';
 import { describeError, isCancelled } from './errors';
 import type { ServerManager } from './server';
 import { Transcript } from './transcript';
@@ -336,11 +337,9 @@ export class ChatController implements vscode.Disposable {
     } catch {
       return;
     }
-    if (uri.scheme === 'http' || uri.scheme === 'https' || uri.scheme === 'mailto') {
-      await vscode.env.openExternal(uri);
-    } else if (uri.scheme === 'file' && vscode.workspace.getWorkspaceFolder(uri)) {
-      await vscode.window.showTextDocument(uri, { preview: true });
-    } // any other scheme (javascript:, command:, vscode:) is ignored
+    const target = linkTarget(uri.scheme);
+    if (target === 'external') await vscode.env.openExternal(uri);
+    else if (target === 'file' && vscode.workspace.getWorkspaceFolder(uri)) await vscode.window.showTextDocument(uri, { preview: true });
   }
 
   private async runAction(action: ErrorAction): Promise<void> {

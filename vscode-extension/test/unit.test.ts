@@ -6,13 +6,19 @@ import { Transcript, toolDetail } from '../src/transcript';
 import { FrameCoalescer, mergePatches } from '../src/coalesce';
 import type { Timer } from '../src/coalesce';
 import { describeError, isCancelled } from '../src/errors';
-import { buildServerSettings, explicitValue } from '../src/settings';
+import { buildServerSettings, explicitValue, SERVER_SETTINGS } from '../src/settings';
 import { resolveServerCommand, ServerNotFound } from '../src/serverCommand';
 import type { Probes } from '../src/serverCommand';
 import { meterView } from '../src/meter';
 import { chatHtml } from '../src/html';
+import { linkTarget } from '../src/links';
 import type { ChatEvent } from '../src/shared/protocol';
 import type { StreamPatch } from '../src/shared/messages';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { EXT_ROOT } from './support';
+
+const manifest = JSON.parse(readFileSync(path.join(EXT_ROOT, 'package.json'), 'utf8'));
 
 const ev = (seq: number, kind: ChatEvent['kind'], extra: Partial<ChatEvent> = {}): ChatEvent => ({ sessionId: 's1', turnId: 't1', seq, kind, ...extra });
 
@@ -110,6 +116,38 @@ test('coalescer: patches within one frame go out as one merged batch, in order',
   assert.deepEqual(mergePatches([{ op: 'append', id: 'a', text: '1' }, { op: 'append', id: 'b', text: '2' }]).length, 2);
 });
 
+test('B5 coalescer: the host batches for one frame (16 ms) from the first patch, and a steady stream sends one batch per frame', () => {
+  const delays: number[] = [];
+  let fn: (() => void) | undefined;
+  const timer: Timer = { set: (f, ms) => (delays.push(ms), (fn = f), 1), clear: () => (fn = undefined) };
+  const batches: StreamPatch[][] = [];
+  const c = new FrameCoalescer((b) => batches.push(b), undefined, timer);
+  // Three frames of a fast model: 20 tokens each, the timer firing between them.
+  for (let frame = 0; frame < 3; frame++) {
+    for (let k = 0; k < 20; k++) c.push({ op: 'append', id: 'm', text: `${frame}.${k} ` });
+    const f = fn;
+    fn = undefined;
+    f?.();
+  }
+  assert.deepEqual(delays, [16, 16, 16], 'one timer per frame, armed by the first patch, never re-armed by later ones');
+  assert.equal(batches.length, 3);
+  assert.ok(batches.every((b) => b.length === 1), 'each frame is one merged append');
+});
+
+test('B9 a stream that arrives while no view can be posted to is in the next snapshot, still running', () => {
+  const t = new Transcript();
+  const [, a] = t.begin('q');
+  // The host keeps folding qwen/chatEvent while the view is hidden (ChatController.detachHidden).
+  for (const [i, w] of ['Written ', 'while ', 'hidden.'].entries()) t.apply(ev(i, 'text', { text: w }));
+  t.apply(ev(3, 'toolCall', { tool: { id: 'c', name: 'glob', args: { pattern: '*.py' } } }));
+  const snap = t.snapshot({ attachments: [], notices: [] });
+  assert.equal(snap.running, true, 'the shown view continues the stream');
+  const shown = snap.messages.find((m) => m.id === a.id)!;
+  assert.equal(shown.text, 'Written while hidden.');
+  assert.equal(shown.streaming, true);
+  assert.deepEqual(shown.tools, [{ id: 'c', name: 'glob', detail: '*.py' }]);
+});
+
 test('errors: keyed on data.kind, not the numeric code', () => {
   const auth = describeError({ code: -31002, message: 'The API key was rejected', data: { kind: 'auth' } });
   assert.equal(auth.kind, 'auth');
@@ -134,6 +172,84 @@ test('settings: only explicitly set values are sent, nested; machine keys only f
   assert.deepEqual(out, { model: { name: 'w', contextWindow: 32768 }, tools: { approvalMode: 'plan' }, memory: { enabled: false } });
   assert.equal(explicitValue({ globalValue: 'https://ok/v1', workspaceValue: 'https://evil/v1' }, 'machine'), 'https://ok/v1');
   assert.deepEqual(buildServerSettings(() => undefined), {});
+});
+
+test('settings: every server key of design §5 is contributed under qwen.* with a description and the scope the mapping reads', () => {
+  const props = manifest.contributes.configuration.properties as Record<string, Record<string, unknown>>;
+  const keys = ['model.name', 'model.baseUrl', 'model.contextWindow', 'model.maxOutputTokens', 'compression.threshold', 'memory.enabled', 'memory.autoExtract', 'memory.autoDream', 'skills.enabled', 'tools.approvalMode'];
+  assert.deepEqual(SERVER_SETTINGS.map((s) => s.key), keys);
+  for (const { key, scope } of SERVER_SETTINGS) {
+    const p = props[`qwen.${key}`];
+    assert.ok(p, `qwen.${key} is contributed`);
+    assert.equal(p.scope, scope, `qwen.${key}: the manifest's scope is the one the mapping reads`);
+    assert.ok(typeof (p.description ?? p.markdownDescription) === 'string', `qwen.${key} has a description`);
+  }
+  for (const key of ['memory.enabled', 'memory.autoExtract', 'memory.autoDream']) {
+    assert.equal(props[`qwen.${key}`].type, 'boolean');
+    assert.equal(props[`qwen.${key}`].default, true, `qwen.${key} defaults to on`);
+  }
+  assert.deepEqual([props['qwen.compression.threshold'].type, props['qwen.compression.threshold'].minimum, props['qwen.compression.threshold'].maximum], ['number', 0, 1]);
+});
+
+test('settings: memory switches and the compression threshold reach the server nested under memory / compression, false included', () => {
+  const values: Record<string, { globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown }> = {
+    'memory.enabled': { globalValue: true },
+    'memory.autoExtract': { workspaceValue: false },
+    'memory.autoDream': { globalValue: true, workspaceFolderValue: false },
+    'compression.threshold': { globalValue: 0.5 },
+  };
+  assert.deepEqual(buildServerSettings((k) => values[k]), {
+    memory: { enabled: true, autoExtract: false, autoDream: false },
+    compression: { threshold: 0.5 },
+  });
+  // Left unset, they are not sent at all: the project's .qwen/settings.json (lower precedence) then decides.
+  assert.deepEqual(buildServerSettings((k) => (k === 'memory.autoDream' ? {} : undefined)), {});
+});
+
+test('B13 keybindings carry when clauses and do not shadow core chat keys (Ctrl+Shift+L, Cmd+L, Ctrl+L)', () => {
+  const bindings = manifest.contributes.keybindings as { command: string; key: string; mac?: string; when?: string }[];
+  assert.ok(bindings.length > 0);
+  for (const b of bindings) {
+    assert.match(b.when ?? '', /\S/, `${b.command} has a when clause`);
+    for (const k of [b.key, b.mac].filter(Boolean)) assert.ok(!['ctrl+shift+l', 'cmd+l', 'ctrl+l', 'tab'].includes(k!.toLowerCase()), `${b.command} does not take ${k}`);
+  }
+  const esc = bindings.find((b) => b.key === 'escape')!;
+  assert.match(esc.when!, /focusedView == qwen\.chat/, 'Esc stops only while the chat view has focus');
+});
+
+/** Removes var(...) calls (nested ones too), leaving what a rule sets outside the theme's tokens. */
+function withoutVars(value: string): string {
+  let out = '';
+  let depth = 0;
+  for (let i = 0; i < value.length; i++) {
+    if (depth === 0 && value.startsWith('var(', i)) {
+      depth = 1;
+      i += 3;
+    } else if (depth > 0) {
+      if (value[i] === '(') depth++;
+      else if (value[i] === ')') depth--;
+    } else out += value[i];
+  }
+  return out;
+}
+
+test('B14 the webview stylesheet takes every colour from --vscode-* tokens (no literal colours outside var() fallbacks)', () => {
+  const css = readFileSync(path.join(EXT_ROOT, 'webview', 'style.css'), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+  const colourProps = /^(color|background(-color)?|border(-\w+)*(-color)?|outline(-color)?|fill|stroke|caret-color|box-shadow|text-decoration-color)$/;
+  const literal = /#[0-9a-f]{3,8}\b|\b(rgba?|hsla?)\(|\b(white|black|red|green|blue|gray|grey|yellow|orange)\b/i;
+  const offenders: string[] = [];
+  let checked = 0;
+  for (const decl of css.split(/[;{}]/)) {
+    const m = /^\s*([\w-]+)\s*:\s*([^]*)$/.exec(decl);
+    if (!m || !colourProps.test(m[1])) continue;
+    checked++;
+    if (literal.test(withoutVars(m[2]))) offenders.push(decl.trim());
+  }
+  assert.ok(checked > 40, `found the colour declarations (${checked})`);
+  assert.deepEqual(offenders, []);
+  // Reduced motion switches off every animation, transition and smooth scroll.
+  const reduced = /@media \(prefers-reduced-motion: reduce\)\s*\{([^}]*)\}/.exec(css)?.[1] ?? '';
+  for (const rule of ['animation: none !important', 'transition: none !important', 'scroll-behavior: auto !important']) assert.ok(reduced.includes(rule), rule);
 });
 
 function probes(over: Partial<Probes> & { exec?: string[]; pkg?: string[] }): Probes {
@@ -186,4 +302,12 @@ test('html: strict CSP with the nonce on the one script, no unsafe-inline or eva
   assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
   assert.equal((html.match(/<script /g) ?? []).length, 1);
   assert.match(html, /<script nonce="abc123" src="https:\/\/x\/w.js">/);
+});
+
+test('B15 links from model output: only http(s) and mailto open externally, file links in the editor, every other scheme is ignored', () => {
+  assert.equal(linkTarget('https'), 'external');
+  assert.equal(linkTarget('HTTP'), 'external');
+  assert.equal(linkTarget('mailto'), 'external');
+  assert.equal(linkTarget('file'), 'file');
+  for (const scheme of ['javascript', 'command', 'vscode', 'vscode-insiders', 'data', 'blob', 'ftp', 'toString', '__proto__', '']) assert.equal(linkTarget(scheme), undefined, scheme);
 });

@@ -84,19 +84,31 @@ test('streamed Markdown renders in order (heading, paragraph, code block, list) 
   await p.page.context().close();
 });
 
-test('B6 incremental Markdown: finished blocks keep their DOM nodes while the tail streams', async () => {
+test('B6 incremental Markdown: finished messages and finished blocks keep their DOM nodes while the tail streams', async () => {
   const p = await openPanel(browser, origin);
-  await p.host(snapshot([]));
+  const done = msg('assistant', ANSWER.join(''));
+  await p.host(snapshot([msg('user', 'before'), done]));
   const id = await startTurn(p);
   await stream(p, id, [ANSWER[0], ANSWER[1]]);
-  // Tag the finished blocks; a re-render would replace the elements and lose the tag.
-  await p.page.evaluate((i) => {
+  // Tag the finished blocks (and every block of the finished message above, and its text nodes);
+  // a re-render would replace the elements and lose the tag.
+  await p.page.evaluate(([i, d]) => {
     for (const el of Array.from(document.querySelectorAll(`[data-id="${i}"] .md-block`)).slice(0, 2)) (el as any).__probe = true;
-  }, id);
+    for (const el of Array.from(document.querySelectorAll(`[data-id="${d}"] .md-block, [data-id="${d}"] .md-block *`))) (el as any).__probe = true;
+    (window as any).__changedAbove = 0;
+    new MutationObserver((records) => ((window as any).__changedAbove += records.length)).observe(document.querySelector(`[data-id="${d}"]`)!, {
+      childList: true, subtree: true, characterData: true, attributes: true,
+    });
+  }, [id, done.id]);
   await stream(p, id, chunks(ANSWER.slice(2).join(''), 5), true);
   const kept = await p.page.evaluate((i) => Array.from(document.querySelectorAll(`[data-id="${i}"] .md-block`)).map((el) => !!(el as any).__probe), id);
   assert.deepEqual(kept.slice(0, 2), [true, true], 'heading and first paragraph were never re-rendered');
   assert.equal(kept.length, 5);
+  const above = await p.page.evaluate((d) => ({
+    probed: Array.from(document.querySelectorAll(`[data-id="${d}"] .md-block, [data-id="${d}"] .md-block *`)).every((el) => (el as any).__probe === true),
+    mutations: (window as any).__changedAbove as number,
+  }), done.id);
+  assert.deepEqual(above, { probed: true, mutations: 0 }, 'the finished message above was not touched at all');
   await p.page.context().close();
 });
 
@@ -268,7 +280,36 @@ test('B4 no jumps: streamed chunks scroll instantly; sending while scrolled up d
   await stream(p, id, []);
   assert.equal((await scrollState(p)).top, top, 'the reader stays where they were');
   assert.equal(await p.page.locator('#jump').isVisible(), true);
-  // Expanding a collapsed row (the "Thinking" details) above keeps the reader's position.
+  await p.page.context().close();
+});
+
+test('B4 no jumps: expanding or collapsing a Thinking row keeps it where it is on screen, also while following the bottom', async () => {
+  const p = await openPanel(browser, origin);
+  const earlier = Array.from({ length: 20 }, (_, i) => msg(i % 2 ? 'assistant' : 'user', `Message ${i}\n\n${'Some text. '.repeat(30)}`));
+  const thinking = msg('assistant', 'The answer.', { thought: Array.from({ length: 30 }, (_, i) => `Reasoning step ${i}.`).join('\n') });
+  await p.host(snapshot([...earlier, msg('user', 'Why?'), thinking]));
+  const summary = p.page.locator(`[data-id="${thinking.id}"] summary`);
+  const s0 = await scrollState(p);
+  assert.ok(s0.max - s0.top <= 2, 'following the bottom before the toggle');
+  const top = async () => (await summary.boundingBox())!.y;
+  const before = await top();
+  await summary.click(); // expands 30 lines below the row
+  await p.frame();
+  assert.equal(await p.page.locator(`[data-id="${thinking.id}"] details`).evaluate((d) => (d as HTMLDetailsElement).open), true);
+  assert.ok(Math.abs((await top()) - before) <= 1, `the expanded row stayed put (${await top()} vs ${before})`);
+  const s1 = await scrollState(p);
+  assert.ok(s1.max - s1.top > 100, 'the thought grew below the row instead of pulling the view down');
+  // New content does not yank the reader to the bottom either: following paused at the toggle.
+  const a = msg('assistant', '', { streaming: true });
+  await p.host([{ type: 'message', message: msg('user', 'next') }, { type: 'message', message: a }, { type: 'running', running: true }]);
+  await stream(p, a.id, ['More.\n\n']);
+  assert.ok(Math.abs((await top()) - before) <= 1, 'still put after more content arrived');
+  // Collapsing (keyboard: Enter on the focused summary) keeps the row in place too.
+  await summary.focus();
+  await p.page.keyboard.press('Enter');
+  await p.frame();
+  assert.equal(await p.page.locator(`[data-id="${thinking.id}"] details`).evaluate((d) => (d as HTMLDetailsElement).open), false);
+  assert.ok(Math.abs((await top()) - before) <= 1, `the collapsed row stayed put (${await top()} vs ${before})`);
   await p.page.context().close();
 });
 

@@ -8,6 +8,7 @@ import type { HostToWebview, Snapshot, StreamPatch, ToolCard, TranscriptMessage,
 import type { SessionSummary } from '../src/shared/protocol';
 import { MarkdownView } from './markdown';
 import { AutoScroller } from './scroll';
+import { ApprovalCard } from './approval';
 
 interface VsCodeApi {
   postMessage(msg: unknown): void;
@@ -66,7 +67,7 @@ scrollBox.append(transcript);
 const jumpBtn = button('Jump to latest ↓', { id: 'jump', class: 'jump', hidden: '', 'aria-label': 'Jump to latest' });
 const footer = h('div', { class: 'footer' });
 const chips = h('div', { id: 'attachments', class: 'chips', 'aria-label': 'Attachments' });
-const approvals = h('div', { id: 'approvals', class: 'approvals' });
+const approvals = h('div', { id: 'approvals', class: 'approvals', role: 'region', 'aria-label': 'Approvals' });
 const prompt = h('textarea', { id: 'prompt', rows: '3', placeholder: 'Ask Qwen… (Enter to send, Shift+Enter for a new line)', 'aria-label': 'Message to Qwen' });
 const row = h('div', { class: 'composer-row' });
 const attachSelBtn = button('+ Selection', { id: 'attach-selection', 'aria-label': 'Attach editor selection' });
@@ -87,6 +88,10 @@ const views = new Map<string, { el: HTMLElement; md?: MarkdownView; msg: Transcr
 const scroller = new AutoScroller(scrollBox, transcript, (pinned) => {
   if (pinned) jumpBtn.hidden = true;
   persist();
+});
+
+const approvalCard = new ApprovalCard(approvals, (id, optionId, reason) => {
+  post({ type: 'approvalReply', id, optionId, ...(reason ? { reason } : {}) });
 });
 
 let persistTimer: number | undefined;
@@ -287,6 +292,7 @@ function applySnapshot(s: Snapshot): void {
   renderChips(s.attachments);
   renderNotices(s.notices);
   setCompactState(s.compact);
+  approvalCard.show(s.approval ?? null);
   scroller.restore(saved.scrollTop ?? 0, saved.pinned ?? true);
   saved.scrollTop = undefined;
   saved.pinned = undefined;
@@ -338,6 +344,12 @@ jumpBtn.addEventListener('click', () => {
   jumpBtn.hidden = true;
 });
 scrollBox.addEventListener('scroll', persist, { passive: true });
+
+// Before a <summary>'s default action toggles its row: keep that row still on screen.
+scrollBox.addEventListener('click', (e) => {
+  const summary = (e.target as HTMLElement).closest('summary');
+  if (summary) scroller.hold(summary);
+}, { capture: true });
 
 document.addEventListener('click', (e) => {
   const target = e.target as HTMLElement;
@@ -407,6 +419,10 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
     }
     case 'compactState':
       setCompactState(m.state);
+      break;
+    case 'approval':
+      approvalCard.show(m.approval);
+      if (m.approval) announce(`Approval needed: ${m.approval.title}`);
       break;
     case 'running':
       setRunning(m.running);

@@ -71,8 +71,6 @@ function decorateCode(el: HTMLElement): void {
 
 export class MarkdownView {
   private keys: string[] = [];
-  /** How many block renders happened; the tests read it to prove finished blocks are left alone. */
-  renders = 0;
 
   constructor(readonly el: HTMLElement) {}
 
@@ -87,7 +85,6 @@ export class MarkdownView {
       div.className = 'md-block';
       div.innerHTML = renderBlockHtml(blocks[j].tokens);
       decorateCode(div);
-      this.renders++;
       const old = children[j];
       if (old) old.replaceWith(div);
       else this.el.appendChild(div);

@@ -2,7 +2,8 @@
  * Auto-scroll that follows the stream only while the reader is at the bottom. Any upward scroll
  * input (one wheel tick, PageUp/ArrowUp/Home, a scrollbar drag, a touch drag) pauses it at once;
  * it resumes only when the reader comes back to the bottom (or presses "Jump to latest").
- * Streamed content scrolls instantly, never smoothly, so nothing bounces.
+ * Streamed content scrolls instantly, never smoothly, so nothing bounces. A row the reader
+ * expands or collapses (Thinking) stays where it is on screen, even when following the bottom.
  */
 const UP_KEYS = new Set(['PageUp', 'ArrowUp', 'Home']);
 const INTENT_MS = 800;
@@ -11,6 +12,8 @@ export class AutoScroller {
   pinned = true;
   private intentUntil = 0;
   private lastTop = 0;
+  /** The row being expanded or collapsed, and where it was on screen before. */
+  private held: { el: HTMLElement; top: number } | undefined;
 
   constructor(
     private readonly el: HTMLElement,
@@ -19,7 +22,7 @@ export class AutoScroller {
   ) {
     // Messages settle their height after layout (content-visibility, wrapping): stay at the
     // bottom while pinned whenever the content's size changes.
-    new ResizeObserver(() => this.follow()).observe(content);
+    new ResizeObserver(() => this.afterResize()).observe(content);
     const intent = (): void => {
       this.intentUntil = performance.now() + INTENT_MS;
     };
@@ -44,6 +47,25 @@ export class AutoScroller {
 
   atBottom(): boolean {
     return this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight <= 2;
+  }
+
+  /**
+   * The reader is toggling `el` (a <summary>): the next resize keeps it where it is on screen
+   * instead of following the bottom, and following continues only if that ends at the bottom.
+   */
+  hold(el: HTMLElement): void {
+    this.held = { el, top: el.getBoundingClientRect().top };
+    // A toggle that changed no size must not hold a later, unrelated resize.
+    requestAnimationFrame(() => requestAnimationFrame(() => (this.held = undefined)));
+  }
+
+  private afterResize(): void {
+    const held = this.held;
+    this.held = undefined;
+    if (!held) return this.follow();
+    this.el.scrollTop += held.el.getBoundingClientRect().top - held.top;
+    this.lastTop = this.el.scrollTop;
+    this.setPinned(this.atBottom());
   }
 
   /** Call after content changed: follows the bottom only while pinned. */

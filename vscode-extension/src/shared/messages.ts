@@ -55,6 +55,26 @@ export interface Notice {
   openLabel?: string;
 }
 
+/**
+ * A tool call waiting for the user's decision. The webview renders it as a card above the
+ * composer; the host will fill it from the server's qwen/permission request (issue 13: the
+ * server does not ask yet, so nothing sends one today).
+ */
+export interface ApprovalRequest {
+  id: string;
+  title: string;
+  /** What would run or change (a command line, a path), shown as text. */
+  detail?: string;
+  options: ApprovalOption[];
+}
+
+export interface ApprovalOption {
+  id: string;
+  label: string;
+  /** `reject` options are what Esc picks, and they carry the optional reason. */
+  kind: 'allow' | 'reject';
+}
+
 export interface Snapshot {
   sessionId?: string;
   messages: TranscriptMessage[];
@@ -63,6 +83,8 @@ export interface Snapshot {
   notices: Notice[];
   meter?: string;
   compact?: CompactState;
+  /** The pending approval, so a hidden-then-shown or reloaded view shows the card again. */
+  approval?: ApprovalRequest;
 }
 
 /** Whether "Compact" can run now (a chat with a session exists) and whether it is running. */
@@ -87,6 +109,7 @@ export type HostToWebview =
   | { type: 'attachments'; attachments: AttachmentChip[] }
   | { type: 'notices'; notices: Notice[] }
   | { type: 'compactState'; state: CompactState }
+  | { type: 'approval'; approval: ApprovalRequest | null }
   | { type: 'showHistory' }
   | { type: 'focusComposer' };
 
@@ -107,4 +130,5 @@ export type WebviewToHost =
   | { type: 'dismissNotice'; id: string }
   | { type: 'openNotice'; id: string }
   | { type: 'openLink'; href: string }
-  | { type: 'action'; action: ErrorAction };
+  | { type: 'action'; action: ErrorAction }
+  | { type: 'approvalReply'; id: string; optionId: string; reason?: string };
