@@ -28,6 +28,7 @@ PROMISED = {
         "glob_tool.tree_vs_wcmatch",
         "globs.exponential",
     },
+    "sessions_list": {"sessions_list.cold_ms", "sessions_list.vs_whole_parse", "sessions_list.warm_ms"},
     "skill_activation": {"skill_activation.decide_p50", "skill_activation.decide_p99", "skill_activation.refresh_one_change"},
     "streaming_overhead": {
         "streaming_overhead_p50_ms",

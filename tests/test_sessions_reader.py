@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qwen_lsp.paths import chats_dir
+from qwen_lsp.sessions.listing import list_sessions
 from qwen_lsp.sessions.reader import (
     active_branch,
     build_history,
     delete_session,
-    list_sessions,
     read_records,
 )
 from qwen_lsp.sessions.recording import SessionRecorder

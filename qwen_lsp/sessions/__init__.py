@@ -1,17 +1,13 @@
 """sessions core: session JSONL recording, reading, listing and resume (design §6, spec §13)."""
 
-from qwen_lsp.sessions.reader import (
-    ReadResult,
-    SessionSummary,
-    build_history,
-    delete_session,
-    list_sessions,
-    read_records,
-)
+from qwen_lsp.sessions.listing import SessionSummary, list_sessions
+from qwen_lsp.sessions.reader import ReadResult, build_history, delete_session, read_records
 from qwen_lsp.sessions.recording import SessionRecorder, SessionWriteError
+from qwen_lsp.sessions.resume_tokens import ResumeTokenCounts, resume_token_counts
 
 __all__ = [
     "ReadResult",
+    "ResumeTokenCounts",
     "SessionRecorder",
     "SessionSummary",
     "SessionWriteError",
@@ -19,4 +15,5 @@ __all__ = [
     "delete_session",
     "list_sessions",
     "read_records",
+    "resume_token_counts",
 ]

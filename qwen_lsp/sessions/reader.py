@@ -1,4 +1,4 @@
-"""Reading session JSONL back: records, the session list, and the history to resume.
+"""Reading session JSONL back: records, and the history to resume (the list is ``listing``).
 
 The files are shared with the Qwen Code CLI and may have been cut short by a
 crash (a torn last line), hand-edited, or written by a newer version with
@@ -6,7 +6,7 @@ record types we do not know. So reading never fails as a whole: every line
 that is not a JSON object, is too long (``lines.MAX_LINE_BYTES``, never
 loaded), nests too deep, or has content of the wrong shape
 (``records.check_record``) is skipped and reported, and everything else is
-kept (design §6). One bad file is left out of the list, never the list.
+kept (design §6).
 
 Resume follows spec §13.2 (seed-era ``buildApiHistoryFromConversation``):
 the last ``chat_compression`` checkpoint that carries ``compressedHistory``
@@ -23,24 +23,16 @@ import copy
 import json
 import logging
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, TypeGuard
 
-from qwen_lsp.llm.content import Content, visible_text
-from qwen_lsp.paths import chats_dir
-from qwen_lsp.sessions.files import SESSION_SUFFIX, is_valid_session_id, session_path
+from qwen_lsp.llm.content import Content
+from qwen_lsp.sessions.files import is_valid_session_id, session_path
 from qwen_lsp.sessions.lines import MAX_LINE_BYTES, RawLine, raw_lines
-from qwen_lsp.sessions.records import MAX_NESTING, check_record, parse_timestamp
-from qwen_lsp.sessions.visibility import was_answered
+from qwen_lsp.sessions.records import MAX_NESTING, check_record
 
 log = logging.getLogger(__name__)
-
-TITLE_MAX_CHARS = 80
-_WHITESPACE = re.compile(r"\s+")
 
 
 @dataclass
@@ -50,21 +42,6 @@ class ReadResult:
     records: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[tuple[int, str]] = field(default_factory=list)
     """``(1-based line number, reason)`` for every line that was not kept."""
-
-
-@dataclass(frozen=True)
-class SessionSummary:
-    """One row of the session list (``qwen/sessions/list``)."""
-
-    session_id: str
-    title: str
-    updated_at: datetime
-    """Timestamp of the last record (UTC); the file's mtime when no record has one."""
-    message_count: int
-    """User and assistant messages (tool results and system records are not counted)."""
-    path: Path
-    answered: bool = True
-    """False when every turn failed before an answer: such sessions are not listed (see ``visibility``)."""
 
 
 def read_records(path: str | os.PathLike[str]) -> ReadResult:
@@ -108,6 +85,18 @@ def _read_line(path: str | os.PathLike[str], line: RawLine, result: ReadResult) 
             return
     log.warning("Session file %s: skipping line %d: %s", path, line.number, reason)
     result.skipped.append((line.number, reason))
+
+
+def record_from_line(raw: bytes) -> dict[str, Any] | None:
+    """One line's record, checked (``records.check_record``); None when it is not a usable one.
+
+    The quiet path for readers of partial windows (``listing``), where a
+    line cut by the window edge is expected; ``read_records`` reports why.
+    """
+    record, _reason = _parse_line(raw)
+    if record is None or not check_record(record)[0]:
+        return None
+    return record
 
 
 def _parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str]:
@@ -177,7 +166,7 @@ def _is_compression_checkpoint(record: dict[str, Any]) -> bool:
     )
 
 
-def _is_content(value: Any) -> TypeGuard[Content]:
+def is_content(value: Any) -> TypeGuard[Content]:
     return isinstance(value, dict) and isinstance(value.get("parts"), list) and value.get("role") in ("user", "model")
 
 
@@ -195,7 +184,7 @@ def build_history(records: Sequence[dict[str, Any]], *, strip_thoughts: bool = F
     for pos in range(len(branch) - 1, -1, -1):
         if _is_compression_checkpoint(branch[pos]):
             compressed = branch[pos]["systemPayload"]["compressedHistory"]
-            history = [copy.deepcopy(c) for c in compressed if _is_content(c)]
+            history = [copy.deepcopy(c) for c in compressed if is_content(c)]
             start = pos + 1
             break
 
@@ -203,7 +192,7 @@ def build_history(records: Sequence[dict[str, Any]], *, strip_thoughts: bool = F
         if record.get("type") == "system":
             continue
         message = record.get("message")
-        if not _is_content(message):
+        if not is_content(message):
             continue
         message = copy.deepcopy(message)
         if record.get("subtype") == "mid_turn_user_message" and history and history[-1]["role"] == "user":
@@ -223,108 +212,6 @@ def _without_thoughts(history: list[Content]) -> list[Content]:
         if parts:
             kept.append({**content, "parts": parts})
     return kept
-
-
-def session_title(records: Sequence[dict[str, Any]]) -> str:
-    """The last ``custom_title`` if one was set, else the first user prompt, trimmed."""
-    for record in reversed(records):
-        payload = record.get("systemPayload")
-        if record.get("subtype") == "custom_title" and isinstance(payload, dict):
-            title = payload.get("customTitle")
-            if isinstance(title, str) and title.strip():
-                return _trim_title(title)
-    for record in records:
-        if record.get("type") == "user" and "subtype" not in record and _is_content(record.get("message")):
-            text = visible_text(record["message"])
-            if text.strip():
-                return _trim_title(text)
-    return ""
-
-
-def _trim_title(text: str) -> str:
-    flat = _WHITESPACE.sub(" ", text).strip()
-    if len(flat) <= TITLE_MAX_CHARS:
-        return flat
-    return flat[: TITLE_MAX_CHARS - 1].rstrip() + "…"
-
-
-def summarize(path: Path) -> SessionSummary | None:
-    """The list row for one session file; None when it holds no records."""
-    records = read_records(path).records
-    if not records:
-        return None
-    updated_at = next((t for r in reversed(records) if (t := parse_timestamp(r.get("timestamp")))), None)
-    if updated_at is None:
-        try:
-            updated_at = datetime.fromtimestamp(path.stat().st_mtime, UTC)
-        except OSError:
-            updated_at = datetime.fromtimestamp(0, UTC)
-    return SessionSummary(
-        session_id=path.name[: -len(SESSION_SUFFIX)],
-        title=session_title(records),
-        updated_at=updated_at,
-        message_count=sum(
-            1 for r in records if r.get("type") in ("user", "assistant") and _is_content(r.get("message"))
-        ),
-        path=path,
-        answered=was_answered(records),
-    )
-
-
-_MAX_CACHED_SUMMARIES = 4096
-_summary_cache: dict[Path, tuple[tuple[int, ...], SessionSummary | None]] = {}
-
-
-def _cached_summary(path: Path) -> SessionSummary | None:
-    """``summarize(path)``, reused while the file is unchanged.
-
-    Session files only grow, so the same inode, size and times mean the same
-    row: listing then costs one ``stat`` per file instead of a full read,
-    which matters once a session holds a huge (skipped) line.
-    """
-    st = path.stat()
-    key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    hit = _summary_cache.get(path)
-    if hit is not None and hit[0] == key:
-        return hit[1]
-    summary = summarize(path)
-    if len(_summary_cache) >= _MAX_CACHED_SUMMARIES:
-        _summary_cache.clear()
-    _summary_cache[path] = (key, summary)
-    return summary
-
-
-def list_sessions(cwd: str | os.PathLike[str]) -> list[SessionSummary]:
-    """Every readable session of ``cwd``, newest first.
-
-    Files whose name is not a session id, and files with no valid record,
-    are left out (and logged), never raised.
-    """
-    directory = chats_dir(cwd)
-    try:
-        candidates = sorted(directory.glob(f"*{SESSION_SUFFIX}"))
-    except OSError as exc:
-        log.warning("Cannot list sessions in %s: %s", directory, exc)
-        return []
-    summaries: list[SessionSummary] = []
-    for path in candidates:
-        if not path.is_file() or not is_valid_session_id(path.name[: -len(SESSION_SUFFIX)]):
-            log.debug("Not a session file: %s", path)
-            continue
-        try:
-            summary = _cached_summary(path)
-        except Exception:  # one file must never take the whole list down
-            log.exception("Cannot summarize session file %s; not listed", path)
-            continue
-        if summary is None:
-            log.warning("Session file %s has no readable records; not listed", path)
-            continue
-        if not summary.answered:
-            log.debug("Session %s was never answered; not listed", summary.session_id)
-            continue
-        summaries.append(summary)
-    summaries.sort(key=lambda s: (s.updated_at, s.session_id), reverse=True)
-    return summaries
 
 
 def delete_session(cwd: str | os.PathLike[str], session_id: str) -> bool:

@@ -28,7 +28,7 @@ import json
 import os
 import threading
 import uuid as uuid_mod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from typing import Any
 from qwen_lsp.llm.content import Content, Part
 from qwen_lsp.sessions.files import session_path
 from qwen_lsp.sessions.reader import read_records
+from qwen_lsp.sessions.records import content_problem
 
 MessageInput = str | Content | list[Part]
 """A message to record: plain text, a list of parts, or a whole Content."""
@@ -172,8 +173,47 @@ class SessionRecorder:
         return self._append("tool_result", fields)
 
     def record_system(self, subtype: str, payload: Mapping[str, Any]) -> str:
-        """A system event, e.g. ``chat_compression`` (payload carries ``compressedHistory``) or ``custom_title``."""
+        """A system event such as ``custom_title``; compression has :meth:`record_chat_compression`."""
         return self._append("system", {"subtype": subtype, "systemPayload": dict(payload)})
+
+    def record_chat_compression(
+        self,
+        compressed_history: Sequence[Content],
+        info: Mapping[str, Any],
+        *,
+        completed_tool_call_ids: Sequence[str] = (),
+    ) -> str:
+        """A compression checkpoint, written as Qwen Code 0.24.4's ``recordChatCompression`` writes it.
+
+        ``{"type":"system","subtype":"chat_compression","systemPayload":
+        {"info": …, "compressedHistory": […], "completedToolCallIds": […]}}``
+        (payload keys in that order; checked against a session the CLI
+        compacted with ``/compress``, kept in ``tests/data/sessions``).
+        ``info`` is the CLI's ``ChatCompressionInfo`` and is stored as given:
+        ``originalTokenCount``, ``newTokenCount``, ``compressionStatus``
+        (1 = COMPRESSED), ``triggerReason`` and the ``…IsEstimated`` flags.
+        ``completedToolCallIds`` is always written, ``[]`` when there are
+        none, as the CLI does.
+
+        The UI records before the checkpoint stay in the file; resume (ours
+        and the CLI's) continues from ``compressedHistory`` plus the records
+        after it, and takes ``info.newTokenCount`` as the prompt size until
+        an answer reports a real one. So the checkpoint is refused
+        (``ValueError``, nothing written) when our own reader would skip it or
+        could not restore the count from it: a content of the wrong shape,
+        or a ``newTokenCount`` that is not a non-negative integer.
+        """
+        history = [dict(content) for content in compressed_history]
+        for index, content in enumerate(history):
+            problem = content_problem(content)
+            if problem:
+                raise ValueError(f"compressed_history[{index}]: {problem}")
+        new_count = info.get("newTokenCount")
+        if not isinstance(new_count, int) or isinstance(new_count, bool) or new_count < 0:
+            raise ValueError(f"info.newTokenCount must be a non-negative integer, not {new_count!r}")
+        ids = [i for i in completed_tool_call_ids if isinstance(i, str)]
+        payload = {"info": dict(info), "compressedHistory": history, "completedToolCallIds": ids}
+        return self._append("system", {"subtype": "chat_compression", "systemPayload": payload})
 
     def _append(self, record_type: str, fields: Mapping[str, Any]) -> str:
         with self._lock:

@@ -29,7 +29,9 @@ from ..paths import git_branch
 from ..skills.listing import SkillListingTracker
 from . import reader
 from .files import is_valid_session_id, session_path
+from .listing import SessionSummary, list_sessions
 from .recording import SessionRecorder
+from .resume_tokens import resume_token_counts
 
 
 @dataclass
@@ -74,19 +76,34 @@ class SessionRegistry:
         return ChatSession(id=sid, recorder=self._recorder(sid), context=self._new_context())
 
     def load(self, session_id: str) -> ChatSession:
-        """A chat rebuilt from its JSONL (ours or the Qwen Code CLI's), not yet registered."""
-        history = self.read_history(session_id)
-        return ChatSession(id=session_id, recorder=self._recorder(session_id), context=self._new_context(), history=history)
+        """A chat rebuilt from its JSONL (ours or the Qwen Code CLI's), not yet registered.
+
+        The prompt size is restored too (``resume_tokens``), so a session
+        resumed near its window compacts before its next request, not after
+        the endpoint refuses it.
+        """
+        records = self._records(session_id)
+        counts = resume_token_counts(reader.active_branch(records))
+        return ChatSession(
+            id=session_id,
+            recorder=self._recorder(session_id),
+            context=self._new_context(),
+            history=reader.build_history(records),
+            prompt_tokens=counts.prompt_tokens if counts else 0,
+        )
 
     def read_history(self, session_id: str) -> list[Content]:
         """The history a resume would continue from; registers nothing (the inspector uses it too)."""
+        return reader.build_history(self._records(session_id))
+
+    def _records(self, session_id: str) -> list[dict[str, Any]]:
         path = session_path(self.root, checked_id(session_id))
         if not path.exists():
             raise EngineError(f"No session '{session_id}' in {path.parent}.", kind="not_found")
-        return reader.build_history(reader.read_records(path).records)
+        return reader.read_records(path).records
 
-    def listing(self) -> list[reader.SessionSummary]:
-        return reader.list_sessions(self.root)
+    def listing(self) -> list[SessionSummary]:
+        return list_sessions(self.root)
 
     def delete(self, session_id: str) -> bool:
         return reader.delete_session(self.root, checked_id(session_id))

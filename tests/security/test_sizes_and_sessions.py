@@ -22,7 +22,8 @@ from qwen_lsp.agent.tools.textfiles import MAX_OUTPUT_CHARS, TRUNCATION_MARK
 from qwen_lsp.context.attachments import TRUNCATED_WARNING, Attachment, attachment_parts
 from qwen_lsp.paths import sanitize_cwd
 from qwen_lsp.sessions.lines import MAX_LINE_BYTES
-from qwen_lsp.sessions.reader import build_history, list_sessions, read_records
+from qwen_lsp.sessions.listing import list_sessions
+from qwen_lsp.sessions.reader import build_history, read_records
 from qwen_lsp.skills import SkillListingTracker, SkillManager
 from qwen_lsp.skills.listing import MAX_LISTING_CHARS
 

@@ -1,6 +1,7 @@
 // End to end in a real VS Code (code-server): the packaged .vsix installed into a fresh profile,
 // the real qwen-lsp server found on PATH, the scripted OpenAI server behind it, driven through
-// the workbench in Debian's Chromium. Screenshots go to test-artifacts/e2e-*.png.
+// the workbench in Debian's Chromium. Screenshots go to e2e/screenshots/*.png (kept in the
+// repository to look at); on failure, a screenshot and the extension's log go to test-artifacts/.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
@@ -10,12 +11,13 @@ import { createServer } from 'node:net';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Browser, FrameLocator, Page } from 'playwright-core';
-import { EXT_ROOT, REPO_ROOT, python, tempDir } from '../test/support';
+import { EXT_ROOT, REPO_ROOT, python, tempDir, waitFor } from '../test/support';
 import { ARTIFACTS, launch } from '../test/webviewHarness';
 
 const CODE_SERVER_TOOLS = process.env.CODE_SERVER_TOOLS ?? path.resolve(REPO_ROOT, '..', 'shared', 'tools', 'code-server');
 const VSIX = path.join(EXT_ROOT, 'qwen-lsp.vsix');
 const LONG = 120_000;
+const SHOTS = path.join(EXT_ROOT, 'e2e', 'screenshots');
 
 let scripted: ChildProcess;
 let browser: Browser;
@@ -48,7 +50,7 @@ function chat(): FrameLocator {
 }
 
 async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: path.join(ARTIFACTS, `e2e-${name}.png`) });
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
 }
 
 async function command(title: string): Promise<void> {
@@ -56,26 +58,40 @@ async function command(title: string): Promise<void> {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ timeout: 15_000 });
   await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: 15_000 });
-  await page.keyboard.press('Enter');
+  const row = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first();
+  await row.waitFor({ timeout: 15_000 });
+  await row.click();
 }
 
-async function setTheme(theme: string): Promise<void> {
-  const file = path.join(profile, 'data', 'User', 'settings.json');
-  const settings = JSON.parse(readFileSync(file, 'utf8'));
-  settings['workbench.colorTheme'] = theme;
-  writeFileSync(file, JSON.stringify(settings));
-  await page.waitForFunction(
-    (light) => document.querySelector('.monaco-workbench')?.classList.contains(light ? 'vs' : 'vs-dark'),
-    theme.includes('Light'),
-    { timeout: 20_000 },
-  );
+/** Picks a colour theme the way a user does (Ctrl+K Ctrl+T); `label` as the picker shows it. */
+async function setTheme(label: 'Light Modern' | 'Dark Modern'): Promise<void> {
+  await page.keyboard.press('Control+K');
+  await page.keyboard.press('Control+T');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 15_000 });
+  await input.fill(label);
+  const row = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: new RegExp(`^${label}`) }).first();
+  await row.waitFor({ timeout: 15_000 });
+  await row.click();
+  await page.waitForFunction((light) => document.querySelector('.monaco-workbench')?.classList.contains(light ? 'vs' : 'vs-dark'), label.startsWith('Light'), {
+    timeout: 20_000,
+  });
   await page.waitForTimeout(500);
+}
+
+/** The Qwen output channel's log (every exthost of the session, so also after a reload). */
+function qwenLog(): string {
+  return execFileSync('bash', ['-c', `cat "${profile}"/data/logs/*/exthost*/qwen-lsp.qwen-lsp/*.log 2>/dev/null || true`], { encoding: 'utf8' });
 }
 
 before(async () => {
   assert.ok(existsSync(VSIX), `build the .vsix first (npm run package): ${VSIX} is missing`);
+  assert.ok(
+    existsSync(path.join(CODE_SERVER_TOOLS, 'install.sh')),
+    `code-server's install.sh and start.sh are not in ${CODE_SERVER_TOOLS}: set CODE_SERVER_TOOLS to the folder that has them (default: ../shared/tools/code-server beside the repository)`,
+  );
   mkdirSync(ARTIFACTS, { recursive: true });
+  mkdirSync(SHOTS, { recursive: true });
   workspace = makeWorkspace();
   profile = tempDir('qwen-e2e-profile-');
   const home = tempDir('qwen-e2e-home-');
@@ -88,20 +104,25 @@ before(async () => {
   symlinkSync(installed, path.join(home, '.cache', 'qwen-lsp-code-server'));
   const port = await freePort();
   const env = { ...process.env, HOME: home, OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'e2e-key', OPENAI_MODEL: 'scripted-model' };
+  // The venv is not on PATH, so the server comes from qwen.server.path (the setting under test).
+  // It is machine-scoped, and a remote window such as code-server's ignores machine-scoped keys
+  // in User settings and reads them from the Machine settings file: written there, before start.
+  // qwen.trace.server makes vscode-languageclient log each response, so the test can see -32800.
+  const exe = path.join(path.dirname(python()), 'qwen-lsp');
+  mkdirSync(path.join(profile, 'data', 'Machine'), { recursive: true });
+  writeFileSync(
+    path.join(profile, 'data', 'Machine', 'settings.json'),
+    JSON.stringify({ 'qwen.server.path': existsSync(exe) ? exe : python(), 'qwen.model.baseUrl': baseUrl, 'qwen.trace.server': 'messages' }),
+  );
   const url = execFileSync('bash', [path.join(CODE_SERVER_TOOLS, 'start.sh'), workspace, String(port), profile, VSIX], { env, encoding: 'utf8', timeout: 600_000 })
     .trim()
     .split('\n')
     .pop()!;
-  // The remote extension host resolves its PATH from a login shell, so point at the server
-  // explicitly (the setting under test); the extension host starts when the page connects.
-  const exe = path.join(path.dirname(python()), 'qwen-lsp');
+  // VS Code's own chat would open in the secondary side bar and take half the screen.
   const settingsFile = path.join(profile, 'data', 'User', 'settings.json');
   const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
-  settings['workbench.colorTheme'] = 'Default Dark Modern';
+  Object.assign(settings, { 'workbench.colorTheme': 'Default Dark Modern', 'chat.disableAIFeatures': true, 'workbench.secondarySideBar.defaultVisibility': 'hidden' });
   writeFileSync(settingsFile, JSON.stringify(settings));
-  // Machine-scoped settings of a remote (code-server) window live in the Machine settings file.
-  mkdirSync(path.join(profile, 'data', 'Machine'), { recursive: true });
-  writeFileSync(path.join(profile, 'data', 'Machine', 'settings.json'), JSON.stringify({ 'qwen.server.path': existsSync(exe) ? exe : python(), 'qwen.model.baseUrl': baseUrl }));
   browser = await launch();
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   await page.goto(url, { waitUntil: 'domcontentloaded' });
@@ -112,7 +133,8 @@ before(async () => {
 async function diagnose(name: string): Promise<void> {
   await page?.screenshot({ path: path.join(ARTIFACTS, `e2e-failed-${name}.png`) }).catch(() => undefined);
   try {
-    console.error(execFileSync('bash', ['-c', `cat "${profile}"/data/logs/*/exthost*/qwen-lsp.qwen-lsp/*.log 2>/dev/null | tail -40`], { encoding: 'utf8' }));
+    console.error(qwenLog().split('\n').slice(-40).join('\n'));
+    console.error(readFileSync(path.join(profile, 'code-server.log'), 'utf8').split('\n').slice(-20).join('\n'));
   } catch {
     // no log yet
   }
@@ -143,8 +165,8 @@ after(async () => {
 });
 
 e2e('the Qwen view streams a Markdown answer with a code block; the status bar shows the context meter (light and dark)', 6, async () => {
-  await page.getByText('Qwen', { exact: false }).first().waitFor({ timeout: LONG }); // the status-bar item once activated
-  await page.locator('.activitybar [aria-label^="Qwen"]').first().click();
+  await page.locator('.statusbar-item', { hasText: 'Qwen' }).first().waitFor({ timeout: LONG }); // the extension is active
+  await page.locator('.activitybar .action-item a[aria-label="Qwen"]').click();
   const prompt = chat().locator('#prompt');
   await prompt.waitFor({ timeout: LONG });
   await prompt.fill('Write a greeting function');
@@ -157,11 +179,10 @@ e2e('the Qwen view streams a Markdown answer with a code block; the status bar s
   assert.equal(await chat().locator('.msg.assistant .markdown strong').first().textContent(), 'greeting');
   const meter = page.locator('.statusbar-item').filter({ hasText: /Qwen \d+% left/ });
   await meter.waitFor({ timeout: LONG });
-  await setTheme('Default Dark Modern');
+  await setTheme('Dark Modern');
   await shot('answer-dark');
-  await setTheme('Default Light Modern');
+  await setTheme('Light Modern');
   await shot('answer-light');
-  await setTheme('Default Dark Modern');
 });
 
 e2e('Stop on a slow answer cancels the request and keeps the partial answer', 4, async () => {
@@ -176,7 +197,11 @@ e2e('Stop on a slow answer cancels the request and keeps the partial answer', 4,
   const text = (await answer.locator('.markdown').textContent())!;
   assert.match(text, /^step0 step1 step2/);
   assert.doesNotMatch(text, /step599/, 'the answer was cut short');
-  await shot('stopped');
+  // vscode-languageclient's trace (qwen.trace.server) logs the server's answer to the cancelled request.
+  await waitFor(() => /Received response 'qwen\/chat - \(\d+\)'.*Request failed: .*\(-32800\)/.test(qwenLog()), 'the server answering -32800 to the cancelled qwen/chat');
+  await shot('stopped-light');
+  await setTheme('Dark Modern');
+  await shot('stopped-dark');
 });
 
 e2e('opening a file under a conditional skill\'s paths: shows the activation notice naming the file', 4, async () => {
@@ -189,7 +214,9 @@ e2e('opening a file under a conditional skill\'s paths: shows the activation not
   const notice = chat().locator('.notice', { hasText: 'api-helper' });
   await notice.waitFor({ timeout: LONG });
   assert.match((await notice.textContent())!, /Activated api-helper — triggered by src\/api\/users\.py/);
-  await shot('skill-notice');
+  await shot('skill-notice-dark');
+  await setTheme('Light Modern');
+  await shot('skill-notice-light');
 });
 
 e2e('after a window reload the transcript comes back from the server', 4, async () => {

@@ -12,8 +12,9 @@ import { describeError, isCancelled } from './errors';
 import type { ServerManager } from './server';
 import { Transcript } from './transcript';
 import { memoryNotice } from './memory';
-import type { AttachmentChip, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
-import type { ChatEvent, ChatParams, ChatResult, MemoryChanged, ResumeResult, SessionSummary, SkillsChanged } from './shared/protocol';
+import { compactErrorText, compactingText, compactSession } from './compaction';
+import type { AttachmentChip, CompactState, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
+import type { ChatEvent, ChatParams, ChatResult, CompressMode, MemoryChanged, ResumeResult, SessionSummary, SkillsChanged } from './shared/protocol';
 
 const SESSION_KEY = 'qwen.sessionId';
 const MAX_NOTICES = 5;
@@ -28,6 +29,10 @@ export class ChatController implements vscode.Disposable {
   private restored: Promise<void> | undefined;
   private lastEditor: vscode.TextEditor | undefined = vscode.window.activeTextEditor;
   private noticeCounter = 0;
+  /** The "Compacting…" status line while qwen/compress runs. */
+  private compactingLine: string | undefined;
+  /** Called after a compaction made the model's history smaller (the Context view refreshes). */
+  onCompacted: (() => void) | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly coalescer = new FrameCoalescer((patches: StreamPatch[]) => this.broadcast({ type: 'patches', patches }));
 
@@ -73,7 +78,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   private snapshot(): HostToWebview {
-    return { type: 'snapshot', snapshot: this.transcript.snapshot({ attachments: this.attachments, notices: this.notices }) };
+    return { type: 'snapshot', snapshot: this.transcript.snapshot({ attachments: this.attachments, notices: this.notices, compact: this.compactState() }) };
   }
 
   private async onMessage(webview: vscode.Webview, m: WebviewToHost): Promise<void> {
@@ -91,6 +96,9 @@ export class ChatController implements vscode.Disposable {
         break;
       case 'newChat':
         this.newChat();
+        break;
+      case 'compact':
+        await this.compact(m.mode === 'fast' ? 'fast' : 'full');
         break;
       case 'listSessions':
         this.post(webview, { type: 'sessions', sessions: await this.listSessions() });
@@ -147,11 +155,49 @@ export class ChatController implements vscode.Disposable {
       } catch {
         void this.context.workspaceState.update(SESSION_KEY, undefined); // deleted or unreadable: start fresh
       }
+      this.publishCompactState();
     })());
   }
 
   private rememberSession(): void {
     void this.context.workspaceState.update(SESSION_KEY, this.transcript.sessionId);
+    this.publishCompactState();
+  }
+
+  private compactState(): CompactState {
+    return { available: !!this.transcript.sessionId, compacting: this.compactingLine !== undefined };
+  }
+
+  /** The panel's Compact button and the command's enablement follow the session and the running compaction. */
+  private publishCompactState(): void {
+    const state = this.compactState();
+    this.broadcast({ type: 'compactState', state });
+    void vscode.commands.executeCommand('setContext', 'qwen.hasSession', state.available);
+    void vscode.commands.executeCommand('setContext', 'qwen.compacting', state.compacting);
+  }
+
+  /**
+   * qwen/compress for the open chat. The transcript is kept (only the model's copy is compacted);
+   * a status line says "Compacting…" and then the result, in place. The composer stays usable: a
+   * message sent meanwhile waits on the server for the compaction to finish.
+   */
+  async compact(mode: CompressMode = 'full'): Promise<void> {
+    if (this.compactingLine !== undefined) return;
+    const sessionId = this.transcript.sessionId;
+    if (!sessionId) return void vscode.window.showInformationMessage('Start a chat first: there is nothing to compact yet.');
+    const line = this.transcript.addStatus(compactingText(mode), { pending: true });
+    this.compactingLine = line.id;
+    this.broadcast({ type: 'message', message: line });
+    this.publishCompactState();
+    const client = await this.server.ready();
+    const outcome = client
+      ? await compactSession((method, params) => client.sendRequest(method, params), sessionId, mode)
+      : compactErrorText(new Error('Client is not running'));
+    this.compactingLine = undefined;
+    const settled = this.transcript.settleStatus(line.id, outcome.text, outcome.tone);
+    if (settled) this.broadcast({ type: 'message', message: settled });
+    this.publishCompactState();
+    if (outcome.compacted) this.onCompacted?.();
   }
 
   async send(prompt: string): Promise<void> {

@@ -2,13 +2,18 @@
  * Turns a failed request into an inline error with the action that fixes it. Keyed on the
  * server's `data.kind` (the stable identifier), never on numeric codes, which are being moved.
  */
-import { REQUEST_CANCELLED } from './shared/protocol';
+import { METHOD_NOT_FOUND, REQUEST_CANCELLED } from './shared/protocol';
 import type { ErrorAction, InlineError } from './shared/messages';
 
 interface RpcErrorLike {
   code?: unknown;
   message?: unknown;
   data?: unknown;
+}
+
+/** JSON-RPC MethodNotFound: a server that predates a feature; a version gap, not an error. */
+export function isMethodNotFound(err: unknown): boolean {
+  return (err as RpcErrorLike | undefined)?.code === METHOD_NOT_FOUND;
 }
 
 export function isCancelled(err: unknown): boolean {

@@ -21,6 +21,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const meter = new StatusMeter();
   const contextView = new ContextView(server);
   contextView.sessionId = () => chat.transcript.sessionId;
+  chat.onCompacted = () => void contextView.refresh();
   const skillsView = new SkillsView(server);
   const memoryView = new MemoryView(server);
   server.commandHook = runServerCommand;
@@ -55,6 +56,8 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
     vscode.commands.registerCommand('qwen.newChat', () => chat.newChat()),
     vscode.commands.registerCommand('qwen.stop', () => chat.stop()),
+    vscode.commands.registerCommand('qwen.compact', () => chat.compact('full')),
+    vscode.commands.registerCommand('qwen.compactFast', () => chat.compact('fast')),
     vscode.commands.registerCommand('qwen.showHistory', () => chat.showHistory()),
     vscode.commands.registerCommand('qwen.restartServer', async () => {
       await server.restart();

@@ -7,7 +7,7 @@
  * A server without memory answers -32601 (MethodNotFound); that is a version gap, not an error,
  * so it becomes one friendly line instead of a red item or an error toast.
  */
-import { METHOD_NOT_FOUND } from './shared/protocol';
+import { isMethodNotFound } from './errors';
 import type { ForgetCandidate, ForgetCandidates, ForgetResult, MemoryChanged, MemoryEntry, MemoryList, RememberResult } from './shared/protocol';
 
 export type Send = (method: string, params: unknown) => Promise<unknown>;
@@ -21,9 +21,7 @@ export const REMEMBER_COMMAND = 'qwen.rememberSelection';
 const SCOPE_ORDER = ['user', 'project', 'team'];
 const SCOPE_LABEL: Record<string, string> = { user: 'User', project: 'Project', team: 'Team' };
 
-export function isMethodNotFound(err: unknown): boolean {
-  return (err as { code?: unknown } | undefined)?.code === METHOD_NOT_FOUND;
-}
+export { isMethodNotFound };
 
 /** `~/…` for paths under the home folder: memory files live there, outside the workspace. */
 export function tildify(p: string, home: string): string {

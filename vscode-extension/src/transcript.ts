@@ -7,7 +7,7 @@
  * stream that arrived while the view was hidden is in the next snapshot, nothing to replay.
  */
 import type { ChatEvent, ResumeResult } from './shared/protocol';
-import type { InlineError, Snapshot, StreamPatch, ToolCard, TranscriptMessage } from './shared/messages';
+import type { InlineError, Snapshot, StatusTone, StreamPatch, ToolCard, TranscriptMessage } from './shared/messages';
 
 let counter = 0;
 const newId = (): string => `m${Date.now().toString(36)}${(counter++).toString(36)}`;
@@ -107,9 +107,33 @@ export class Transcript {
         msg.tools = i >= 0 ? tools.map((t, j) => (j === i ? card : t)) : [...tools, card];
         return { op: 'tool', id: msg.id, card };
       }
+      case 'status': {
+        // e.g. "Compressed the conversation history: 48,210 → 9,877 tokens." before the model was asked
+        const note = oneLine(ev.text ?? '', 300);
+        if (!note) return undefined;
+        msg.notes = [...(msg.notes ?? []), note];
+        return { op: 'note', id: msg.id, text: note };
+      }
       default:
-        return undefined; // status notes and error events: the response itself carries the error
+        return undefined; // error events: the response itself carries the error
     }
+  }
+
+  /** A status line after the last message (e.g. "Compacting…"), returned for posting. */
+  addStatus(text: string, o: { pending?: boolean; tone?: StatusTone } = {}): TranscriptMessage {
+    const line: TranscriptMessage = { id: newId(), role: 'status', text, tone: o.tone ?? 'info', ...(o.pending ? { pending: true } : {}) };
+    this.messages.push(line);
+    return line;
+  }
+
+  /** The status line's final text, in place; undefined when it is gone (a new chat or a resume meanwhile). */
+  settleStatus(id: string, text: string, tone: StatusTone): TranscriptMessage | undefined {
+    const line = this.find(id);
+    if (!line || line.role !== 'status') return undefined;
+    line.text = text;
+    line.tone = tone;
+    delete line.pending;
+    return line;
   }
 
   /** Stop pressed: keep the partial answer, drop anything that still arrives for this turn. */

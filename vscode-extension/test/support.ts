@@ -53,8 +53,16 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-/** `python -m qwen_lsp serve --stdio` in `workspace`, initialised like the extension does it. */
-export async function startServer(workspace: string, baseUrl: string, initializationOptions: Record<string, unknown> = {}): Promise<Server> {
+/**
+ * `python -m qwen_lsp serve --stdio` in `workspace`, initialised like the extension does it;
+ * `capabilities` adds client capabilities (e.g. `window.workDoneProgress`, which vscode-languageclient declares).
+ */
+export async function startServer(
+  workspace: string,
+  baseUrl: string,
+  initializationOptions: Record<string, unknown> = {},
+  capabilities: Record<string, unknown> = {},
+): Promise<Server> {
   const home = tempDir('qwen-home-');
   const proc = spawn(python(), ['-m', 'qwen_lsp', 'serve', '--stdio'], {
     cwd: workspace,
@@ -77,7 +85,7 @@ export async function startServer(workspace: string, baseUrl: string, initializa
     processId: process.pid,
     rootUri: uri,
     workspaceFolders: [{ uri, name: path.basename(workspace) }],
-    capabilities: { workspace: { configuration: true } },
+    capabilities: { workspace: { configuration: true }, ...capabilities },
     initializationOptions,
   });
   await conn.sendNotification('initialized', {});

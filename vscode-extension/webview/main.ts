@@ -4,7 +4,7 @@
  * snapshot when the view is shown again or the window reloads. Webview state keeps only what the
  * server cannot know: the draft, the scroll position and whether the reader was following.
  */
-import type { HostToWebview, Snapshot, StreamPatch, ToolCard, TranscriptMessage, WebviewToHost, AttachmentChip, Notice, InlineError, ErrorAction } from '../src/shared/messages';
+import type { HostToWebview, Snapshot, StreamPatch, ToolCard, TranscriptMessage, WebviewToHost, AttachmentChip, Notice, InlineError, ErrorAction, CompactState } from '../src/shared/messages';
 import type { SessionSummary } from '../src/shared/protocol';
 import { MarkdownView } from './markdown';
 import { AutoScroller } from './scroll';
@@ -51,7 +51,13 @@ const app = document.getElementById('app')!;
 const header = h('div', { class: 'header', role: 'toolbar', 'aria-label': 'Chat actions' });
 const newChatBtn = button('New chat', { id: 'new-chat', 'aria-label': 'New chat' });
 const historyBtn = button('History', { id: 'history', 'aria-label': 'Chat history', 'aria-expanded': 'false' });
-header.append(newChatBtn, historyBtn);
+const compactBtn = button('Compact', {
+  id: 'compact',
+  'aria-label': 'Compact conversation',
+  title: 'Summarize the model’s copy of this chat to free context. The conversation shown here is kept.',
+  disabled: '',
+});
+header.append(newChatBtn, historyBtn, compactBtn);
 const historyPanel = h('div', { id: 'history-panel', class: 'history', hidden: '', role: 'region', 'aria-label': 'Chat history' });
 const notices = h('div', { id: 'notices', class: 'notices', role: 'status', 'aria-live': 'polite' });
 const scrollBox = h('div', { id: 'transcript', class: 'transcript', tabindex: '0', 'aria-label': 'Conversation' });
@@ -97,6 +103,19 @@ function announce(text: string): void {
   window.setTimeout(() => (live.textContent = text), 30);
 }
 
+/**
+ * Compact is offered once the chat has a session, and not twice at once; the composer is never
+ * locked by it. While it runs the button is aria-disabled rather than disabled, so a keyboard user
+ * who pressed it keeps focus there instead of being dropped to the page.
+ */
+let compactState: CompactState = { available: false, compacting: false };
+function setCompactState(state: CompactState | undefined): void {
+  compactState = state ?? { available: false, compacting: false };
+  compactBtn.disabled = !compactState.available && !compactState.compacting;
+  compactBtn.setAttribute('aria-disabled', String(compactState.compacting));
+  compactBtn.textContent = compactState.compacting ? 'Compacting…' : 'Compact';
+}
+
 function setRunning(r: boolean): void {
   running = r;
   sendBtn.disabled = r;
@@ -125,13 +144,24 @@ function renderError(err: InlineError): HTMLElement {
   return box;
 }
 
+function renderNote(text: string): HTMLElement {
+  return h('div', { class: 'note' }, text);
+}
+
 function fillMessage(view: { el: HTMLElement; md?: MarkdownView; msg: TranscriptMessage }): void {
   const { el, msg } = view;
+  if (msg.role === 'status') {
+    el.className = `status-line tone-${msg.tone ?? 'info'}${msg.pending ? ' pending' : ''}`;
+    el.setAttribute('aria-busy', String(!!msg.pending));
+    el.querySelector('.status-text')!.textContent = msg.text;
+    return;
+  }
   el.className = `msg ${msg.role}${msg.streaming ? ' streaming' : ''}${msg.interrupted ? ' interrupted' : ''}`;
   if (msg.role === 'user') {
     el.querySelector('.body')!.textContent = msg.text;
     return;
   }
+  el.querySelector('.notes')!.replaceChildren(...(msg.notes ?? []).map(renderNote));
   const thought = el.querySelector<HTMLDetailsElement>('.thought')!;
   thought.hidden = !msg.thought;
   thought.querySelector('.thought-text')!.textContent = msg.thought ?? '';
@@ -146,15 +176,17 @@ function fillMessage(view: { el: HTMLElement; md?: MarkdownView; msg: Transcript
 
 function createMessage(msg: TranscriptMessage): HTMLElement {
   const el = h('div', { 'data-id': msg.id });
-  el.append(h('div', { class: 'role' }, msg.role === 'user' ? 'You' : 'Qwen'));
   let md: MarkdownView | undefined;
-  if (msg.role === 'assistant') {
+  if (msg.role === 'status') {
+    el.append(h('span', { class: 'status-icon', 'aria-hidden': 'true' }), h('span', { class: 'status-text' }));
+  } else if (msg.role === 'assistant') {
+    el.append(h('div', { class: 'role' }, 'Qwen'));
     const thought = h('details', { class: 'thought' });
     thought.append(h('summary', {}, 'Thinking'), h('div', { class: 'thought-text' }));
     const body = h('div', { class: 'body markdown' });
-    el.append(thought, h('div', { class: 'tools' }), body);
+    el.append(h('div', { class: 'notes' }), thought, h('div', { class: 'tools' }), body);
     md = new MarkdownView(body);
-  } else el.append(h('div', { class: 'body' }));
+  } else el.append(h('div', { class: 'role' }, 'You'), h('div', { class: 'body' }));
   const view = { el, md, msg: { ...msg } };
   views.set(msg.id, view);
   fillMessage(view);
@@ -177,6 +209,9 @@ function applyPatches(patches: StreamPatch[]): void {
     if (p.op === 'append') {
       view.msg.text += p.text;
       grown.add(view); // rendered once below, however many appends the batch holds
+    } else if (p.op === 'note') {
+      view.msg.notes = [...(view.msg.notes ?? []), p.text];
+      view.el.querySelector('.notes')?.append(renderNote(p.text));
     } else if (p.op === 'thought') {
       view.msg.thought = (view.msg.thought ?? '') + p.text;
       const d = view.el.querySelector<HTMLDetailsElement>('.thought')!;
@@ -251,6 +286,7 @@ function applySnapshot(s: Snapshot): void {
   setRunning(s.running);
   renderChips(s.attachments);
   renderNotices(s.notices);
+  setCompactState(s.compact);
   scroller.restore(saved.scrollTop ?? 0, saved.pinned ?? true);
   saved.scrollTop = undefined;
   saved.pinned = undefined;
@@ -291,6 +327,9 @@ prompt.addEventListener('keydown', (e) => {
 sendBtn.addEventListener('click', send);
 stopBtn.addEventListener('click', stop);
 newChatBtn.addEventListener('click', () => post({ type: 'newChat' }));
+compactBtn.addEventListener('click', () => {
+  if (compactState.available && !compactState.compacting) post({ type: 'compact', mode: 'full' });
+});
 historyBtn.addEventListener('click', () => toggleHistory(historyPanel.hidden));
 attachSelBtn.addEventListener('click', () => post({ type: 'attachSelection' }));
 attachFileBtn.addEventListener('click', () => post({ type: 'attachFile' }));
@@ -363,8 +402,12 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       if (m.message.role === 'assistant' && !m.message.streaming && wasRunning) {
         announce(m.message.error ? `Error: ${m.message.error.message}` : m.message.interrupted ? 'Stopped' : 'Response complete');
       }
+      if (m.message.role === 'status') announce(m.message.text);
       break;
     }
+    case 'compactState':
+      setCompactState(m.state);
+      break;
     case 'running':
       setRunning(m.running);
       break;

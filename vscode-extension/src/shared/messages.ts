@@ -3,7 +3,7 @@
  * The host owns the transcript of the open session (the server owns the durable copy); the
  * webview only renders it, so a hidden-then-shown or reloaded view is rebuilt from a snapshot.
  */
-import type { Attachment, SessionSummary } from './protocol';
+import type { Attachment, CompressMode, SessionSummary } from './protocol';
 
 export interface ToolCard {
   id: string;
@@ -21,10 +21,20 @@ export interface InlineError {
   actions: ErrorAction[];
 }
 
+export type StatusTone = 'info' | 'warning' | 'error';
+
+/**
+ * A message, or (role `status`) one quiet line between messages, e.g. a manual compaction:
+ * `pending` while it runs, then its result in place.
+ */
 export interface TranscriptMessage {
   id: string;
-  role: 'user' | 'assistant';
+  role: 'user' | 'assistant' | 'status';
   text: string;
+  /** Status notes the server sent during this answer (e.g. the history was compressed first). */
+  notes?: string[];
+  pending?: boolean;
+  tone?: StatusTone;
   thought?: string;
   tools?: ToolCard[];
   interrupted?: boolean;
@@ -52,12 +62,20 @@ export interface Snapshot {
   attachments: AttachmentChip[];
   notices: Notice[];
   meter?: string;
+  compact?: CompactState;
+}
+
+/** Whether "Compact" can run now (a chat with a session exists) and whether it is running. */
+export interface CompactState {
+  available: boolean;
+  compacting: boolean;
 }
 
 /** One streamed change to the message being written; many are batched per frame. */
 export type StreamPatch =
   | { op: 'append'; id: string; text: string }
   | { op: 'thought'; id: string; text: string }
+  | { op: 'note'; id: string; text: string }
   | { op: 'tool'; id: string; card: ToolCard };
 
 export type HostToWebview =
@@ -68,6 +86,7 @@ export type HostToWebview =
   | { type: 'sessions'; sessions: SessionSummary[] }
   | { type: 'attachments'; attachments: AttachmentChip[] }
   | { type: 'notices'; notices: Notice[] }
+  | { type: 'compactState'; state: CompactState }
   | { type: 'showHistory' }
   | { type: 'focusComposer' };
 
@@ -76,6 +95,7 @@ export type WebviewToHost =
   | { type: 'send'; prompt: string }
   | { type: 'stop' }
   | { type: 'newChat' }
+  | { type: 'compact'; mode: CompressMode }
   | { type: 'listSessions' }
   | { type: 'resumeSession'; sessionId: string }
   | { type: 'deleteSession'; sessionId: string }

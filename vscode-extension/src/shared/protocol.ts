@@ -134,3 +134,18 @@ export interface MemoryChanged {
 
 /** JSON-RPC MethodNotFound: what a server without a feature (e.g. memory) answers. */
 export const METHOD_NOT_FOUND = -32601;
+
+/** qwen/compress: `full` asks the model for a summary; `fast` clears old tool output without a model call. */
+export type CompressMode = 'full' | 'fast';
+
+export interface CompressParams {
+  sessionId: string;
+  mode?: CompressMode;
+}
+
+export interface CompressResult {
+  /** `compressed`, `noop` or `failed_…` (Qwen Code's CompressionStatus names); read any other string gracefully. */
+  status: string;
+  tokensBefore: number;
+  tokensAfter: number;
+}
