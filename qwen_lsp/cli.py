@@ -181,10 +181,41 @@ def cmd_context(args: argparse.Namespace) -> int:
     pct = 100 * report.total_tokens / report.window if report.window else 0
     print(f"{'total':<{width}}  {report.total_tokens:>8}  of {report.window} ({pct:.1f}%)")
     print(f"thresholds: warn {th.warn}, auto {th.auto}, hard {th.hard}  (see README: compression.threshold)")
-    print("  (automatic compression is not built yet: nothing is compressed at 'auto'; past the window the endpoint refuses)")
+    print("  (at 'auto' the history is compressed before the next request; see docs/compaction.md)")
     for problem in report.problems:
         print(f"problem: {problem.path}: {problem.message}")
     return 0
+
+
+def cmd_compress(args: argparse.Namespace) -> int:
+    from .errors import EngineError
+
+    _quiet("qwen_lsp.skills")
+    engine = _engine(Path.cwd())
+
+    async def go() -> Any:
+        session_id = args.session
+        if session_id is None:
+            listed = (await engine.list_sessions()).sessions
+            if not listed:
+                return None
+            session_id = listed[0].session_id
+        return session_id, await engine.compress(session_id, "fast" if args.fast else "full")
+
+    try:
+        done = _run(engine, go())
+    except EngineError as exc:
+        return _engine_fail(exc)
+    if done is None:
+        return _fail("no session to compress in this workspace. Start one with: qwen-lsp chat \"PROMPT\"")
+    session_id, result = done
+    if result.status == "compressed":
+        print(f"Compressed session {session_id}: {result.tokens_before} -> {result.tokens_after} tokens.")
+        return 0
+    if result.status == "noop":
+        print(f"Nothing to compress in session {session_id} ({result.tokens_before} tokens).")
+        return 0
+    return _fail(f"compression of session {session_id} failed ({result.status}); the history is unchanged.")
 
 
 def cmd_skills(args: argparse.Namespace) -> int:
@@ -300,6 +331,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON (sections, totalTokens, window, thresholds)")
     p.add_argument("--session", metavar="ID", help="include this session's history")
     p.set_defaults(func=cmd_context)
+
+    p = sub.add_parser("compress", help="compress a session's history now (the latest session unless --session)")
+    p.add_argument("--session", metavar="ID", help="the session to compress (default: the most recent one)")
+    p.add_argument("--fast", action="store_true", help="clear old tool results and media only, without asking the model")
+    p.set_defaults(func=cmd_compress)
 
     p = sub.add_parser("skills", help="skills the model can use, and the skill files that failed to load")
     p.add_argument("action", choices=["list"])

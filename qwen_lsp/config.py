@@ -63,10 +63,21 @@ class ToolsSettings(_Section):
     approval_mode: Literal["default", "plan", "auto-edit", "yolo"] = Field("default", alias="approvalMode")
 
 
+class ClearContextOnIdleSettings(_Section):
+    """Microcompaction (Qwen Code's ``context.clearContextOnIdle``); -1 disables a trigger."""
+
+    tool_results_threshold_minutes: float = Field(60, alias="toolResultsThresholdMinutes", description="Idle minutes before old tool results are cleared.")
+    tool_results_num_to_keep: int = Field(5, alias="toolResultsNumToKeep", description="Recent results kept per category (at least 1).")
+    tool_results_total_chars_threshold: int | None = Field(
+        None, alias="toolResultsTotalCharsThreshold", description="Characters of tool results that trigger clearing (default 500000)."
+    )
+
+
 class ContextFileSettings(_Section):
     file_name: str | list[str] | None = Field(None, alias="fileName", description="Context file name(s); default QWEN.md, AGENTS.md.")
     import_format: Literal["tree", "flat"] = Field("tree", alias="importFormat")
     rule_excludes: list[str] = Field([], alias="ruleExcludes", description="Globs (absolute paths) of .qwen/rules files to skip.")
+    clear_context_on_idle: ClearContextOnIdleSettings = Field(ClearContextOnIdleSettings(), alias="clearContextOnIdle")
 
     def filenames(self) -> tuple[str, ...]:
         """Trimmed non-blank plain names (see settings_trust), or Qwen Code's default list."""

@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .agent.events import EventSink, RoundDone
+from .agent.events import EventSink, RoundDone, TurnEvent
 from .agent.hooks import TurnHooks
 from .agent.loop import TurnRequest, run_turn
 from .agent.tool import Tool, ToolContext
 from .agent.tools import read_only_tools
 from .agent.tools.skill import SkillTool
+from .compaction.compactor import Compactor, Progress, compaction_settings
 from .compaction.thresholds import Thresholds, compute_thresholds
 from .config import LoadedSettings, Settings, load_settings
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
@@ -41,9 +42,11 @@ from .llm.client import ChatClient
 from .llm.content import Content, Part
 from .llm.client_cache import ModelEndpoint
 from .llm.errors import LLMError
+from .llm.history_tokens import HistoryTokens
 from .llm.tokens import TokenCounter
 from .protocol import (
     ChatResult,
+    CompressResult,
     ContextResult,
     ContextStatus,
     SessionDeleteResult,
@@ -70,6 +73,8 @@ class Listeners:
 
     context_status: Callable[[ContextStatus], None] = lambda _s: None
     skills_changed: Callable[[SkillsChanged], None] = lambda _c: None
+    progress: Progress = lambda _title: lambda _message: None
+    """Work-done progress: ``begin(title)`` returns ``end(message)``."""
 
 
 class Engine:
@@ -105,6 +110,16 @@ class Engine:
         """Paths of rules announced for files opened in the editor (each announced once per workspace)."""
         self._watcher: DebouncedWatcher | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        self.history_tokens = HistoryTokens(counter.count_content)
+        self.compactor = Compactor(
+            self.root,
+            model=self.model_client,
+            settings=lambda: compaction_settings(self.settings),
+            count_content=counter.count_content,
+            count_prompt=lambda s: self._count(s.context, s.skills_tracker, s.history).total_tokens,
+            on_compacted=lambda s: self.listeners.context_status(self.context_status(s)),
+            progress=lambda title: self.listeners.progress(title),
+        )
 
     # ----------------------------------------------------------------- settings
     @property
@@ -290,6 +305,7 @@ class Engine:
 
     async def delete_session(self, session_id: str) -> SessionDeleteResult:
         self.sessions.forget(session_id)
+        self.compactor.forget(session_id)
         return SessionDeleteResult(deleted=await asyncio.to_thread(self.sessions.delete, session_id))
 
     # ----------------------------------------------------------------- the turn
@@ -325,6 +341,7 @@ class Engine:
 
         def on_round(done: RoundDone) -> None:
             session.prompt_tokens = done.prompt_tokens
+            self.compactor.observe_round(session, done.prompt_tokens)
             self.listeners.context_status(self.context_status(session))
 
         req = TurnRequest(
@@ -334,7 +351,7 @@ class Engine:
             tool_context=ToolContext(workspace_root=self.root, cwd=self.root, touched=lambda p: self._tool_touched(session, p)),
             max_tokens=self.settings.model.max_output_tokens,
             count_prompt=lambda _m: self._count(session.context, session.skills_tracker, session.history).total_tokens,
-            before_request=lambda: self.hooks.before_request(session),
+            before_request=lambda: self._before_request(session, emit),
         )
         try:
             outcome = await run_turn(client, req, emit=emit, record=turn_recorder(session.recorder, self.settings.model.name), on_round=on_round)
@@ -348,6 +365,24 @@ class Engine:
             finish_reason="length" if outcome.finish_reason == "length" else "stop",
             usage=Usage(prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens),
         )
+
+    async def _before_request(self, session: ChatSession, emit: EventSink) -> None:
+        """Compaction first (it may shrink the history), then whatever else hooked in."""
+        await self.compactor.before_request(session, lambda note: emit(TurnEvent("status", text=note)))
+        await self.hooks.before_request(session)
+
+    async def compress(self, session_id: str, mode: str = "full") -> CompressResult:
+        """``qwen/compress``: compact a chat now, between turns (``fast``: no model call)."""
+        session = await self.open_session(session_id)
+        async with session.lock:
+            await self._session_ready(session)
+            try:
+                done = await self.compactor.compress_now(session, fast=mode == "fast")
+            except LLMError as exc:
+                raise EngineError(f"Compression failed; the history is unchanged. {exc.message}", kind=exc.kind) from exc
+            except (OSError, ValueError) as exc:  # the checkpoint could not be written, or was refused
+                raise EngineError(f"Compression could not be saved; the history is unchanged. {exc}") from exc
+        return CompressResult(status=done.status, tokens_before=done.tokens_before, tokens_after=done.tokens_after)
 
     def _reminder_parts(self, session: ChatSession) -> list[Part]:
         """``<system-reminder>`` parts placed before the user's text, in Qwen Code 0.24's order.
@@ -403,6 +438,7 @@ class Engine:
             tool_declarations=[t.declaration() for t in self.tools],
             thresholds=self.thresholds(),
             problems=self.context.problems,
+            history_tokens=self.history_tokens.count(history),
         )
 
 

@@ -100,6 +100,14 @@ class ContextStatus(WireResult):
     level: Level
 
 
+class CompressResult(WireResult):
+    """``qwen/compress``: ``status`` is ``compressed``, ``noop`` or ``failed_…`` (why the history was left as it was)."""
+
+    status: str
+    tokens_before: int = Field(alias="tokensBefore")
+    tokens_after: int = Field(alias="tokensAfter")
+
+
 # ---------------------------------------------------------------- qwen/sessions/*
 
 

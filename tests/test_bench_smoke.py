@@ -20,6 +20,8 @@ REPO = Path(__file__).resolve().parent.parent
 HARNESS_FIELDS = {"name", "value", "unit", "baseline", "ratio"}
 PROMISED = {
     "loop_stall": {"loop_stall_cold_turn_ms"},
+    "microcompact": {"microcompact", "microcompact_size"},
+    "token_count_incremental": {"token_count_incremental"},
     "context_assembly": {"context_assembly_cold", "context_assembly_warm"},
     "grep_search": {
         "grep_search.tree_vs_read",

@@ -36,8 +36,12 @@ def count_request(
     tool_declarations: Sequence[dict[str, Any]],
     thresholds: Thresholds,
     problems: Sequence[Problem] = (),
+    history_tokens: int | None = None,
 ) -> ContextResult:
-    """Per-section tokens; ``startup_reminder`` only for a chat with no history yet (it goes in the first message)."""
+    """Per-section tokens; ``startup_reminder`` only for a chat with no history yet (it goes in the first message).
+
+    ``history_tokens`` is the history's count when the caller keeps one incrementally.
+    """
     count = counter.count
     out = [ContextSection(name=s.name, tokens=count(s.text), source=s.source) for s in sections]
     joined = sum(s.tokens for s in out)
@@ -47,7 +51,8 @@ def count_request(
     if startup_reminder is not None and not history:
         out.append(ContextSection(name="environment", tokens=count(startup_reminder)))
     if history:
-        out.append(ContextSection(name="history", tokens=sum(counter.count_content(c) for c in history)))
+        tokens = history_tokens if history_tokens is not None else sum(counter.count_content(c) for c in history)
+        out.append(ContextSection(name="history", tokens=tokens))
     tools = json.dumps(list(tool_declarations), separators=(",", ":"))
     out.append(ContextSection(name="tools", tokens=count(tools)))
     return ContextResult(

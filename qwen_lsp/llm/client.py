@@ -285,7 +285,7 @@ class ChatClient:
             return min(asked, RETRY_AFTER_CAP)
         return self.retry_base * 2**attempt + random.uniform(0, self.retry_base)
 
-    async def _open(self, method: str, path: str, body: dict[str, Any] | None) -> tuple[httpx.Response, float]:
+    async def _open(self, method: str, path: str, body: dict[str, Any] | None, max_retries: int | None = None) -> tuple[httpx.Response, float]:
         """Send a request; return the streaming 2xx response and its first-byte deadline.
 
         The deadline (loop time) covers the headers *and* the first event, so a
@@ -296,6 +296,7 @@ class ChatClient:
         content = None if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
         headers = None if content is None else {"Content-Type": "application/json"}
         loop = asyncio.get_running_loop()
+        retries = self.max_retries if max_retries is None else max_retries
         attempt = 0
         while True:
             request = self._http.build_request(method, url, content=content, headers=headers)
@@ -321,10 +322,10 @@ class ChatClient:
                     return response, deadline
                 error = await self._error_from(response)
                 retry_after = response.headers.get("retry-after")
-            if error.kind not in ("rate_limit", "server", "protocol") or attempt >= self.max_retries:
+            if error.kind not in ("rate_limit", "server", "protocol") or attempt >= retries:
                 raise error
             delay = self._backoff(attempt, retry_after)
-            log.warning("%s; retrying in %.2f s (%d/%d)", error.message, delay, attempt + 1, self.max_retries)
+            log.warning("%s; retrying in %.2f s (%d/%d)", error.message, delay, attempt + 1, retries)
             await asyncio.sleep(delay)
             attempt += 1
 
@@ -346,8 +347,11 @@ class ChatClient:
         max_tokens: int | None = None,
         temperature: float | None = None,
         extra_body: dict[str, Any] | None = None,
+        max_retries: int | None = None,
     ) -> AsyncIterator[StreamEvent]:
         """Stream one completion as events; ``FinishEvent`` is always last.
+
+        ``max_retries`` overrides the client's for this request (0: one attempt, as side queries want).
 
         Closing the generator early (``aclose``, or cancelling the task that
         iterates it) closes the HTTP response at once, so the server sees the
@@ -368,7 +372,7 @@ class ChatClient:
             body["temperature"] = temperature
         if extra_body:
             body.update(extra_body)
-        response, deadline = await self._open("POST", "/chat/completions", body)
+        response, deadline = await self._open("POST", "/chat/completions", body, max_retries)
         try:
             async with contextlib.aclosing(self._events(response, deadline)) as events:
                 async for event in events:

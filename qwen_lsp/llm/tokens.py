@@ -54,6 +54,9 @@ TOOL_CALL_OVERHEAD = 18
 REPLY_PRIMER = 3
 
 DEFAULT_CACHE_SIZE = 4096
+LONG_TEXT = 512
+"""Texts at least this long are memoized: the system prompt and its sections are counted before every request."""
+LONG_TEXT_CACHE_SIZE = 128
 
 
 def default_vocab_path() -> Path | None:
@@ -95,6 +98,7 @@ class TokenCounter:
         self._load_lock = threading.Lock()
         self._cache: OrderedDict[bytes, int] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._long_texts: OrderedDict[str, int] = OrderedDict()
 
     # -- loading -----------------------------------------------------------
 
@@ -144,6 +148,21 @@ class TokenCounter:
         """
         if not text:
             return 0
+        if len(text) < LONG_TEXT:
+            return self._count_text(text)
+        with self._cache_lock:
+            cached = self._long_texts.get(text)
+            if cached is not None:
+                self._long_texts.move_to_end(text)
+                return cached
+        total = self._count_text(text)
+        with self._cache_lock:
+            self._long_texts[text] = total
+            if len(self._long_texts) > LONG_TEXT_CACHE_SIZE:
+                self._long_texts.popitem(last=False)
+        return total
+
+    def _count_text(self, text: str) -> int:
         encoding = self._ensure_loaded()
         if encoding is None:
             return math.ceil(len(text.encode("utf-8")) / 4)

@@ -8,12 +8,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Mapping
+import uuid
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from cattrs import ClassValidationError, transform_error
 from lsprotocol import types
+from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled, JsonRpcServerError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
@@ -61,6 +63,7 @@ SERVER_NOT_INITIALIZED = -32002
 
 CUSTOM_METHODS = (
     "qwen/chat",
+    "qwen/compress",
     "qwen/context",
     "qwen/sessions/list",
     "qwen/sessions/resume",
@@ -153,6 +156,7 @@ class QwenLanguageServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.pending_settings: asyncio.Future[None] | None = None
         """A ``workspace/configuration`` pull in flight; turns wait for it."""
+        self._progress_tasks: set[asyncio.Future[None]] = set()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log instead of pygls's default error popup: background noise must not nag the user."""
@@ -162,7 +166,7 @@ class QwenLanguageServer(LanguageServer):
     # --------------------------------------------------------------- engines
     def open_workspaces(self, roots: list[Path]) -> list[Engine]:
         """One engine per folder, each subscribed to its folder's editor settings."""
-        listeners = Listeners(context_status=self.send_context_status, skills_changed=self.send_skills_changed)
+        listeners = Listeners(context_status=self.send_context_status, skills_changed=self.send_skills_changed, progress=self.begin_progress)
         opened = []
         for root in roots or [Path(os.getcwd())]:
             root = root.resolve()
@@ -195,6 +199,32 @@ class QwenLanguageServer(LanguageServer):
 
     def send_skills_changed(self, change: SkillsChanged) -> None:
         self.protocol.notify("qwen/skillsChanged", change.wire())
+
+    def begin_progress(self, title: str) -> Callable[[str], None]:
+        """Work-done progress for long work (compression); returns ``end(message)``. Silent for clients without it."""
+        if not get_capability(self.client_capabilities, "window.work_done_progress", False):
+            return lambda _message: None
+        token = str(uuid.uuid4())
+        started = asyncio.ensure_future(self._start_progress(token, title))
+
+        def end(message: str) -> None:
+            async def finish() -> None:
+                if await started:
+                    self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+
+            self._progress_tasks.add(task := asyncio.ensure_future(finish()))
+            task.add_done_callback(self._progress_tasks.discard)
+
+        return end
+
+    async def _start_progress(self, token: str, title: str) -> bool:
+        try:
+            await self.work_done_progress.create_async(token)
+        except Exception as exc:  # a client may refuse the token; the work goes on without progress
+            log.info("window/workDoneProgress/create refused: %s", exc)
+            return False
+        self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=False))
+        return True
 
 
 def uri_to_path(uri: str) -> Path | None:

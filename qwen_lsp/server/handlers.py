@@ -25,6 +25,7 @@ from .events import ChatEventStream
 from .requests import qwen_request
 from .models import (
     ChatParams,
+    CompressParams,
     OptionalSessionParams,
     SelectionArgs,
     SessionParams,
@@ -147,6 +148,10 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
         turn_id = str(uuid.uuid4())
         with ChatEventStream(ls.protocol.notify, session.id, turn_id) as stream:
             return await engine.chat(p.prompt, session_id=session.id, attachments=attachments, emit=stream, turn_id=turn_id)
+
+    @qwen_request(server, "qwen/compress", CompressParams)
+    async def on_compress(ls: QwenLanguageServer, p: CompressParams) -> WireResult:
+        return await ls.engine_for(p.workspace_uri).compress(p.session_id, p.mode)
 
     @qwen_request(server, "qwen/context", OptionalSessionParams)
     async def on_context(ls: QwenLanguageServer, p: OptionalSessionParams) -> WireResult:

@@ -53,6 +53,12 @@ class SessionParams(WireModel):
     workspace_uri: str | None = Field(None, alias="workspaceUri")
 
 
+class CompressParams(WireModel):
+    session_id: str = Field(alias="sessionId", min_length=1)
+    mode: Literal["full", "fast"] = "full"
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+
 class OptionalSessionParams(WireModel):
     session_id: str | None = Field(None, alias="sessionId")
     workspace_uri: str | None = Field(None, alias="workspaceUri")
