@@ -28,47 +28,22 @@ import fcntl
 import os
 import re
 import stat
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from qwen_lsp.errors import EngineError
+from qwen_lsp.files import TEMP_SUFFIX, atomic_write_text, fsync_dir
+
+__all__ = ["atomic_write_text", "fsync_dir", "locked", "read_text_nofollow", "remove_stale_temps"]
 
 LOCK_TIMEOUT_S = 30.0
 """How long a writer waits for another process before giving up with an error (no write lost: nothing written)."""
 _LOCK_POLL_S = 0.01
-TEMP_SUFFIX = ".tmp"
 STALE_TEMP_AGE_S = 60.0
 """A temporary file this old was left by a killed writer (a real write takes milliseconds)."""
 _OUR_TEMP = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
 """``mkstemp(prefix=".<name>.", suffix=".tmp")``: only names we create are ever cleaned up."""
-
-
-def fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write_text(path: Path, content: str) -> None:
-    """Replace ``path`` with ``content`` (UTF-8) all at once; creates missing parent directories."""
-    directory = path.parent
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(directory)
 
 
 def remove_stale_temps(directory: Path, *, min_age_s: float = STALE_TEMP_AGE_S) -> None:

@@ -52,11 +52,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
-from ..agent.fork import ParentRequest, run_fork
-from ..agent.permissions import Permissions
 from ..paths import chats_dir
-from .extract import ExtractStore, ModelFactory, memory_fork_tools, touched_topics
-from .fork_permissions import memory_rule
+from .extract import ExtractStore, touched_topics
+from .forking import MemoryForkRunner, ParentTurn
 from .meta import META_FILE, iso, parse_iso, read_json, update_meta
 from .model import Topic
 
@@ -207,7 +205,7 @@ class Dream:
     def __init__(
         self,
         store: ExtractStore,
-        model: ModelFactory,
+        runner: MemoryForkRunner,
         *,
         workspace_root: Path,
         enabled: Callable[[], bool] = lambda: True,
@@ -218,7 +216,7 @@ class Dream:
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
-        self._model = model
+        self._runner = runner
         self._workspace = workspace_root
         self._enabled = enabled
         self._transcripts = transcripts if transcripts is not None else chats_dir(workspace_root)
@@ -239,7 +237,7 @@ class Dream:
         """Stop a running dream; it resolves ``cancelled`` and records nothing."""
         self._cancel.set()
 
-    async def maybe_run(self, session_id: str, parent: ParentRequest) -> DreamResult:
+    async def maybe_run(self, session_id: str, parent: ParentTurn) -> DreamResult:
         """Check the gates; when all pass, run the dream to its end (wrap in a task to run it in the background)."""
         skipped = await self._gates(session_id)
         if skipped is not None:
@@ -286,16 +284,14 @@ class Dream:
             return "locked"
         return None
 
-    async def _dream(self, session_id: str, parent: ParentRequest) -> DreamResult:
+    async def _dream(self, session_id: str, parent: ParentTurn) -> DreamResult:
         store = self.store
         memory_root = store.root("project")
-        fork = await run_fork(
-            await self._model(),
+        fork = await self._runner(
             parent,
             dream_task(memory_root, self._transcripts),
-            root=self._workspace,
-            tools=memory_fork_tools(store),
-            permissions=Permissions((memory_rule([memory_root]),)),
+            writable=[memory_root],
+            team=None,
             read_roots=[memory_root, self._transcripts],
             max_turns=self._max_turns,
             max_seconds=self._max_seconds,

@@ -1,7 +1,7 @@
 """Memory extraction after a user turn: a forked run that writes what is worth keeping (spec §10).
 
 After each answered turn the engine calls :meth:`Extractor.schedule` with
-the session id and the turn's :class:`~qwen_lsp.agent.fork.ParentRequest`.
+the session id and the turn's captured parent request (the agent's ``ParentRequest``).
 
 Scheduling (spec §10.1):
 
@@ -44,23 +44,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from ..agent.fork import ForkResult, ParentRequest, run_fork
-from ..agent.loop import StreamingModel
-from ..agent.permissions import Permissions
-from ..agent.tool import Tool
-from ..agent.tools import read_only_tools
-from ..agent.tools.edit import EditTool
-from ..agent.tools.shell import ReadOnlyShellTool
-from ..agent.tools.write_file import WriteFileTool
-from ..errors import EngineError
 from ..llm.content import INJECTED_PREFIXES, Content
-from .fork_permissions import PATH_KEYS, memory_rule, realpath_nearest_existing
+from .forking import PATH_KEYS, MemoryForkRunner, ParentTurn
+from .paths import realpath_nearest_existing
 from .meta import iso, read_cursor, update_meta, write_cursor
 from .model import TOPICS, MemoryDoc, Scope, Topic
 
@@ -85,10 +77,6 @@ class ExtractStore(Protocol):
     def scan(self, scope: Scope) -> list[MemoryDoc]: ...
     def write_text(self, path: Path, content: str) -> Any: ...
     def rebuild_index(self, scope: Scope) -> bool: ...
-
-
-ModelFactory = Callable[[], Awaitable[StreamingModel]]
-"""The current model client (settings may have replaced it since the turn)."""
 
 
 @dataclass
@@ -246,7 +234,7 @@ def extraction_task(project_root: Path, user_root: Path, existing: str) -> str:
 @dataclass
 class _Request:
     session_id: str
-    parent: ParentRequest
+    parent: ParentTurn
     future: asyncio.Future[ExtractResult]
 
 
@@ -256,7 +244,7 @@ class Extractor:
     def __init__(
         self,
         store: ExtractStore,
-        model: ModelFactory,
+        runner: MemoryForkRunner,
         *,
         workspace_root: Path,
         max_turns: int = MAX_TURNS,
@@ -264,7 +252,7 @@ class Extractor:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.store = store
-        self._model = model
+        self._runner = runner
         self._workspace = workspace_root
         self._max_turns = max_turns
         self._max_seconds = max_seconds
@@ -277,7 +265,7 @@ class Extractor:
     def busy(self) -> bool:
         return self._running is not None and not self._running.done()
 
-    def schedule(self, session_id: str, parent: ParentRequest) -> asyncio.Future[ExtractResult]:
+    def schedule(self, session_id: str, parent: ParentTurn) -> asyncio.Future[ExtractResult]:
         """Start (or queue) extraction for the turn ``parent`` captured; the future resolves with its result."""
         future: asyncio.Future[ExtractResult] = asyncio.get_running_loop().create_future()
         if wrote_memory(last_turn(parent.history), self.store.root("project")):
@@ -318,7 +306,7 @@ class Extractor:
             current, self._queued = self._queued, None
 
     # ----------------------------------------------------------------- one run
-    async def run(self, session_id: str, parent: ParentRequest) -> ExtractResult:
+    async def run(self, session_id: str, parent: ParentTurn) -> ExtractResult:
         """One extraction now (no queueing); see the module doc for the steps."""
         store = self.store
         state_dir = store.state_dir()
@@ -335,13 +323,11 @@ class Extractor:
         project_root, user_root = store.root("project"), store.root("user")
         user_docs, project_docs = await asyncio.to_thread(self._scan_both)
         task = extraction_task(project_root, user_root, existing_memories_block(user_docs, project_docs))
-        fork = await run_fork(
-            await self._model(),
+        fork = await self._runner(
             parent,
             task,
-            root=self._workspace,
-            tools=memory_fork_tools(store),
-            permissions=memory_permissions(store),
+            writable=[project_root, user_root],
+            team=store.root("team"),
             read_roots=[project_root, user_root],
             max_turns=self._max_turns,
             max_seconds=self._max_seconds,
@@ -363,7 +349,7 @@ class Extractor:
                 lastExtractionStatus="updated",
             )
             await self._rebuild(in_project, in_user)
-        advanced = len(history) if topics or _used_tools(fork) else start
+        advanced = len(history) if topics or fork.used_tools else start
         await asyncio.to_thread(write_cursor, state_dir, session_id, advanced, now)
         return ExtractResult(
             "updated" if topics else "noop",
@@ -390,30 +376,3 @@ class Extractor:
                 await asyncio.to_thread(self.store.rebuild_index, "user")
             except Exception as exc:
                 log.warning("user memory index rebuild failed: %s", exc)
-
-
-def _used_tools(fork: ForkResult) -> bool:
-    return any("functionCall" in p for c in fork.produced for p in c.get("parts", []))
-
-
-def memory_permissions(store: ExtractStore) -> Permissions:
-    """Writes allowed in the project and user memory, team writes ``ask``, everything else written denied.
-
-    The extraction fork's rules; the chat can use the same ones when it
-    declares ``write_file``/``edit`` (so forks share its tools array, see
-    ``fork.py``): the model may then save memory itself, as in Qwen Code,
-    and nothing else until edits get approvals.
-    """
-    return Permissions((memory_rule([store.root("project"), store.root("user")], team=store.root("team")),))
-
-
-def memory_fork_tools(store: ExtractStore) -> list[Tool]:
-    """The tools a memory fork runs: the read tools, a read-only shell, and writes through the store."""
-
-    def write(path: Path, content: str) -> None:
-        try:
-            store.write_text(path, content)
-        except EngineError as exc:  # the store's refusal (secret, pinned/, MEMORY.md, outside a root) is the model's to fix
-            raise ValueError(exc.message) from None
-
-    return [*read_only_tools(), ReadOnlyShellTool(), WriteFileTool(write), EditTool(write)]

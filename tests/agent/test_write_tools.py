@@ -12,7 +12,7 @@ from qwen_lsp.agent.tools.edit import EditTool
 from qwen_lsp.agent.tools.read_file import ReadFileTool
 from qwen_lsp.agent.tools.shell import MAX_OUTPUT_CHARS, ReadOnlyShellTool, ShellRefused, parse_read_only
 from qwen_lsp.agent.tools.write_file import WriteFileTool
-from qwen_lsp.memory.fork_permissions import realpath_nearest_existing
+from qwen_lsp.memory.paths import realpath_nearest_existing
 
 
 @pytest.fixture

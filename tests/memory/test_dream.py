@@ -17,6 +17,7 @@ from qwen_lsp.agent.fork import ParentRequest
 from qwen_lsp.agent.loop import StreamingModel
 from qwen_lsp.agent.tools import read_only_tools
 from qwen_lsp.llm.client import ChatClient
+from qwen_lsp.agent.memory_fork import MemoryForks
 from qwen_lsp.memory.dream import LOCK_FILE, Dream, count_sessions, lock_held
 
 from .dir_store import DirStore
@@ -66,7 +67,7 @@ def make(store: DirStore, client: ChatClient, tmp_path: Path, chats: Path, clock
     async def model() -> StreamingModel:
         return client
 
-    return Dream(store, model, workspace_root=tmp_path, transcripts=chats, clock=lambda: clocks.now, monotonic=lambda: clocks.tick, **kwargs)
+    return Dream(store, MemoryForks(store, model, workspace_root=tmp_path), workspace_root=tmp_path, transcripts=chats, clock=lambda: clocks.now, monotonic=lambda: clocks.tick, **kwargs)
 
 
 PARENT = ParentRequest.capture("MAIN SYSTEM", [t.declaration() for t in read_only_tools()], [])

@@ -20,6 +20,7 @@ from qwen_lsp.agent.tools.shell import ReadOnlyShellTool
 from qwen_lsp.agent.tools.write_file import WriteFileTool
 from qwen_lsp.llm.client import ChatClient
 from qwen_lsp.llm.content import Content
+from qwen_lsp.agent.memory_fork import MemoryForks
 from qwen_lsp.memory.extract import Extractor, existing_memories_block, touched_topics
 from qwen_lsp.memory.model import MemoryDoc
 
@@ -70,7 +71,7 @@ def extractor(store: DirStore, client: ChatClient, ws: Path, **kwargs: Any) -> E
     async def model() -> StreamingModel:
         return client
 
-    return Extractor(store, model, workspace_root=ws, **kwargs)
+    return Extractor(store, MemoryForks(store, model, workspace_root=ws), workspace_root=ws, **kwargs)
 
 
 def cursor(store: DirStore) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from qwen_lsp.agent.tools.base import (
     ToolInputError,
     function_declaration,
 )
-from qwen_lsp.agent.tools.textfiles import (
+from qwen_lsp.textfiles import (
     DEFAULT_LINE_LIMIT,
     looks_binary,
     read_head,

@@ -15,13 +15,14 @@ leaves either the old file or the new one, never half of it.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from qwen_lsp.agent.tools.base import ToolInputError
+from qwen_lsp.files import atomic_write_text
+
+__all__ = ["FileWriter", "atomic_write_text", "check_size", "target_path"]
 
 FileWriter = Callable[[Path, str], None]
 """``(absolute path, full new text)``; blocking (runs in a worker thread); raises ``OSError``/``ValueError`` to refuse."""
@@ -31,22 +32,6 @@ MAX_WRITE_CHARS = 1_000_000
 
 MAX_EDIT_FILE_BYTES = 10 * 1024 * 1024
 """The largest existing file ``edit`` will load, as ``read_file``'s 10 MB cap."""
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` via a same-directory temporary file, fsync and rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def target_path(raw: str) -> Path:

@@ -24,37 +24,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..agent.permissions import NO_OPINION, Decision, PermissionRule, Verdict
-from ..agent.tools.shell import NAME as SHELL, ShellRefused, parse_read_only
+from ..memory.forking import PATH_KEYS
+from ..memory.paths import realpath_nearest_existing
+from .permissions import NO_OPINION, Decision, PermissionRule, Verdict
+from .tools.shell import NAME as SHELL, ShellRefused, parse_read_only
 
 WRITE_TOOLS = frozenset({"write_file", "edit"})
-PATH_KEYS = ("file_path", "path", "target_file")
-MAX_LINK_HOPS = 40
 PINNED = "pinned"
-
-
-def realpath_nearest_existing(path: Path) -> Path:
-    """``path`` with every symlink that exists resolved, missing trailing segments re-appended.
-
-    A dangling leaf symlink is followed first (at most 40 hops, relative
-    targets against the link's real parent), so a link that points out of
-    the memory root is judged by where a write would really land.
-    """
-    current = Path(os.path.abspath(path))
-    for _ in range(MAX_LINK_HOPS):
-        if not current.is_symlink() or current.exists():
-            break
-        target = Path(os.readlink(current))
-        current = Path(os.path.abspath(target if target.is_absolute() else realpath_nearest_existing(current.parent) / target))
-    missing: list[str] = []
-    probe = current
-    while not probe.exists() and probe.parent != probe:
-        missing.append(probe.name)
-        probe = probe.parent
-    resolved = probe.resolve()
-    for name in reversed(missing):
-        resolved = resolved / name
-    return resolved
 
 
 def _inside(path: Path, root: Path) -> Path | None:
