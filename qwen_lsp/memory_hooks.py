@@ -11,15 +11,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import asyncio
 import logging
 
+from .agent.fork import ParentRequest
 from .agent.hooks import Prefetch, TurnHooks
+from .agent.memory_fork import MemoryForks
 from .agent.side_query import SideQuery
 from .errors import EngineError
 from .agent.loop import TurnRequest
 from .agent.events import TurnOutcome
 from .llm.content import Content
+from .context import SessionContext
 from .memory.manager import MemoryManager
+from .memory.store import MemoryStore
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -46,7 +51,7 @@ def memory_hooks(memory: MemoryManager) -> TurnHooks:
         return Prefetch(memory.start_recall(session.id, prompt, recent_tools(session.history)))
 
     def after_turn(session: ChatSession, outcome: TurnOutcome, req: TurnRequest) -> None:
-        memory.after_turn(session.id, session.history, req)
+        memory.after_turn(session.id, ParentRequest.of_turn(req))
 
     return TurnHooks(memory_block=memory.prompt_block, recall=recall, after_turn=after_turn)
 
@@ -65,3 +70,13 @@ class EngineModelAccess:
             log.debug("no model for side queries (%s): heuristics only", exc.message)
             return None
         return SideQuery(client, temperature=0.0)
+
+    def fork_runner(self, store: MemoryStore) -> MemoryForks:
+        return MemoryForks(store, self._engine.model_client, workspace_root=self._engine.root)
+
+    async def bare_parent(self) -> ParentRequest:
+        """The next request's system prompt and tools, with no history (a new chat's view)."""
+        context = SessionContext(self._engine.context)
+        await asyncio.to_thread(context.prepare)
+        self._engine.context.memory_block = await asyncio.to_thread(self._engine.hooks.memory_block)
+        return ParentRequest.capture(context.system_prompt(), [t.declaration() for t in self._engine.tools], [])

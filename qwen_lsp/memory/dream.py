@@ -237,9 +237,14 @@ class Dream:
         """Stop a running dream; it resolves ``cancelled`` and records nothing."""
         self._cancel.set()
 
-    async def maybe_run(self, session_id: str, parent: ParentTurn) -> DreamResult:
-        """Check the gates; when all pass, run the dream to its end (wrap in a task to run it in the background)."""
-        skipped = await self._gates(session_id)
+    async def maybe_run(self, session_id: str, parent: ParentTurn, *, force: bool = False, started: Callable[[], None] | None = None) -> DreamResult:
+        """Check the gates; when all pass, run the dream to its end (wrap in a task to run it in the background).
+
+        ``force`` (a dream the user asked for: ``qwen-lsp memory dream``) skips the
+        schedule gates (1–5) but never the lock or a dream already running.
+        ``started`` is called once the gates passed and the lock is ours (progress begins there).
+        """
+        skipped = None if force else await self._gates(session_id)
         if skipped is not None:
             return DreamResult("skipped", skipped)
         if self._running:
@@ -249,6 +254,8 @@ class Dream:
         self._running = True
         self._cancel = asyncio.Event()
         try:
+            if started is not None:
+                started()
             return await self._dream(session_id, parent)
         finally:
             self._running = False

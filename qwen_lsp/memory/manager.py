@@ -27,6 +27,7 @@ from ..config import MemorySettings
 from ..protocol import (
     ForgetCandidate,
     ForgetCandidatesResult,
+    DreamResult as DreamReport,
     MemoryChanged,
     MemoryForgetResult,
     MemoryItem,
@@ -41,6 +42,9 @@ from .errors import TeamMemorySecurityError
 from .forget_select import select_forget_candidates
 from .model import SCOPES, MemoryDoc, Scope, Topic
 from .prompt_block import build_memory_block
+from .dream import Dream, DreamResult
+from .extract import Extractor, ExtractResult
+from .forking import MemoryForkRunner, ParentTurn
 from .recall import SideQuery, recall
 from .store import MemoryStore
 
@@ -51,6 +55,14 @@ class ModelAccess(Protocol):
     """What memory needs of the model, provided by the engine (None: no model configured)."""
 
     async def side_query(self) -> SideQuery | None: ...
+
+    def fork_runner(self, store: MemoryStore) -> MemoryForkRunner:
+        """Forked runs of a parent turn whose writes go through ``store``."""
+        ...
+
+    async def bare_parent(self) -> ParentTurn:
+        """A parent turn with no history (the current system prompt and tools), for a dream the user asked for."""
+        ...
 
 
 class MemoryManager:
@@ -76,6 +88,9 @@ class MemoryManager:
         self._surfaced: dict[str, set[Path]] = {}
         """Per chat: memory files already recalled into it (not offered twice, spec §7.1 step 2)."""
         self._background: set[asyncio.Task[Any]] = set()
+        runner = model.fork_runner(self.store)
+        self._extractor = Extractor(self.store, runner, workspace_root=Path(project_root))
+        self._dream = Dream(self.store, runner, workspace_root=Path(project_root), enabled=lambda: self._settings().auto_dream)
 
     @property
     def enabled(self) -> bool:
@@ -191,9 +206,55 @@ class MemoryManager:
         self._on_change(MemoryChanged(scope=scope, paths=[str(p) for p in paths]))
 
     # ----------------------------------------------------------------- after a turn
-    def after_turn(self, session_id: str, history: Sequence[Any], request: Any) -> None:
-        """Schedule extraction (and, when its gates allow, a dream) in the background."""
-        return None
+    def after_turn(self, session_id: str, parent: ParentTurn) -> None:
+        """Schedule extraction and, when its gates allow, a dream; both run in the background."""
+        settings = self._settings()
+        if not settings.enabled:
+            return
+        if settings.auto_extract:
+            self._spawn(self._extract(session_id, parent))
+        if settings.auto_dream:
+            self._spawn(self._dream_run(session_id, parent, force=False))
+
+    async def _extract(self, session_id: str, parent: ParentTurn) -> ExtractResult:
+        future = self._extractor.schedule(session_id, parent)
+        end = None if future.done() else self._progress("Qwen: saving memories from this turn")
+        try:
+            result = await future
+        finally:
+            if end is not None:
+                end("done")
+        if result.status == "failed":
+            log.warning("memory extraction failed: %s", result.error)
+        self._announce(result.files_written)
+        return result
+
+    async def dream_now(self) -> DreamReport:
+        """A dream the user asked for (``qwen-lsp memory dream``): the schedule's gates do not apply."""
+        result = await self._dream_run("manual", await self._model.bare_parent(), force=True)
+        return DreamReport(status=result.status, reason=result.skipped_reason or result.error, touched=[f"{t}.md" for t in result.touched_topics])
+
+    async def _dream_run(self, session_id: str, parent: ParentTurn, *, force: bool) -> DreamResult:
+        ends: list[Callable[[str], None]] = []
+        try:
+            result = await self._dream.maybe_run(session_id, parent, force=force, started=lambda: ends.append(self._progress("Qwen: consolidating memories")))
+        finally:
+            for end in ends:
+                end("done")
+        if result.status == "failed":
+            log.warning("memory dream failed: %s", result.error)
+        self._announce(result.files_written)
+        return result
+
+    def _announce(self, written: Sequence[str]) -> None:
+        by_scope: dict[Scope, list[Path]] = {}
+        for raw in written:
+            path = Path(raw)
+            scope = self.store.scope_of(path)
+            if scope is not None:
+                by_scope.setdefault(scope, []).append(path)
+        for scope, paths in by_scope.items():
+            self.changed(scope, paths)
 
     # ----------------------------------------------------------------- lifecycle
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
@@ -203,8 +264,13 @@ class MemoryManager:
         return task
 
     async def drain(self) -> None:
-        """Shutdown: let background runs finish their current write, then stop."""
-        for task in list(self._background):
-            task.cancel()
+        """Shutdown: stop extraction and dream (a cancelled run records nothing), then wait for them.
+
+        Writes are atomic, so stopping mid-run leaves whole files and an index
+        the next start brings in line (:meth:`rebuild_indexes`).
+        """
+        self._extractor.cancel()
+        self._dream.cancel()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
+        await self._extractor.drain()
