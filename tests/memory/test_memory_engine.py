@@ -221,3 +221,46 @@ async def test_startup_brings_a_stale_index_in_line(repo: Path, scripted: Script
         assert Path(saved.path).name in index.read_text()
     finally:
         await engine.drain()
+
+
+async def test_extraction_after_a_turn_writes_a_memory_through_a_fork_of_that_turn(repo: Path, scripted: ScriptedOpenAI) -> None:
+    changes: list[MemoryChanged] = []
+    engine = make_engine(repo, scripted, changes, autoExtract=True)
+    root = engine.memory.store.root("project")
+    target = root / "feedback" / "no-db-mocks.md"
+    memory_file = "---\nname: No database mocks\ndescription: Tests use the dockerised Postgres, never mocks\ntype: feedback\n---\n\nTests never mock the database.\n"
+    scripted.enqueue(
+        Reply(chunks=["Noted: real Postgres in tests."]),  # the user's turn
+        Reply(chunks=[], tool_calls=[ToolCallSpec("write_file", {"file_path": str(target), "content": memory_file})]),  # the fork
+        Reply(chunks=["Saved one memory."]),
+    )
+    try:
+        await engine.chat("FYI: tests here never mock the database, they use the dockerised Postgres.", emit=ignore)
+        for _ in range(250):
+            if changes:
+                break
+            await asyncio.sleep(0.02)
+        assert [c.wire() for c in changes] == [{"scope": "project", "paths": [str(target)]}]
+        assert target.read_text() == memory_file and "no-db-mocks.md" in (root / "MEMORY.md").read_text()
+        turn, fork = (r.body for r in scripted.chat_requests()[:2])
+        assert fork["messages"][0] == turn["messages"][0]  # the same system prompt, byte for byte
+        assert json.dumps(fork["messages"][1 : len(turn["messages"])]) == json.dumps(turn["messages"][1:])  # the same history prefix
+        assert fork["tools"][: len(turn["tools"])] == turn["tools"]  # the parent's array first, unchanged
+        cursor = json.loads((engine.memory.store.state_dir() / "extract-cursor.json").read_text())
+        assert cursor["processedOffset"] == 2
+    finally:
+        await engine.drain()
+
+
+async def test_shutdown_during_extraction_leaves_whole_files(repo: Path, scripted: ScriptedOpenAI) -> None:
+    engine = make_engine(repo, scripted, [], autoExtract=True)
+    scripted.enqueue(Reply(chunks=["ok"]), Stall(after=60))  # the fork's request never finishes
+    await engine.chat("remember: releases go out on Tuesdays", emit=ignore)
+    for _ in range(250):
+        if len(scripted.chat_requests()) == 2:
+            break
+        await asyncio.sleep(0.02)
+    await engine.drain()  # cancels the extraction: nothing half-written, nothing recorded as done
+    root = engine.memory.store.root("project")
+    assert not root.exists() or not [p for p in root.rglob("*") if p.is_file() and p.name != "MEMORY.md"]
+    assert not (engine.memory.store.state_dir() / "extract-cursor.json").exists()
