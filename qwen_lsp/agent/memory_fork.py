@@ -23,7 +23,7 @@ from .permissions import Permissions
 from .tool import Tool
 from .tools import read_only_tools
 from .tools.edit import EditTool
-from .tools.shell import ReadOnlyShellTool
+from .tools.shell import NAME as SHELL, ReadOnlyShellTool
 from .tools.write_file import WriteFileTool
 
 ModelFactory = Callable[[], Awaitable[StreamingModel]]
@@ -34,7 +34,7 @@ class MemoryWriter(Protocol):
     def write_text(self, path: Path, content: str) -> Any: ...
 
 
-def memory_fork_tools(store: MemoryWriter) -> list[Tool]:
+def memory_fork_tools(store: MemoryWriter, *, shell: bool = True) -> list[Tool]:
     """The tools a memory fork runs: the read tools, a read-only shell, and writes through the store."""
 
     def write(path: Path, content: str) -> None:
@@ -43,11 +43,23 @@ def memory_fork_tools(store: MemoryWriter) -> list[Tool]:
         except EngineError as exc:  # the store's refusal (secret, pinned/, MEMORY.md, outside a root) is the model's to fix
             raise ValueError(exc.message) from None
 
-    return [*read_only_tools(), ReadOnlyShellTool(), WriteFileTool(write), EditTool(write)]
+    return [*read_only_tools(), *([ReadOnlyShellTool()] if shell else []), WriteFileTool(write), EditTool(write)]
+
+
+def declared_names(parent: ParentRequest) -> set[str]:
+    return {str(d.get("function", {}).get("name")) for d in parent.declarations}
 
 
 class MemoryForks:
-    """Runs memory's forks on the engine's current model, in ``workspace_root``."""
+    """Runs memory's forks on the engine's current model, in ``workspace_root``.
+
+    The prompt cache hits only when the fork's tools array is the parent's,
+    byte for byte (``fork.py``). So the fork brings no read-only shell of its
+    own when the chat declares none (the read tools cover what it needs), and
+    ``write_file``/``edit`` are appended only when the chat does not declare
+    them (plan mode, or a chat without edits): the one case that costs the
+    cache from the tools block on, logged by ``run_fork``.
+    """
 
     def __init__(self, store: MemoryWriter, model: ModelFactory, *, workspace_root: Path) -> None:
         self._store = store
@@ -74,7 +86,7 @@ class MemoryForks:
             parent,
             task,
             root=self._workspace,
-            tools=memory_fork_tools(self._store),
+            tools=memory_fork_tools(self._store, shell=SHELL in declared_names(parent)),
             permissions=Permissions((memory_rule(list(writable), team=team),)),
             read_roots=list(read_roots),
             max_turns=max_turns,

@@ -25,9 +25,9 @@ dream is a fork of the parent turn (``fork.py``) with the four-phase task
 index — rebuilt by the store from the files, so the task asks for good
 ``name``/``description`` lines instead of a hand-edited ``MEMORY.md``),
 8 turns / 5 minutes, writes allowed in the project memory only.
-Its transcripts directory is a read root, and unlike Qwen Code's dream it
-also gets the read-only shell, because the task's own recipe is a
-``grep … | tail -50`` pipeline.
+Its transcripts directory is a read root; the task's ``grep … | tail -50``
+recipe runs in the read-only shell when the chat declares one, else the
+model uses ``grep_search`` (the fork adds no shell of its own: see below).
 
 Only a completed dream is recorded (``meta.json``: ``lastDreamAt``,
 ``lastDreamSessionId``, touched topics) and followed by an index rebuild.
@@ -176,7 +176,8 @@ def dream_task(memory_root: Path, transcripts: Path) -> str:
             "## Phase 2 — Gather recent signal",
             "Look for information worth keeping, in rough priority order:",
             "1. Memories that drifted: facts contradicted by what the other memory files now say.",
-            "2. Transcript search, only for terms you already suspect matter:",
+            "2. Transcript search, only for terms you already suspect matter: `grep_search` with a narrow "
+            f"pattern in `{transcripts}` (include `*.jsonl`), or, when you have `run_shell_command`,",
             f'   `grep -rn "<narrow term>" {transcripts}/ --include="*.jsonl" | tail -50`',
             "Do not read transcripts exhaustively.",
             "",

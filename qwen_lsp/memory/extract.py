@@ -22,7 +22,7 @@ messages would be skipped forever. With no new non-empty user message the
 cursor moves to the end and nothing runs. Otherwise a fork of the parent
 turn gets the task (both memory roots, the existing memories with their
 ``current=`` text cut at 280 characters, read first then write, ``pinned/``
-is read-only), read tools, a read-only shell
+is read-only), read tools, a read-only shell when the chat declares one,
 and ``write_file``/``edit`` that write through the memory store, under the
 memory permission rule, for 5 turns / 2 minutes. Touched topics come from
 the written paths (the root must be followed by ``/``, then a topic
@@ -212,8 +212,8 @@ def extraction_task(project_root: Path, user_root: Path, existing: str) -> str:
             f"- USER memory (across projects: who the user is): `{user_root}`",
             f"- PROJECT memory (this project only): `{project_root}`",
             "",
-            "Tools in this run: `read_file`, `grep_search`, `glob`, `list_directory`, a read-only "
-            "`run_shell_command`, and `write_file`/`edit` for paths inside either memory directory. "
+            "Tools in this run: `read_file`, `grep_search`, `glob`, `list_directory` (and a read-only "
+            "`run_shell_command` when this chat has one), and `write_file`/`edit` for paths inside either memory directory. "
             "Files under `pinned/` are read-only.",
             "- Your turn budget is small. `edit` needs the file's current text, so first issue every read you "
             "need in one batch, then every `write_file`/`edit` in one batch. Do not interleave reads and writes.",
