@@ -324,7 +324,9 @@ class Engine:
     async def resume(self, session_id: str) -> SessionResumeResult:
         """Reload a chat from disk (dropping the open copy) and return what the user saw."""
         session = self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id), replace=True)
-        return SessionResumeResult(session_id=session.id, messages=[TranscriptMessage(role=role, text=text) for role, text in transcript(session.history)], prompt_tokens=session.prompt_tokens)
+        shown = session.conversation if session.conversation is not None else session.history  # not the summary
+        messages = [TranscriptMessage(role=role, text=text) for role, text in transcript(shown)]
+        return SessionResumeResult(session_id=session.id, messages=messages, prompt_tokens=session.prompt_tokens)
 
     async def delete_session(self, session_id: str) -> SessionDeleteResult:
         self.sessions.forget(session_id)

@@ -43,6 +43,9 @@ class ChatSession:
     skills_tracker: SkillListingTracker = field(default_factory=SkillListingTracker)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     prompt_tokens: int = 0
+    conversation: list[Content] | None = None
+    """For a chat loaded from disk: every recorded message, also those a compression summarised
+    (what a resume shows the user); None for a chat started here."""
 
 
 class SessionRegistry:
@@ -90,6 +93,7 @@ class SessionRegistry:
             context=self._new_context(),
             history=reader.build_history(records),
             prompt_tokens=counts.prompt_tokens if counts else 0,
+            conversation=reader.build_conversation(records),
         )
 
     def read_history(self, session_id: str) -> list[Content]:
