@@ -59,8 +59,13 @@ class SkillsSettings(_Section):
     enabled: bool = True
 
 
+class ShellSettings(_Section):
+    enabled: bool = Field(False, description="Offer run_shell_command to the chat (it still asks unless approvalMode is yolo).")
+
+
 class ToolsSettings(_Section):
     approval_mode: Literal["default", "plan", "auto-edit", "yolo"] = Field("default", alias="approvalMode")
+    shell: ShellSettings = ShellSettings()
 
 
 class ClearContextOnIdleSettings(_Section):

@@ -25,11 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .agent.approvals import ApprovalPolicy, Asker, offered_mode
 from .agent.events import EventSink, RoundDone, TurnEvent
 from .agent.hooks import TurnHooks
 from .agent.loop import TurnRequest, run_turn
 from .agent.tool import Tool, ToolContext
 from .agent.tools import read_only_tools
+from .agent.tools.read_cache import ReadCaches
 from .agent.tools.skill import SkillTool
 from .compaction.compactor import Compactor, Progress, compaction_settings
 from .compaction.thresholds import Thresholds, compute_thresholds
@@ -37,6 +39,8 @@ from .config import LoadedSettings, Settings, load_settings
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
 from .context.attachments import Attachment, attachment_parts
 from .context.inspector import count_request
+from .edits.applier import Applier, DiskApplier
+from .edits.offer import WRITE_TOOL_NAMES, write_tools
 from .errors import EngineError
 from .llm.client import ChatClient
 from .llm.content import Content, Part
@@ -75,6 +79,8 @@ class Listeners:
     skills_changed: Callable[[SkillsChanged], None] = lambda _c: None
     progress: Progress = lambda _title: lambda _message: None
     """Work-done progress: ``begin(title)`` returns ``end(message)``."""
+    warning: Callable[[str], None] = lambda _message: None
+    """Something the user should know once (e.g. edits are off because nobody can approve them)."""
 
 
 class Engine:
@@ -88,6 +94,8 @@ class Engine:
         listeners: Listeners | None = None,
         interaction_mode: str = "editor",
         hooks: TurnHooks | None = None,
+        ask: Asker | None = None,
+        applier: Applier | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.interaction_mode = interaction_mode
@@ -103,7 +111,13 @@ class Engine:
         self.skills = SkillManager(self.root, enabled=self.settings.skills.enabled)
         self.skills.refresh()
         self._skills_on_disk = listing_signature(self.skills)
-        self.tools: list[Tool] = [*read_only_tools(), SkillTool(self.skills)]
+        # Edits and approvals (issue 13): who is asked, where writes land, each chat's read cache.
+        self._ask = ask
+        self._applier: Applier = applier or DiskApplier()
+        self.approvals = ApprovalPolicy(lambda: self.settings.tools.approval_mode)
+        self.read_caches = ReadCaches()
+        self._plan_warned = False
+        self.tools: list[Tool] = [*read_only_tools(), SkillTool(self.skills), *self._write_tools()]
         self.context = ContextAssembler(self.root, self._context_settings(), env=env)  # its prompt names self.tools
         self.sessions = SessionRegistry(self.root, version=__version__, new_context=lambda: SessionContext(self.context))
         self._editor_rules: set[str] = set()
@@ -117,8 +131,9 @@ class Engine:
             settings=lambda: compaction_settings(self.settings),
             count_content=counter.count_content,
             count_prompt=lambda s: self._count(s.context, s.skills_tracker, s.history).total_tokens,
-            on_compacted=lambda s: self.listeners.context_status(self.context_status(s)),
+            on_compacted=self._on_compacted,
             progress=lambda title: self.listeners.progress(title),
+            on_reads_evicted=self.read_caches.evict,
         )
 
     # ----------------------------------------------------------------- settings
@@ -148,10 +163,26 @@ class Engine:
     def reload_settings(self) -> None:
         """Re-read every layer (settings files may have changed too)."""
         self.loaded = load_settings(self.root, self._client_settings, self._env)
+        self.tools = [t for t in self.tools if t.name not in WRITE_TOOL_NAMES] + self._write_tools()
         self.context.update_settings(self._context_settings())
         if self.skills.enabled != self.settings.skills.enabled:
             self.skills.enabled = self.settings.skills.enabled
             self._apply_skill_change(self.skills.refresh())
+
+    def _on_compacted(self, session: ChatSession) -> None:
+        self.read_caches.for_session(session.id).forget(None)  # the reads it remembers may be summarised away
+        self.listeners.context_status(self.context_status(session))
+
+    def _write_tools(self) -> list[Tool]:
+        """The write tools the approval mode offers (``edits/offer.py``); warns once when nobody could approve."""
+        tools = self.settings.tools
+        if offered_mode(tools.approval_mode, self._ask is not None) != tools.approval_mode and not self._plan_warned:
+            self._plan_warned = True
+            self.listeners.warning(
+                "Qwen: this editor cannot ask for approval, so the chat is read-only (plan mode). "
+                "Set tools.approvalMode to auto-edit or yolo to let it edit files without asking."
+            )
+        return write_tools(tools.approval_mode, can_ask=self._ask is not None, shell_enabled=tools.shell.enabled)
 
     def thresholds(self) -> Thresholds:
         return compute_thresholds(self.settings.model.context_window, self.settings.compression.threshold)
@@ -306,6 +337,8 @@ class Engine:
     async def delete_session(self, session_id: str) -> SessionDeleteResult:
         self.sessions.forget(session_id)
         self.compactor.forget(session_id)
+        self.approvals.forget(session_id)
+        self.read_caches.forget(session_id)
         return SessionDeleteResult(deleted=await asyncio.to_thread(self.sessions.delete, session_id))
 
     # ----------------------------------------------------------------- the turn
@@ -348,7 +381,14 @@ class Engine:
             system=system,
             history=session.history,
             tools=self.tools,
-            tool_context=ToolContext(workspace_root=self.root, cwd=self.root, touched=lambda p: self._tool_touched(session, p)),
+            tool_context=ToolContext(
+                workspace_root=self.root,
+                cwd=self.root,
+                touched=lambda p: self._tool_touched(session, p),
+                approve=self.approvals.for_turn(session.id, turn_id, self._ask),
+                applier=self._applier,
+                read_cache=self.read_caches.for_session(session.id),
+            ),
             max_tokens=self.settings.model.max_output_tokens,
             count_prompt=lambda _m: self._count(session.context, session.skills_tracker, session.history).total_tokens,
             before_request=lambda: self._before_request(session, emit),
