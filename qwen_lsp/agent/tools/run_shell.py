@@ -59,6 +59,9 @@ class ShellTool:
         },
     )
 
+    def __init__(self, timeout: float = TIMEOUT_SECONDS) -> None:
+        self._timeout = timeout
+
     def declaration(self) -> dict[str, Any]:
         return copy.deepcopy(self.DECLARATION)
 
@@ -77,11 +80,11 @@ class ShellTool:
         decision = await ctx.approve(ctx.call_id, ToolPermission(tool=NAME, title=title, command=params.command)) if ctx.approve else "deny"
         if decision == "deny":
             return ToolResult(output=DECLINED, is_error=True, display=f"Declined: {params.command[:80]}", extra={"decision": decision})
-        result = await run_command(params.command, str(cwd))
+        result = await run_command(params.command, str(cwd), self._timeout)
         return ToolResult(output=result.output, is_error=result.is_error, display=result.display, extra={"decision": decision})
 
 
-async def run_command(command: str, cwd: str) -> ToolResult:
+async def run_command(command: str, cwd: str, timeout: float = TIMEOUT_SECONDS) -> ToolResult:
     """Run ``bash -c command`` in its own process group; the group is killed however this ends early."""
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -95,12 +98,12 @@ async def run_command(command: str, cwd: str) -> ToolResult:
     except OSError as exc:
         return ToolResult(output=f"Command failed to start: {exc.strerror or exc}", is_error=True)
     try:
-        async with asyncio.timeout(TIMEOUT_SECONDS):
+        async with asyncio.timeout(timeout):
             out, cut = await read_bounded(proc)
             if not cut:
                 await proc.wait()
     except TimeoutError:
-        return ToolResult(output=f"Command timed out after {TIMEOUT_SECONDS:g} s and was stopped.", is_error=True)
+        return ToolResult(output=f"Command timed out after {timeout:g} s and was stopped.", is_error=True)
     finally:
         # Also after a normal exit: whatever the command left running in its group goes with it.
         with contextlib.suppress(ProcessLookupError, PermissionError):
