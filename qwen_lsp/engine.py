@@ -170,7 +170,7 @@ class Engine:
             self._apply_skill_change(self.skills.refresh())
 
     def _on_compacted(self, session: ChatSession) -> None:
-        self.read_caches.for_session(session.id).forget(None)  # the reads it remembers may be summarised away
+        self.read_caches.for_session(session.id).forget(None)  # its reads left the history with it
         self.listeners.context_status(self.context_status(session))
 
     def _write_tools(self) -> list[Tool]:

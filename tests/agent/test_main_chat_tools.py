@@ -84,26 +84,25 @@ async def test_cancel_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert not _alive(pid)
 
 
-async def test_read_cache_answers_an_unchanged_reread_and_forgets_on_eviction_and_change(tmp_path: Path) -> None:
+async def test_read_cache_serves_an_unchanged_reread_and_forgets_on_eviction_and_change(tmp_path: Path) -> None:
     f = tmp_path / "a.txt"
     f.write_text("one\ntwo\n")
     caches = ReadCaches()
-    cache = caches.for_session("s")
-    c = ctx(tmp_path, read_cache=cache)
+    c = ctx(tmp_path, read_cache=caches.for_session("s"))
     tool = ReadFileTool()
     first = await tool.run({"file_path": str(f)}, c)
     assert first.output == "one\ntwo"
-    again = await tool.run({"file_path": str(f)}, c)
-    assert "unchanged since it was last read" in again.output
+    assert await tool.run({"file_path": str(f)}, c) is first  # served from the cache: the very same answer
     other_range = await tool.run({"file_path": str(f), "offset": 1}, c)
-    assert "two" in other_range.output and "unchanged" not in other_range.output
+    assert other_range is not first and other_range.output.endswith("two")
     caches.evict(frozenset({str(f)}))
-    assert (await tool.run({"file_path": str(f)}, c)).output == "one\ntwo"
+    fresh = await tool.run({"file_path": str(f)}, c)
+    assert fresh is not first and fresh.output == first.output
     f.write_text("one\ntwo\nthree\n")
     os.utime(f, ns=(1, 1))
-    assert "three" in (await tool.run({"file_path": str(f)}, c)).output
+    assert "three" in (await tool.run({"file_path": str(f)}, c)).output  # changed on disk: read again
     caches.evict(None)
-    assert "three" in (await tool.run({"file_path": str(f)}, c)).output
+    assert len(caches.for_session("s")) == 0
 
 
 async def test_approval_policy_modes_and_allow_always() -> None:

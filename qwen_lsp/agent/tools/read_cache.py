@@ -1,28 +1,37 @@
-"""``read_file``'s read cache: a re-read of an unchanged file range is answered with a short note.
+"""``read_file``'s read cache: an unchanged file range is not read and rendered again.
 
-Qwen Code's file-read cache spares the prompt a second copy of a file the
-model already has in the conversation: when the same range of a file is
-read again and the file has not changed (same size and modification time),
-the answer says so instead of repeating the content.
+Keyed by the resolved path and ``(mtime_ns, size, offset, limit)``: a hit
+returns exactly what a fresh read would (the file has the same size and
+modification time), so the cache can never show the model stale text.
 
-That is only true while the earlier result is still in the history, so the
-cache must forget whatever leaves it: compaction reports the paths whose
-read results it cleared (``Compactor(on_reads_evicted=...)``; None means
-"could not tell which", so everything is forgotten), a full compression or
-``qwen/compress`` replaces the history (the chat's cache is cleared), and a
-write tool forgets the path it changed. Caches are per chat; a resumed chat
-starts with an empty one.
+Why not Qwen Code's placeholder ("file unchanged since last read, see
+above")? Microcompaction keeps the *newest* N tool results and clears the
+older ones, so a placeholder can outlive the full result it points to, and
+the model is left with neither (the compaction tests caught exactly that).
+Answering with the same content is always safe.
+
+Invalidation still matters, to keep memory bounded and to be ready for a
+placeholder scheme that compaction knows about: compaction reports the paths
+whose read results it cleared (``Compactor(on_reads_evicted=...)``; None
+means "could not tell which", so everything goes), a compression clears
+the chat's cache, and a write tool forgets the path it changed. Caches are
+per chat and hold at most ``MAX_ENTRIES`` reads (oldest dropped first).
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..tool import ToolResult
+
 Stamp = tuple[int, int, int, int | None]
 """``(mtime_ns, size, offset, limit)`` of one read."""
+
+MAX_ENTRIES = 64
 
 
 class ReadCache:
@@ -30,24 +39,33 @@ class ReadCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._reads: dict[Path, set[Stamp]] = {}
+        self._reads: OrderedDict[tuple[Path, Stamp], ToolResult] = OrderedDict()
 
-    def seen(self, path: Path, stamp: Stamp) -> bool:
+    def get(self, path: Path, stamp: Stamp) -> ToolResult | None:
         with self._lock:
-            return stamp in self._reads.get(path, ())
+            hit = self._reads.get((path, stamp))
+            if hit is not None:
+                self._reads.move_to_end((path, stamp))
+            return hit
 
-    def remember(self, path: Path, stamp: Stamp) -> None:
+    def put(self, path: Path, stamp: Stamp, result: ToolResult) -> None:
         with self._lock:
-            self._reads.setdefault(path, set()).add(stamp)
+            self._reads[(path, stamp)] = result
+            while len(self._reads) > MAX_ENTRIES:
+                self._reads.popitem(last=False)
 
     def forget(self, paths: Iterable[Path] | None) -> None:
         """Forget ``paths`` (None: everything)."""
         with self._lock:
             if paths is None:
                 self._reads.clear()
-            else:
-                for path in paths:
-                    self._reads.pop(path, None)
+                return
+            gone = set(paths)
+            for key in [k for k in self._reads if k[0] in gone]:
+                del self._reads[key]
+
+    def __len__(self) -> int:
+        return len(self._reads)
 
 
 class ReadCaches:
@@ -61,7 +79,7 @@ class ReadCaches:
 
     def evict(self, paths: frozenset[str] | None) -> None:
         """Compaction cleared these read results somewhere; forgetting them in every chat is always safe."""
-        # The paths are the model's own spelling; the cache keys are resolved. A relative one cannot be placed: forget all.
+        # The paths are the model's own spelling; the keys are resolved. A relative one cannot be placed: forget all.
         resolved = None if paths is None or not all(os.path.isabs(p) for p in paths) else [Path(os.path.realpath(p)) for p in paths]
         for cache in self._by_session.values():
             cache.forget(resolved)

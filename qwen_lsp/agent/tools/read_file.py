@@ -13,7 +13,7 @@ Lines keep their trailing spaces (0.24 trims them; an edit tool that matches
 text exactly is better served by the real bytes). The file is streamed
 (see ``textfiles.read_window``): memory stays one chunk plus the shown
 window, whatever the file's shape. A re-read of an unchanged range is
-answered from the chat's read cache (``read_cache.py``).
+served from the chat's read cache (``read_cache.py``): same answer, no read.
 """
 
 from __future__ import annotations
@@ -100,12 +100,9 @@ class ReadFileTool(FileTool[ReadFileArgs]):
         start = params.offset or 0
         info = path.stat()
         stamp = (info.st_mtime_ns, info.st_size, start, params.limit)
-        if ctx.read_cache is not None and ctx.read_cache.seen(path, stamp):
-            note = (
-                f"File unchanged since it was last read in this conversation (same offset and limit): {path}. "
-                "Its content is in that earlier read_file result."
-            )
-            return Outcome(ToolResult(output=note, display=f"Unchanged since last read: {shown}", extra={"path": str(path), "cached": True}), touched=[path])
+        cached = ctx.read_cache.get(path, stamp) if ctx.read_cache is not None else None
+        if cached is not None:
+            return Outcome(cached, touched=[path])
         window = read_window(path, head, start, params.limit or DEFAULT_LINE_LIMIT, count_all=True)
         lines = [line.text for line in window.lines]
         total = window.total or 0
@@ -123,13 +120,11 @@ class ReadFileTool(FileTool[ReadFileArgs]):
         else:
             output = body if total else f"File {path} is empty."
             display = f"Read {shown}"
-        if ctx.read_cache is not None:
-            ctx.read_cache.remember(path, stamp)
-        return Outcome(
-            ToolResult(
-                output=output,
-                display=display,
-                extra={"path": str(path), "lines": (start + 1, end), "total_lines": total, "truncated": truncated},
-            ),
-            touched=[path],
+        result = ToolResult(
+            output=output,
+            display=display,
+            extra={"path": str(path), "lines": (start + 1, end), "total_lines": total, "truncated": truncated},
         )
+        if ctx.read_cache is not None:
+            ctx.read_cache.put(path, stamp, result)
+        return Outcome(result, touched=[path])
