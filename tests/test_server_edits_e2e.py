@@ -226,10 +226,11 @@ async def test_a_client_that_cannot_ask_gets_plan_and_one_warning(home: Path, wo
     assert all("edit" not in tool_names(r.body) for r in scripted.chat_requests())
 
 
-async def test_an_open_buffer_with_unsaved_changes_is_what_gets_edited(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
+async def test_an_open_buffer_with_unsaved_changes_is_what_gets_read_and_edited(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
     target = workspace / "src" / "api" / "x.py"
     unsaved = "def f():\n    return 1\n# typed, not saved\n"
-    scripted.enqueue(edit_call(target), Reply(chunks=["Done."]))
+    read = Reply(chunks=[], tool_calls=[ToolCallSpec("read_file", {"file_path": str(target)}, id="r1")])
+    scripted.enqueue(read, edit_call(target), Reply(chunks=["Done."]))
     async with editor(home, workspace, scripted, mode="auto-edit") as lsp:
         uri = target.as_uri()
         lsp.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=ORIGINAL)))
@@ -245,6 +246,8 @@ async def test_an_open_buffer_with_unsaved_changes_is_what_gets_edited(home: Pat
         assert [e.new_text for e in change.edits] == [unsaved.replace("return 1", "return 2")]
         assert change.edits[0].range.end == types.Position(line=3, character=0)
     assert target.read_text() == ORIGINAL
+    # read_file showed the model the buffer too, so what it read is what edit matched against
+    assert "# typed, not saved" in tool_messages(scripted.chat_requests()[1].body)[0]
 
 
 async def test_write_file_creates_a_new_file_with_a_create_operation(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:

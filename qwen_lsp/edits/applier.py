@@ -40,6 +40,10 @@ class Snapshot:
 class Applier(Protocol):
     async def read(self, path: Path) -> Snapshot: ...
 
+    def buffer_text(self, path: Path) -> str | None:
+        """The open buffer's text (None: not open, read the file); called from worker threads by ``read_file``."""
+        ...
+
     async def write(self, path: Path, before: Snapshot, text: str) -> str:
         """Apply; returns a short note on where it landed (``"in the editor"``, ``"on disk"``). Raises ``ApplyError``."""
         ...
@@ -69,6 +73,9 @@ class DiskApplier:
 
     async def read(self, path: Path) -> Snapshot:
         return Snapshot(await asyncio.to_thread(read_disk_text, path))
+
+    def buffer_text(self, path: Path) -> str | None:
+        return None
 
     async def write(self, path: Path, before: Snapshot, text: str) -> str:
         try:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.workspace import TextDocument
 
 from ..agent.approvals import Answer, Asker, PermissionRequest
 from ..edits.applier import ApplyError, Snapshot, read_disk_text
@@ -115,10 +116,25 @@ class EditorApplier:
     def __init__(self, ls: QwenLanguageServer) -> None:
         self._ls = ls
 
-    async def read(self, path: Path) -> Snapshot:
+    def _open_document(self, path: Path) -> TextDocument | None:
+        """The open document for ``path`` however the editor spelled its URI (symlinks, escapes).
+
+        Also called from worker threads (``read_file``): ``list()`` takes a
+        snapshot of the documents, and a document's ``source`` is one string.
+        """
         for doc in list(self._ls.workspace.text_documents.values()):
             if uri_to_path(doc.uri) == path:
-                return Snapshot(doc.source, doc.version, doc.uri)
+                return doc
+        return None
+
+    def buffer_text(self, path: Path) -> str | None:
+        doc = self._open_document(path)
+        return None if doc is None else doc.source
+
+    async def read(self, path: Path) -> Snapshot:
+        doc = self._open_document(path)
+        if doc is not None:
+            return Snapshot(doc.source, doc.version, doc.uri)
         return Snapshot(await asyncio.to_thread(read_disk_text, path))
 
     async def write(self, path: Path, before: Snapshot, text: str) -> str:
