@@ -98,4 +98,4 @@ async def test_a_pipe_is_not_a_terminal() -> None:
     err = io.StringIO()
     ask = terminal_asker(io.StringIO("y\n"), err)
     answer = await ask(PermissionRequest("s", "t", "c", "edit", "Edit a.py", diff="..."))
-    assert answer == "deny" and "Edit a.py" in err.getvalue()
+    assert answer.decision == "deny" and "Edit a.py" in err.getvalue()

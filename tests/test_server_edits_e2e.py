@@ -39,7 +39,7 @@ def workspace(tmp_path: Path) -> Path:
 class Editor:
     """What the fake editor saw and how its user answers."""
 
-    def __init__(self, answers: list[str]) -> None:
+    def __init__(self, answers: list[Any]) -> None:
         self.answers = answers
         self.log: list[tuple[str, Any]] = []
 
@@ -55,7 +55,7 @@ async def editor(
     *,
     mode: str = "default",
     asks: str | None = "qwen",
-    answers: list[str] | None = None,
+    answers: list[Any] | None = None,
     shell: bool = False,
 ) -> AsyncIterator[Any]:
     """A client that can ask via ``qwen/permission`` (asks="qwen"), ``showMessageRequest`` ("show") or not at all (None)."""
@@ -65,7 +65,8 @@ async def editor(
     @client.feature("qwen/permission")
     def permission(params: Any) -> dict[str, str]:
         ed.log.append(("permission", as_dict(params)))
-        return {"decision": ed.answers.pop(0)}
+        answer = ed.answers.pop(0)
+        return answer if isinstance(answer, dict) else {"decision": answer}
 
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     def show(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
@@ -170,6 +171,16 @@ async def test_deny_leaves_the_file_alone_the_model_is_told_and_the_session_keep
     assert results[0]["toolCallResult"]["callId"] == "e1"
     assert results[0]["toolCallResult"]["status"] == "cancelled" and results[0]["toolCallResult"]["decision"] == "deny"
     assert results[0]["message"]["parts"][0]["functionResponse"]["response"]["error"].startswith("[Operation Cancelled]")
+
+
+async def test_a_denial_with_a_reason_passes_the_reason_to_the_model(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
+    target = workspace / "src" / "api" / "x.py"
+    scripted.enqueue(edit_call(target), Reply(chunks=["OK."]))
+    async with editor(home, workspace, scripted, answers=[{"decision": "deny", "reason": "return 3 instead"}]) as lsp:
+        await chat(lsp, "make f return 2")
+        assert lsp.ed.of("applyEdit") == []
+    (message,) = tool_messages(scripted.chat_requests()[-1].body)
+    assert message.startswith("[Operation Cancelled] Reason: User did not allow tool call") and message.endswith("The user said: return 3 instead")
 
 
 async def test_allow_always_lasts_for_the_chat_and_tool(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:

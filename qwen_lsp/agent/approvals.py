@@ -17,7 +17,8 @@ every call of which would be refused.
 
 The decision travels with the result (``ToolResult.extra["decision"]``):
 ``auto`` (the mode allowed it), ``allow``, ``allowAlways`` (asked now or
-earlier in this chat) or ``deny``.
+earlier in this chat) or ``deny``. A denial may carry the user's reason,
+which the model reads after Qwen Code's "User did not allow tool call".
 """
 
 from __future__ import annotations
@@ -35,6 +36,20 @@ SHELL_TOOL = "run_shell_command"
 
 DECLINED = "[Operation Cancelled] Reason: User did not allow tool call"
 """What the model reads when the user says no (Qwen Code's text for a declined call)."""
+MAX_REASON_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class Approval:
+    """An answer: the decision, and for a denial the user's optional reason."""
+
+    decision: Decision
+    reason: str = ""
+
+    def refusal(self) -> str:
+        """The tool error the model reads for a denial."""
+        reason = self.reason.strip()[:MAX_REASON_CHARS]
+        return f"{DECLINED}. The user said: {reason}" if reason else DECLINED
 
 
 @dataclass(frozen=True)
@@ -75,9 +90,9 @@ class ToolPermission:
     command: str | None = None
 
 
-Asker = Callable[[PermissionRequest], Awaitable[Answer]]
+Asker = Callable[[PermissionRequest], Awaitable[Approval]]
 """Puts the question to a person; cancelling the await withdraws the question."""
-Approve = Callable[[str, ToolPermission], Awaitable[Decision]]
+Approve = Callable[[str, ToolPermission], Awaitable[Approval]]
 """``(call id, request)``: what a tool awaits before it changes anything (one turn's, from :meth:`ApprovalPolicy.for_turn`)."""
 
 
@@ -106,13 +121,13 @@ class ApprovalPolicy:
     def forget(self, session_id: str) -> None:
         self._always.pop(session_id, None)
 
-    async def decide(self, session_id: str, turn_id: str, call_id: str, ask: Asker | None, request: ToolPermission) -> Decision:
+    async def decide(self, session_id: str, turn_id: str, call_id: str, ask: Asker | None, request: ToolPermission) -> Approval:
         if not needs_asking(self._mode(), request.tool):
-            return "auto"
+            return Approval("auto")
         if request.tool in self._always.get(session_id, ()):
-            return "allowAlways"
+            return Approval("allowAlways")
         if ask is None:
-            return "deny"
+            return Approval("deny")
         answer = await ask(
             PermissionRequest(
                 session_id=session_id,
@@ -125,12 +140,12 @@ class ApprovalPolicy:
                 command=request.command,
             )
         )
-        if answer == "allowAlways":
+        if answer.decision == "allowAlways":
             self._always.setdefault(session_id, set()).add(request.tool)
-        return answer if answer in ("allow", "allowAlways") else "deny"
+        return answer if answer.decision in ("allow", "allowAlways") else Approval("deny", answer.reason)
 
     def for_turn(self, session_id: str, turn_id: str, ask: Asker | None) -> Approve:
-        async def approve(call_id: str, request: ToolPermission) -> Decision:
+        async def approve(call_id: str, request: ToolPermission) -> Approval:
             return await self.decide(session_id, turn_id, call_id, ask, request)
 
         return approve

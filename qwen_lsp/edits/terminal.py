@@ -14,7 +14,7 @@ import asyncio
 import sys
 from typing import TextIO
 
-from ..agent.approvals import Answer, Asker, PermissionRequest
+from ..agent.approvals import Answer, Approval, Asker, PermissionRequest
 
 MAX_SHOWN_DIFF_LINES = 200
 
@@ -23,10 +23,10 @@ def terminal_asker(stdin: TextIO | None = None, stderr: TextIO | None = None) ->
     src = stdin or sys.stdin
     out = stderr or sys.stderr
 
-    async def ask(request: PermissionRequest) -> Answer:
+    async def ask(request: PermissionRequest) -> Approval:
         if not (src.isatty() and out.isatty()):
             print(f"[permission] denied (no terminal to ask): {request.title}", file=out, flush=True)
-            return "deny"
+            return Approval("deny")
         print(f"\n[permission] Qwen wants to {request.title}", file=out)
         if request.command:
             print(f"  $ {request.command}", file=out)
@@ -37,7 +37,7 @@ def terminal_asker(stdin: TextIO | None = None, stderr: TextIO | None = None) ->
                 print(f"... ({len(lines) - MAX_SHOWN_DIFF_LINES} more diff lines)", file=out)
         print("Allow? [y]es / [a]lways for this chat / [N]o: ", end="", file=out, flush=True)
         answer = (await asyncio.to_thread(src.readline)).strip().lower()
-        return parse_answer(answer)
+        return Approval(parse_answer(answer))
 
     return ask
 

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..agent.approvals import DECLINED, ToolPermission
+from ..agent.approvals import Approval, ToolPermission
 from ..agent.tool import ToolContext, ToolResult
 from ..agent.tools.base import ToolInputError, describe_validation_error
 from ..agent.tools.edit import EditArgs, EditTool, edit_message, edited_text
@@ -97,9 +97,10 @@ class _ApprovedWrite:
         rel = relative_display(path, ctx)
         diff = await asyncio.to_thread(unified_diff, rel, before.text, new_text)
         request = ToolPermission(tool=self.name, title=f"{self.verb} {rel}", path=str(path), diff=diff)
-        decision = await ctx.approve(ctx.call_id, request) if ctx.approve is not None else "deny"
+        approval = await ctx.approve(ctx.call_id, request) if ctx.approve is not None else Approval("deny")
+        decision = approval.decision
         if decision == "deny":
-            return ToolResult(output=DECLINED, is_error=True, display=f"Declined: {self.verb.lower()} {rel}", extra={"decision": decision})
+            return ToolResult(output=approval.refusal(), is_error=True, display=f"Declined: {self.verb.lower()} {rel}", extra={"decision": decision})
         try:
             where = await ctx.applier.write(path, before, new_text)
         except ApplyError as exc:

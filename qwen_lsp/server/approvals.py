@@ -28,7 +28,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.workspace import TextDocument
 
-from ..agent.approvals import Answer, Asker, PermissionRequest
+from ..agent.approvals import Answer, Approval, Asker, PermissionRequest
 from ..edits.applier import ApplyError, Snapshot, read_disk_text
 from .uris import uri_to_path
 
@@ -69,19 +69,22 @@ async def _request(ls: QwenLanguageServer, method: str, params: Any) -> Any:
         raise
 
 
-async def _ask_permission(ls: QwenLanguageServer, request: PermissionRequest) -> Answer:
+async def _ask_permission(ls: QwenLanguageServer, request: PermissionRequest) -> Approval:
     try:
         result = await _request(ls, PERMISSION, request.wire())
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # the client failed to answer: nobody approved
         log.warning("%s failed: %s", PERMISSION, exc)
-        return "deny"
+        return Approval("deny")
     decision = result.get("decision") if isinstance(result, dict) else getattr(result, "decision", None)
-    return decision if decision in ("allow", "allowAlways") else "deny"
+    reason = result.get("reason") if isinstance(result, dict) else getattr(result, "reason", None)
+    if decision in ("allow", "allowAlways"):
+        return Approval(decision)
+    return Approval("deny", reason if isinstance(reason, str) else "")
 
 
-async def _ask_show_message(ls: QwenLanguageServer, request: PermissionRequest) -> Answer:
+async def _ask_show_message(ls: QwenLanguageServer, request: PermissionRequest) -> Approval:
     detail = f"\n{request.command}" if request.command else ""
     params = types.ShowMessageRequestParams(
         type=types.MessageType.Warning,
@@ -94,9 +97,9 @@ async def _ask_show_message(ls: QwenLanguageServer, request: PermissionRequest) 
         raise
     except Exception as exc:
         log.warning("window/showMessageRequest failed: %s", exc)
-        return "deny"
+        return Approval("deny")
     title = getattr(chosen, "title", None) if chosen is not None else None
-    return next((answer for label, answer in ACTIONS if label == title), "deny")
+    return Approval(next((answer for label, answer in ACTIONS if label == title), "deny"))
 
 
 class EditorApplier:

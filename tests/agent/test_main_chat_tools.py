@@ -6,7 +6,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from qwen_lsp.agent.approvals import ApprovalPolicy, PermissionRequest, ToolPermission, offered_mode
+from qwen_lsp.agent.approvals import Approval, ApprovalPolicy, PermissionRequest, ToolPermission, offered_mode
 from qwen_lsp.agent.tool import ToolContext
 from qwen_lsp.agent.tools.read_cache import ReadCaches
 from qwen_lsp.agent.tools.read_file import ReadFileTool
@@ -14,12 +14,12 @@ from qwen_lsp.agent.tools.run_shell import ShellTool
 from qwen_lsp.agent.tools.shell import MAX_OUTPUT_CHARS
 
 
-async def _auto(_call: str, _req: ToolPermission) -> str:
-    return "auto"
+async def _auto(_call: str, _req: ToolPermission) -> Approval:
+    return Approval("auto")
 
 
-async def _deny(_call: str, _req: ToolPermission) -> str:
-    return "deny"
+async def _deny(_call: str, _req: ToolPermission) -> Approval:
+    return Approval("deny", "not now")
 
 
 def ctx(root: Path, **kw) -> ToolContext:
@@ -35,6 +35,7 @@ async def test_shell_runs_in_the_workspace_and_reports_the_exit_code(tmp_path: P
 async def test_shell_declined_runs_nothing(tmp_path: Path) -> None:
     result = await ShellTool().run({"command": "touch made"}, ctx(tmp_path, approve=_deny))
     assert result.is_error and "User did not allow" in result.output and result.extra["decision"] == "deny"
+    assert result.output.endswith("The user said: not now")
     assert not (tmp_path / "made").exists()
 
 
@@ -109,22 +110,27 @@ async def test_approval_policy_modes_and_allow_always() -> None:
     mode = ["default"]
     policy = ApprovalPolicy(lambda: mode[0])  # type: ignore[arg-type, return-value]
     asked: list[PermissionRequest] = []
-    answers = ["allowAlways", "deny"]
+    answers = [Approval("allowAlways"), Approval("deny", "too risky")]
 
-    async def ask(req: PermissionRequest) -> str:
+    async def ask(req: PermissionRequest) -> Approval:
         asked.append(req)
         return answers.pop(0)
 
     edit = ToolPermission(tool="edit", title="Edit a")
     shell = ToolPermission(tool="run_shell_command", title="Run ls", command="ls")
-    assert await policy.decide("s1", "t", "c1", ask, edit) == "allowAlways"
-    assert await policy.decide("s1", "t", "c2", ask, edit) == "allowAlways"  # remembered: not asked again
-    assert await policy.decide("s1", "t", "c3", ask, shell) == "deny"  # per tool
+
+    async def decide(session: str, call: str, asker, request: ToolPermission) -> str:
+        return (await policy.decide(session, "t", call, asker, request)).decision
+
+    assert await decide("s1", "c1", ask, edit) == "allowAlways"
+    assert await decide("s1", "c2", ask, edit) == "allowAlways"  # remembered: not asked again
+    denied = await policy.decide("s1", "t", "c3", ask, shell)  # per tool
+    assert denied.decision == "deny" and denied.refusal().endswith("The user said: too risky")
     assert [r.tool_call_id for r in asked] == ["c1", "c3"]
-    assert await policy.decide("s2", "t", "c4", None, edit) == "deny"  # another chat; nobody to ask
+    assert await decide("s2", "c4", None, edit) == "deny"  # another chat; nobody to ask
     mode[0] = "auto-edit"
-    assert await policy.decide("s2", "t", "c5", None, edit) == "auto"
-    assert await policy.decide("s2", "t", "c6", None, shell) == "deny"
+    assert await decide("s2", "c5", None, edit) == "auto"
+    assert await decide("s2", "c6", None, shell) == "deny"
     mode[0] = "yolo"
-    assert await policy.decide("s2", "t", "c7", None, shell) == "auto"
+    assert await decide("s2", "c7", None, shell) == "auto"
     assert offered_mode("default", can_ask=False) == "plan" and offered_mode("auto-edit", can_ask=False) == "auto-edit"

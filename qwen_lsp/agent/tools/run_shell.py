@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from qwen_lsp.agent.approvals import DECLINED, ToolPermission
+from qwen_lsp.agent.approvals import Approval, ToolPermission
 from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.base import ToolArgs, describe_validation_error, function_declaration
 from qwen_lsp.agent.tools.shell import MAX_COMMAND_CHARS, MAX_OUTPUT_CHARS, NAME, read_bounded
@@ -77,9 +77,11 @@ class ShellTool:
         if cwd is None or not cwd.is_dir():
             return ToolResult(output=f"The directory {params.directory!r} is not a directory inside the workspace.", is_error=True)
         title = f"Run: {params.description or params.command}"[:200]
-        decision = await ctx.approve(ctx.call_id, ToolPermission(tool=NAME, title=title, command=params.command)) if ctx.approve else "deny"
+        request = ToolPermission(tool=NAME, title=title, command=params.command)
+        approval = await ctx.approve(ctx.call_id, request) if ctx.approve is not None else Approval("deny")
+        decision = approval.decision
         if decision == "deny":
-            return ToolResult(output=DECLINED, is_error=True, display=f"Declined: {params.command[:80]}", extra={"decision": decision})
+            return ToolResult(output=approval.refusal(), is_error=True, display=f"Declined: {params.command[:80]}", extra={"decision": decision})
         result = await run_command(params.command, str(cwd), self._timeout)
         return ToolResult(output=result.output, is_error=result.is_error, display=result.display, extra={"decision": decision})
 
