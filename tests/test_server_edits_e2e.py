@@ -41,6 +41,8 @@ class Editor:
 
     def __init__(self, answers: list[Any]) -> None:
         self.answers = answers
+        self.refuse: str | None = None
+        """When set, ``workspace/applyEdit`` answers ``applied: false`` with this reason."""
         self.log: list[tuple[str, Any]] = []
 
     def of(self, kind: str) -> list[Any]:
@@ -76,6 +78,8 @@ async def editor(
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         ed.log.append(("applyEdit", params.edit))
+        if ed.refuse is not None:
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason=ed.refuse)
         return types.ApplyWorkspaceEditResult(applied=True)
 
     window = types.WindowClientCapabilities(show_message=types.ShowMessageRequestClientCapabilities()) if asks == "show" else None
@@ -259,6 +263,18 @@ async def test_an_open_buffer_with_unsaved_changes_is_what_gets_read_and_edited(
     assert target.read_text() == ORIGINAL
     # read_file showed the model the buffer too, so what it read is what edit matched against
     assert "# typed, not saved" in tool_messages(scripted.chat_requests()[1].body)[0]
+
+
+async def test_an_edit_the_editor_does_not_apply_is_an_error_for_the_model(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
+    target = workspace / "src" / "api" / "x.py"
+    scripted.enqueue(edit_call(target), Reply(chunks=["Hm."]))
+    async with editor(home, workspace, scripted, mode="auto-edit") as lsp:
+        lsp.ed.refuse = "document version mismatch"
+        await chat(lsp, "make f return 2")
+        assert len(lsp.ed.of("applyEdit")) == 1
+        assert tool_results(lsp.rec.chat_events)[0]["isError"] is True
+    (message,) = tool_messages(scripted.chat_requests()[-1].body)
+    assert "did not apply" in message and "document version mismatch" in message
 
 
 async def test_write_file_creates_a_new_file_with_a_create_operation(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
