@@ -36,12 +36,14 @@ def _setup_logging(verbose: int, default: int = logging.WARNING, *, server: bool
     logging.getLogger("watchdog").setLevel(logging.WARNING)
 
 
-def _engine(cwd: Path) -> Any:
-    """An engine for cwd, worded for a one-shot run (``headless``, as ``qwen -p``)."""
+def _engine(cwd: Path, approval_mode: str | None = None) -> Any:
+    """An engine for cwd, worded for a one-shot run (``headless``, as ``qwen -p``); writes go to disk atomically."""
+    from .edits.terminal import terminal_asker
     from .engine import Engine
     from .llm.tokens import TokenCounter
 
-    return Engine(cwd, counter=TokenCounter(), interaction_mode="headless")
+    overrides = {"tools": {"approvalMode": approval_mode}} if approval_mode else None
+    return Engine(cwd, counter=TokenCounter(), interaction_mode="headless", client_settings=overrides, ask=terminal_asker())
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -102,7 +104,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         prompt = sys.stdin.read()
     if not prompt.strip():
         return _fail("nothing to send: give a PROMPT or pipe one on stdin", 2)
-    engine = _engine(Path.cwd())
+    engine = _engine(Path.cwd(), args.approval_mode)
     ended_with_newline = True
 
     def emit(ev: TurnEvent) -> None:
@@ -113,6 +115,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
             ended_with_newline = ev.text.endswith("\n")
         elif ev.kind == "toolCall" and ev.tool:
             print(f"[tool] {ev.tool.get('name')} {json.dumps(ev.tool.get('args'), ensure_ascii=False)}", file=sys.stderr)
+        elif ev.kind == "toolResult" and ev.tool:
+            decision = f" ({ev.tool['decision']})" if ev.tool.get("decision") else ""
+            print(f"[tool] {ev.tool.get('name')}{decision}: {ev.text or ''}", file=sys.stderr)
         elif ev.kind == "status" and ev.text:
             print(f"[status] {ev.text}", file=sys.stderr)
 
@@ -404,6 +409,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("chat", help="one turn, streamed to stdout; cwd is the workspace")
     p.add_argument("prompt", nargs="*", help="the prompt (read from stdin when omitted)")
     p.add_argument("--session", metavar="ID", help="continue this session")
+    p.add_argument(
+        "--approval-mode",
+        choices=["plan", "default", "auto-edit", "yolo"],
+        help="tools.approvalMode for this run: plan (read-only), default (ask before every write and command), "
+        "auto-edit (edits without asking), yolo (nothing asks). Asks on the terminal; without one, asking means no.",
+    )
     p.set_defaults(func=cmd_chat)
 
     p = sub.add_parser("context", help="the assembled context with per-section tokens")

@@ -67,8 +67,13 @@ class MemorySettings(_Section):
     auto_dream: bool = Field(True, alias="autoDream", description="Now and then (24 h and 5 sessions apart), consolidate project memory.")
 
 
+class ShellSettings(_Section):
+    enabled: bool = Field(False, description="Offer run_shell_command to the chat (it still asks unless approvalMode is yolo).")
+
+
 class ToolsSettings(_Section):
     approval_mode: Literal["default", "plan", "auto-edit", "yolo"] = Field("default", alias="approvalMode")
+    shell: ShellSettings = ShellSettings()
 
 
 class ClearContextOnIdleSettings(_Section):

@@ -26,12 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .agent.approvals import ApprovalPolicy, Asker, offered_mode
 from .agent.events import EventSink, RoundDone, TurnEvent
 from .agent.hooks import Prefetch, TurnHooks
 from .agent.loop import TurnRequest, run_turn
 from .agent.tool import Tool, ToolContext
 from .agent.tools import read_only_tools
 from .agent.tools.save_memory import SaveMemoryTool
+from .agent.tools.read_cache import ReadCaches
 from .agent.tools.skill import SkillTool
 from .compaction.compactor import Compactor, Progress, compaction_settings
 from .compaction.thresholds import Thresholds, compute_thresholds
@@ -39,6 +41,8 @@ from .config import LoadedSettings, Settings, load_settings
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
 from .context.attachments import Attachment, attachment_parts
 from .context.inspector import count_request
+from .edits.applier import Applier, DiskApplier
+from .edits.offer import WRITE_TOOL_NAMES, write_tools
 from .errors import EngineError
 from .llm.client import ChatClient
 from .llm.content import Content, Part
@@ -81,6 +85,8 @@ class Listeners:
     memory_changed: Callable[[MemoryChanged], None] = lambda _c: None
     progress: Progress = lambda _title: lambda _message: None
     """Work-done progress: ``begin(title)`` returns ``end(message)``."""
+    warning: Callable[[str], None] = lambda _message: None
+    """Something the user should know once (e.g. edits are off because nobody can approve them)."""
 
 
 class Engine:
@@ -94,6 +100,8 @@ class Engine:
         listeners: Listeners | None = None,
         interaction_mode: str = "editor",
         hooks: TurnHooks | None = None,
+        ask: Asker | None = None,
+        applier: Applier | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.interaction_mode = interaction_mode
@@ -116,11 +124,16 @@ class Engine:
             progress=lambda title: self.listeners.progress(title),
             env={**os.environ, **env} if env is not None else None,
         )
-        self.tools: list[Tool] = [
-            *read_only_tools(),
-            SkillTool(self.skills),
-            SaveMemoryTool(self.memory.store, saved=lambda scope, path: self.memory.changed(scope, [path]), enabled=lambda: self.memory.enabled),
-        ]
+        self._save_memory = SaveMemoryTool(
+            self.memory.store, saved=lambda scope, path: self.memory.changed(scope, [path]), enabled=lambda: self.memory.enabled
+        )
+        # Edits and approvals (issue 13): who is asked, where writes land, each chat's read cache.
+        self._ask = ask
+        self._applier: Applier = applier or DiskApplier()
+        self.approvals = ApprovalPolicy(lambda: self.settings.tools.approval_mode)
+        self.read_caches = ReadCaches()
+        self._plan_warned = False
+        self.tools: list[Tool] = [*read_only_tools(), SkillTool(self.skills), self._save_memory, *self._write_tools()]
         self.context = ContextAssembler(self.root, self._context_settings(), env=env)  # its prompt names self.tools
         self.sessions = SessionRegistry(self.root, version=__version__, new_context=lambda: SessionContext(self.context))
         self.hooks = hooks or memory_hooks(self.memory)
@@ -135,8 +148,9 @@ class Engine:
             settings=lambda: compaction_settings(self.settings),
             count_content=counter.count_content,
             count_prompt=lambda s: self._count(s.context, s.skills_tracker, s.history).total_tokens,
-            on_compacted=lambda s: self.listeners.context_status(self.context_status(s)),
+            on_compacted=self._on_compacted,
             progress=lambda title: self.listeners.progress(title),
+            on_reads_evicted=self.read_caches.evict,
         )
 
     # ----------------------------------------------------------------- settings
@@ -166,10 +180,26 @@ class Engine:
     def reload_settings(self) -> None:
         """Re-read every layer (settings files may have changed too)."""
         self.loaded = load_settings(self.root, self._client_settings, self._env)
+        self.tools = [t for t in self.tools if t.name not in WRITE_TOOL_NAMES] + self._write_tools()
         self.context.update_settings(self._context_settings())
         if self.skills.enabled != self.settings.skills.enabled:
             self.skills.enabled = self.settings.skills.enabled
             self._apply_skill_change(self.skills.refresh())
+
+    def _on_compacted(self, session: ChatSession) -> None:
+        self.read_caches.for_session(session.id).forget(None)  # its reads left the history with it
+        self.listeners.context_status(self.context_status(session))
+
+    def _write_tools(self) -> list[Tool]:
+        """The write tools the approval mode offers (``edits/offer.py``); warns once when nobody could approve."""
+        tools = self.settings.tools
+        if offered_mode(tools.approval_mode, self._ask is not None) != tools.approval_mode and not self._plan_warned:
+            self._plan_warned = True
+            self.listeners.warning(
+                "Qwen: this editor cannot ask for approval, so the chat is read-only (plan mode). "
+                "Set tools.approvalMode to auto-edit or yolo to let it edit files without asking."
+            )
+        return write_tools(tools.approval_mode, can_ask=self._ask is not None, shell_enabled=tools.shell.enabled)
 
     def thresholds(self) -> Thresholds:
         return compute_thresholds(self.settings.model.context_window, self.settings.compression.threshold)
@@ -331,6 +361,8 @@ class Engine:
     async def delete_session(self, session_id: str) -> SessionDeleteResult:
         self.sessions.forget(session_id)
         self.compactor.forget(session_id)
+        self.approvals.forget(session_id)
+        self.read_caches.forget(session_id)
         return SessionDeleteResult(deleted=await asyncio.to_thread(self.sessions.delete, session_id))
 
     # ----------------------------------------------------------------- the turn
@@ -383,7 +415,14 @@ class Engine:
             system=system,
             history=session.history,
             tools=self.tools,
-            tool_context=ToolContext(workspace_root=self.root, cwd=self.root, touched=lambda p: self._tool_touched(session, p)),
+            tool_context=ToolContext(
+                workspace_root=self.root,
+                cwd=self.root,
+                touched=lambda p: self._tool_touched(session, p),
+                approve=self.approvals.for_turn(session.id, turn_id, self._ask),
+                applier=self._applier,
+                read_cache=self.read_caches.for_session(session.id),
+            ),
             max_tokens=self.settings.model.max_output_tokens,
             count_prompt=lambda _m: self._count(session.context, session.skills_tracker, session.history).total_tokens,
             before_request=lambda: self._before_request(session, emit),

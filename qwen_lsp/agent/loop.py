@@ -16,6 +16,7 @@ answered with a tool error the model can read, never by ending the turn.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -126,12 +127,17 @@ async def run_turn(
             outcome.finish_reason = "length" if finish == "length" else "stop"
             break
         responses: list[Part] = []
+        results: list[dict[str, Any]] = []
         try:
             for call in calls:
-                responses.append(await _run_tool(call, tools_by_name, req, emit, outcome))
+                part, result = await _run_tool(call, tools_by_name, req, emit, outcome)
+                responses.append(part)
+                results.append(result)
         except asyncio.CancelledError:
             # Every recorded tool call needs its response, or the history can never be sent again.
-            responses.extend(_cancelled_response(call) for call in calls[len(responses) :])
+            for call in calls[len(responses) :]:
+                responses.append(_cancelled_response(call))
+                results.append({"callId": call.id, "status": "cancelled"})
             raise
         else:
             if req.late_reminders is not None:
@@ -139,7 +145,7 @@ async def run_turn(
         finally:
             tool_content: Content = {"role": "user", "parts": responses}
             req.history.append(tool_content)
-            record(tool_content)
+            record(tool_content, tool_results=results)
     else:
         note = f"Stopped after {max_rounds} tool rounds in one turn."
         emit(TurnEvent("status", text=note))
@@ -163,7 +169,10 @@ def _cancelled_response(call: ToolCallEvent) -> Part:
     return {"functionResponse": {"id": call.id, "name": call.name, "response": {"error": "Cancelled by the user before the tool finished."}}}
 
 
-async def _run_tool(call: ToolCallEvent, tools: dict[str, Tool], req: TurnRequest, emit: EventSink, outcome: TurnOutcome) -> Part:
+async def _run_tool(
+    call: ToolCallEvent, tools: dict[str, Tool], req: TurnRequest, emit: EventSink, outcome: TurnOutcome
+) -> tuple[Part, dict[str, Any]]:
+    """Run one call; returns its function response and Qwen Code's ``toolCallResult`` for the session file."""
     emit(TurnEvent("toolCall", tool={"id": call.id, "name": call.name, "args": call.arguments}))
     tool = tools.get(call.name)
     refusal = req.permissions.refusal(call.name, call.arguments) if req.permissions is not None and tool is not None else None
@@ -173,7 +182,7 @@ async def _run_tool(call: ToolCallEvent, tools: dict[str, Tool], req: TurnReques
         result = ToolResult(output=refusal, is_error=True)
     else:
         try:
-            result = await tool.run(call.arguments, req.tool_context)
+            result = await tool.run(call.arguments, dataclasses.replace(req.tool_context, call_id=call.id))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a tool bug must not end the turn; the model sees the error
@@ -183,6 +192,19 @@ async def _run_tool(call: ToolCallEvent, tools: dict[str, Tool], req: TurnReques
     if isinstance(written, str) and not result.is_error:
         outcome.written.append(written)
     display = result.display or (result.output.splitlines()[0] if result.output else "")
-    emit(TurnEvent("toolResult", text=display, tool={"id": call.id, "name": call.name, "isError": result.is_error}))
+    decision = result.extra.get("decision")
+    shown: dict[str, Any] = {"id": call.id, "name": call.name, "isError": result.is_error}
+    if isinstance(decision, str):
+        shown["decision"] = decision
+    emit(TurnEvent("toolResult", text=display, tool=shown))
     body: FunctionResponseBody = {"error": result.output} if result.is_error else {"output": result.output}
-    return {"functionResponse": {"id": call.id, "name": call.name, "response": body}}
+    recorded: dict[str, Any] = {
+        "callId": call.id,
+        "status": "cancelled" if decision == "deny" else "error" if result.is_error else "success",
+        "resultDisplay": display,
+    }
+    if result.is_error:
+        recorded["error"] = {"message": result.output}
+    if isinstance(decision, str):
+        recorded["decision"] = decision
+    return {"functionResponse": {"id": call.id, "name": call.name, "response": body}}, recorded

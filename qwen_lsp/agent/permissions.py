@@ -6,9 +6,10 @@ and merges their decisions by rank: ``deny(4) > ask(3) > allow(2) >
 default(1)``. A rule that has no opinion answers ``default``; a call whose
 merged decision is ``default`` or ``allow`` runs.
 
-``ask`` means "a person must approve". The agent loop has nobody to ask
-yet (the approval flow arrives with issue 13), and a forked run never will:
-it runs in the background. So the loop turns ``ask`` into a refusal the
+``ask`` means "a person must approve". The main chat asks through its
+write tools (``agent/approvals.py``: ``tools.approvalMode``, the editor's
+permission prompt); these rules serve forked runs, which never can ask:
+they run in the background. So the loop turns ``ask`` into a refusal the
 model sees as a tool error, naming the rule, and the run goes on.
 """
 

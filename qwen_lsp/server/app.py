@@ -25,15 +25,15 @@ from pygls.protocol import (
     default_converter,
     lsp_method,
 )
-from pygls.capabilities import get_capability
-from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..engine import Engine, Listeners
 from ..errors import EngineError
 from ..llm.tokens import TokenCounter
 from ..protocol import ContextStatus, MemoryChanged, SkillsChanged
+from .approvals import EditorApplier, asker_for
 from .configuration import EditorConfiguration
+from .uris import uri_to_path
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ class QwenProtocol(LanguageServerProtocol):
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
         result = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {"qwen": {"version": __version__, "methods": list(CUSTOM_METHODS), "chatEvents": True}}
+        result.capabilities.experimental = {"qwen": {"version": __version__, "methods": list(CUSTOM_METHODS), "chatEvents": True, "permissionRequests": True}}
         return result
 
 
@@ -178,12 +178,21 @@ class QwenLanguageServer(LanguageServer):
             skills_changed=self.send_skills_changed,
             memory_changed=self.send_memory_changed,
             progress=self.begin_progress,
+            warning=lambda message: self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message)),
         )
+        ask = asker_for(self)
         opened = []
         for root in roots or [Path(os.getcwd())]:
             root = root.resolve()
             if root not in self.engines:
-                engine = Engine(root, counter=self.counter, client_settings=self.configuration.for_folder(root), listeners=listeners)
+                engine = Engine(
+                    root,
+                    counter=self.counter,
+                    client_settings=self.configuration.for_folder(root),
+                    listeners=listeners,
+                    ask=ask,
+                    applier=EditorApplier(self),
+                )
                 self.engines[root] = engine
                 self.configuration.subscribe(root, engine.update_client_settings)
                 opened.append(engine)
@@ -240,11 +249,6 @@ class QwenLanguageServer(LanguageServer):
             return False
         self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=False))
         return True
-
-
-def uri_to_path(uri: str) -> Path | None:
-    fs = to_fs_path(uri)
-    return Path(fs).resolve() if fs else None
 
 
 def unwrap_settings(raw: Any) -> dict[str, Any]:

@@ -132,7 +132,7 @@ def turn_recorder(recorder: SessionRecorder, model: str | None) -> Callable[...,
 
     def record(content: Content, **meta: Any) -> None:
         if content["role"] != "model":
-            recorder.record_tool_result(content, None)
+            _record_tool_results(recorder, content, meta.get("tool_results") or [])
             return
         usage = meta.get("usage")
         recorder.record_model(
@@ -143,6 +143,20 @@ def turn_recorder(recorder: SessionRecorder, model: str | None) -> Callable[...,
         )
 
     return record
+
+
+def _record_tool_results(recorder: SessionRecorder, content: Content, results: list[dict[str, Any]]) -> None:
+    """One ``tool_result`` record per call, as Qwen Code writes them: that call's response and its ``toolCallResult``.
+
+    Resume appends each record's message, so a round of N calls comes back
+    as N user Contents; they become the same N ``tool`` messages on the wire.
+    """
+    parts = content["parts"]
+    if len(results) != len(parts):
+        recorder.record_tool_result(content, None)
+        return
+    for part, result in zip(parts, results, strict=True):
+        recorder.record_tool_result([part], result)
 
 
 def transcript(history: Iterable[Content]) -> list[tuple[Literal["user", "assistant"], str]]:

@@ -10,6 +10,8 @@ written through the tool's ``FileWriter`` hook.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field
 
 from qwen_lsp.agent.tool import ToolContext, ToolResult
@@ -50,36 +52,53 @@ class EditTool(FileTool[EditArgs]):
 
     def execute(self, params: EditArgs, ctx: ToolContext) -> Outcome:
         path = target_path(params.file_path)
-        if params.old_string == params.new_string:
-            raise ToolInputError("No changes to apply. The old_string and new_string are identical.")
         if path.is_dir():
             raise ToolInputError(f"Path is a directory, not a file: {path}")
-        if not path.exists():
-            if params.old_string:
-                raise ToolInputError(f"File not found: {path}. Cannot apply edit. Use an empty old_string to create a new file.")
-            new_text, count = params.new_string, 1
-        elif not params.old_string:
-            raise ToolInputError(f"Failed to edit. Attempted to create a file that already exists: {path}")
-        else:
+        current = None
+        if path.exists():
             if path.stat().st_size > MAX_EDIT_FILE_BYTES:
                 raise ToolInputError(f"File size exceeds the 10MB limit: {path}")
             try:
                 current = path.read_text(encoding="utf-8")
             except UnicodeDecodeError:
                 raise ToolInputError(f"Cannot edit {path}: it is not UTF-8 text.") from None
-            count = current.count(params.old_string)
-            if count == 0:
-                raise ToolInputError(f"Failed to edit, could not find the string to replace in {path}.")
-            if count > 1 and not params.replace_all:
-                raise ToolInputError(
-                    f"Failed to edit, expected 1 occurrence but found {count} in {path}. "
-                    "Add context to old_string to make it unique, or set replace_all."
-                )
-            new_text = current.replace(params.old_string, params.new_string)
-        check_size(new_text, self.name)
+        new_text, count = edited_text(path, current, params)
         try:
             self._writer(path, new_text)
         except ValueError as exc:
             raise ToolInputError(f"Error editing file {path}: {exc}") from None
-        message = f"Successfully modified file: {path} ({count} replacement{'s' if count != 1 else ''})."
+        message = edit_message(path, count)
         return Outcome(ToolResult(output=message, display=message, extra={"written": str(path)}), touched=[path])
+
+
+def edited_text(path: Path, current: str | None, params: EditArgs) -> tuple[str, int]:
+    """The file's new text and the number of replacements, or ``ToolInputError`` with Qwen Code's messages.
+
+    ``current`` is None when the file does not exist. Shared by the memory
+    forks' ``edit`` and the main chat's (which reads an open buffer instead
+    of the disk, see ``qwen_lsp/edits``).
+    """
+    if params.old_string == params.new_string:
+        raise ToolInputError("No changes to apply. The old_string and new_string are identical.")
+    if current is None:
+        if params.old_string:
+            raise ToolInputError(f"File not found: {path}. Cannot apply edit. Use an empty old_string to create a new file.")
+        new_text, count = params.new_string, 1
+    elif not params.old_string:
+        raise ToolInputError(f"Failed to edit. Attempted to create a file that already exists: {path}")
+    else:
+        count = current.count(params.old_string)
+        if count == 0:
+            raise ToolInputError(f"Failed to edit, could not find the string to replace in {path}.")
+        if count > 1 and not params.replace_all:
+            raise ToolInputError(
+                f"Failed to edit, expected 1 occurrence but found {count} in {path}. "
+                "Add context to old_string to make it unique, or set replace_all."
+            )
+        new_text = current.replace(params.old_string, params.new_string)
+    check_size(new_text, "edit")
+    return new_text, count
+
+
+def edit_message(path: Path, count: int) -> str:
+    return f"Successfully modified file: {path} ({count} replacement{'s' if count != 1 else ''})."

@@ -231,7 +231,7 @@ async def run_pipeline(pipeline: Pipeline, cwd: Path) -> ToolResult:
         err = b""
         try:
             async with asyncio.timeout(TIMEOUT_SECONDS):
-                out, cut = await _read_bounded(last_proc)
+                out, cut = await read_bounded(last_proc)
                 if not cut:  # a cut pipeline may still be writing: it is killed below, not waited for
                     err = await last_proc.stderr.read(4096) if last_proc.stderr else b""
                     code = await last_proc.wait()
@@ -257,7 +257,7 @@ async def run_pipeline(pipeline: Pipeline, cwd: Path) -> ToolResult:
     return ToolResult(output="\n".join(parts), is_error=False)
 
 
-async def _read_bounded(proc: asyncio.subprocess.Process) -> tuple[bytes, bool]:
+async def read_bounded(proc: asyncio.subprocess.Process) -> tuple[bytes, bool]:
     assert proc.stdout is not None
     chunks: list[bytes] = []
     size = 0

@@ -8,6 +8,8 @@ the ``FileWriter`` hook the tool was built with.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field
 
 from qwen_lsp.agent.tool import ToolContext, ToolResult
@@ -53,5 +55,9 @@ class WriteFileTool(FileTool[WriteFileArgs]):
             self._writer(path, params.content)
         except ValueError as exc:
             raise ToolInputError(f"Error writing to file {path}: {exc}") from None
-        message = f"Successfully overwrote file: {path}." if existed else f"Successfully created and wrote to new file: {path}."
+        message = write_message(path, existed)
         return Outcome(ToolResult(output=message, display=message, extra={"written": str(path)}), touched=[path])
+
+
+def write_message(path: Path, existed: bool) -> str:
+    return f"Successfully overwrote file: {path}." if existed else f"Successfully created and wrote to new file: {path}."
