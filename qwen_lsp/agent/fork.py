@@ -19,9 +19,9 @@ history that was edited, compressed or re-serialised differently (thought
 parts dropped, a reminder re-rendered). ``ParentRequest.of_turn`` captures
 these right after the parent's turn so none of that can happen in between.
 
-The tools-array decision. A fork usually needs tools the parent's chat does
-not use (memory extraction writes files; the chat is read-only until issue
-13). Qwen Code keeps the parent's declarations and restricts what the fork
+The tools-array decision. A fork may need tools the parent's chat does not
+declare (memory extraction writes files; a chat in ``plan`` mode offers no
+write tool). Qwen Code keeps the parent's declarations and restricts what the fork
 may do with permissions, rather than sending a different array. We do the
 same: the fork's request carries the parent's array verbatim, the fork runs
 its own tool *implementations* by name, and its ``Permissions`` decide what
@@ -29,10 +29,10 @@ each call may do. When a fork tool is not declared in the parent's array at
 all, its declaration is appended to the end of the array (reported in
 ``ForkResult.tools_appended``) so the model can call it: that costs the
 cache everything from the tools block on (for Qwen's chat template that is
-the history; the system text still hits). The full hit therefore needs the
-parent's array to already declare ``write_file``/``edit``/
-``run_shell_command``, with the chat's own permissions refusing them until
-it may use them — a wiring choice for the engine.
+the history; the system text still hits). In ``default``, ``auto-edit`` and ``yolo`` the chat
+declares ``write_file``/``edit`` itself (asking the user before each use), so
+the memory forks send its array unchanged (``memory_fork.py`` adds a shell
+only when the chat declares one).
 
 Status. ``completed`` (the model stopped calling tools, or the turn budget
 ran out — Qwen Code counts both as completed), ``failed`` (the wall-clock

@@ -33,9 +33,9 @@ def repo(home: Path) -> Path:
     return ws
 
 
-def make_engine(repo: Path, scripted: ScriptedOpenAI, changes: list[MemoryChanged], **settings: Any) -> Engine:
+def make_engine(repo: Path, scripted: ScriptedOpenAI, changes: list[MemoryChanged], approval: str = "default", **settings: Any) -> Engine:
     env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
-    client = {"memory": {"autoExtract": False, "autoDream": False, **settings}}
+    client = {"memory": {"autoExtract": False, "autoDream": False, **settings}, "tools": {"approvalMode": approval}}
     return Engine(repo, counter=TokenCounter(), env=env, client_settings=client, listeners=Listeners(memory_changed=changes.append))
 
 
@@ -225,7 +225,7 @@ async def test_startup_brings_a_stale_index_in_line(repo: Path, scripted: Script
 
 async def test_extraction_after_a_turn_writes_a_memory_through_a_fork_of_that_turn(repo: Path, scripted: ScriptedOpenAI) -> None:
     changes: list[MemoryChanged] = []
-    engine = make_engine(repo, scripted, changes, autoExtract=True)
+    engine = make_engine(repo, scripted, changes, approval="auto-edit", autoExtract=True)  # the chat declares write_file/edit
     root = engine.memory.store.root("project")
     target = root / "feedback" / "no-db-mocks.md"
     memory_file = "---\nname: No database mocks\ndescription: Tests use the dockerised Postgres, never mocks\ntype: feedback\n---\n\nTests never mock the database.\n"
@@ -245,7 +245,7 @@ async def test_extraction_after_a_turn_writes_a_memory_through_a_fork_of_that_tu
         turn, fork = (r.body for r in scripted.chat_requests()[:2])
         assert fork["messages"][0] == turn["messages"][0]  # the same system prompt, byte for byte
         assert json.dumps(fork["messages"][1 : len(turn["messages"])]) == json.dumps(turn["messages"][1:])  # the same history prefix
-        assert fork["tools"][: len(turn["tools"])] == turn["tools"]  # the parent's array first, unchanged
+        assert json.dumps(fork["tools"]) == json.dumps(turn["tools"])  # the chat declares write_file/edit: the same array, byte for byte
         cursor = json.loads((engine.memory.store.state_dir() / "extract-cursor.json").read_text())
         assert cursor["processedOffset"] == 2
     finally:
