@@ -36,12 +36,14 @@ def _setup_logging(verbose: int, default: int = logging.WARNING, *, server: bool
     logging.getLogger("watchdog").setLevel(logging.WARNING)
 
 
-def _engine(cwd: Path) -> Any:
-    """An engine for cwd, worded for a one-shot run (``headless``, as ``qwen -p``)."""
+def _engine(cwd: Path, approval_mode: str | None = None) -> Any:
+    """An engine for cwd, worded for a one-shot run (``headless``, as ``qwen -p``); writes go to disk atomically."""
+    from .edits.terminal import terminal_asker
     from .engine import Engine
     from .llm.tokens import TokenCounter
 
-    return Engine(cwd, counter=TokenCounter(), interaction_mode="headless")
+    overrides = {"tools": {"approvalMode": approval_mode}} if approval_mode else None
+    return Engine(cwd, counter=TokenCounter(), interaction_mode="headless", client_settings=overrides, ask=terminal_asker())
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -102,7 +104,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         prompt = sys.stdin.read()
     if not prompt.strip():
         return _fail("nothing to send: give a PROMPT or pipe one on stdin", 2)
-    engine = _engine(Path.cwd())
+    engine = _engine(Path.cwd(), args.approval_mode)
     ended_with_newline = True
 
     def emit(ev: TurnEvent) -> None:
@@ -113,6 +115,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
             ended_with_newline = ev.text.endswith("\n")
         elif ev.kind == "toolCall" and ev.tool:
             print(f"[tool] {ev.tool.get('name')} {json.dumps(ev.tool.get('args'), ensure_ascii=False)}", file=sys.stderr)
+        elif ev.kind == "toolResult" and ev.tool:
+            decision = f" ({ev.tool['decision']})" if ev.tool.get("decision") else ""
+            print(f"[tool] {ev.tool.get('name')}{decision}: {ev.text or ''}", file=sys.stderr)
         elif ev.kind == "status" and ev.text:
             print(f"[status] {ev.text}", file=sys.stderr)
 
@@ -262,6 +267,85 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_memory(args: argparse.Namespace) -> int:
+    """``memory list|remember|forget|dream|recall``: the same manager the editor's Memory view uses."""
+    from .errors import EngineError
+
+    engine = _engine(Path.cwd())
+    words = " ".join(args.text).strip()
+    try:
+        if args.action == "list":
+            return _memory_list(_run(engine, engine.memory.list(args.scope)), args.json)
+        if args.action == "remember":
+            if not words:
+                return _fail('memory remember needs the text to remember, e.g.: qwen-lsp memory remember "tests never mock the database"', 2)
+            saved = _run(engine, engine.memory.remember(words, type=args.type or "feedback", scope=args.scope or "project", name=args.name))
+            print(f"Remembered ({saved.scope} {saved.type}): {saved.path}")
+            return 0
+        if args.action == "recall":
+            if not words:
+                return _fail('memory recall needs a QUERY, e.g.: qwen-lsp memory recall "how do we run tests"', 2)
+            report = _run(engine, engine.memory.recall_report(words, use_model=not args.no_model))
+            if args.json:
+                _print_json(report)
+            elif not report.memories:
+                print(f"Nothing would be recalled ({report.strategy}).")
+            else:
+                print(f"strategy: {report.strategy}")
+                for m in report.memories:
+                    print(f"  {m.scope}/{m.type}  {m.name}  {m.path}")
+                print()
+                print(report.text)
+            return 0
+        if args.action == "forget":
+            if not words:
+                return _fail('memory forget needs a QUERY naming what to forget, e.g.: qwen-lsp memory forget "tabs"', 2)
+            return _memory_forget(engine, words, args.yes)
+        report = _run(engine, engine.memory.dream_now())
+        if args.json:
+            _print_json(report)
+        else:
+            print(f"dream: {report.status}" + (f" ({report.reason})" if report.reason else "") + (f"; updated {', '.join(report.touched)}" if report.touched else ""))
+        return 0 if report.status in ("completed", "skipped") else 1
+    except EngineError as exc:
+        return _engine_fail(exc)
+
+
+def _memory_list(result: Any, as_json: bool) -> int:
+    if as_json:
+        _print_json(result)
+        return 0
+    if not result.memories:
+        print('No memories yet. Save one with: qwen-lsp memory remember "TEXT" (or "Remember this convention" in the editor)')
+    for m in result.memories:
+        print(f"{m.scope:<7} {m.type:<9} {m.age:>14}  {m.name} — {m.description}\n{'':<33}{m.path}")
+    return 0
+
+
+def _memory_forget(engine: Any, query: str, yes: bool) -> int:
+    """Two steps, as in the editor: show what matches, then remove only what the user confirmed."""
+
+    async def go() -> int:
+        found = (await engine.memory.forget_candidates(query)).candidates
+        if not found:
+            print(f"No memory matches {query!r}.")
+            return 0
+        for c in found:
+            print(f"  {c.name} — {c.description}\n    {c.path}  ({c.reason})")
+        if not yes:
+            if not sys.stdin.isatty():
+                return _fail("nothing removed: re-run with --yes to remove the memories above", 1)
+            answer = await asyncio.to_thread(input, f"Remove {len(found)} memor{'y' if len(found) == 1 else 'ies'}? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                print("Nothing removed.")
+                return 0
+        removed = (await engine.memory.forget([Path(c.path) for c in found])).removed
+        print(f"Removed {len(removed)}: " + ", ".join(removed))
+        return 0
+
+    return int(_run(engine, go()))
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from .doctor import settings_rows
     from .errors import EngineError
@@ -325,6 +409,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("chat", help="one turn, streamed to stdout; cwd is the workspace")
     p.add_argument("prompt", nargs="*", help="the prompt (read from stdin when omitted)")
     p.add_argument("--session", metavar="ID", help="continue this session")
+    p.add_argument(
+        "--approval-mode",
+        choices=["plan", "default", "auto-edit", "yolo"],
+        help="tools.approvalMode for this run: plan (read-only), default (ask before every write and command), "
+        "auto-edit (edits without asking), yolo (nothing asks). Asks on the terminal; without one, asking means no.",
+    )
     p.set_defaults(func=cmd_chat)
 
     p = sub.add_parser("context", help="the assembled context with per-section tokens")
@@ -346,6 +436,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["list", "show", "delete"])
     p.add_argument("id", nargs="?", help="the session ID (from 'sessions list' or a chat's [session ID] line)")
     p.set_defaults(func=cmd_sessions)
+
+    p = sub.add_parser("memory", help="auto memory: list, remember TEXT, forget QUERY, dream, recall QUERY")
+    p.add_argument("action", choices=["list", "remember", "forget", "dream", "recall"])
+    p.add_argument("text", nargs="*", help="remember: the text; forget/recall: the query")
+    p.add_argument("--scope", choices=["user", "project", "team"], help="list: only this scope; remember: where to save (default project)")
+    p.add_argument("--type", choices=["user", "feedback", "project", "reference"], help="remember: the topic (default feedback)")
+    p.add_argument("--name", help="remember: a short name (default: from the text)")
+    p.add_argument("--json", action="store_true", help="list/recall/dream: print JSON as the language server sends it")
+    p.add_argument("--no-model", action="store_true", help="recall: the heuristic alone, no model call")
+    p.add_argument("--yes", action="store_true", help="forget: remove the matches without asking")
+    p.set_defaults(func=cmd_memory)
 
     p = sub.add_parser("doctor", help="settings in effect, endpoint reachability, paths")
     p.set_defaults(func=cmd_doctor)

@@ -59,8 +59,21 @@ class SkillsSettings(_Section):
     enabled: bool = True
 
 
+class MemorySettings(_Section):
+    """Auto memory (chapter §5); each switch applies from the next turn, no restart."""
+
+    enabled: bool = Field(True, description="Recall memories into turns and show the memory block in the system prompt.")
+    auto_extract: bool = Field(True, alias="autoExtract", description="After each turn, a background run saves what is worth remembering.")
+    auto_dream: bool = Field(True, alias="autoDream", description="Now and then (24 h and 5 sessions apart), consolidate project memory.")
+
+
+class ShellSettings(_Section):
+    enabled: bool = Field(False, description="Offer run_shell_command to the chat (it still asks unless approvalMode is yolo).")
+
+
 class ToolsSettings(_Section):
     approval_mode: Literal["default", "plan", "auto-edit", "yolo"] = Field("default", alias="approvalMode")
+    shell: ShellSettings = ShellSettings()
 
 
 class ClearContextOnIdleSettings(_Section):
@@ -95,6 +108,7 @@ class Settings(_Section):
     model: ModelSettings = ModelSettings()
     compression: CompressionSettings = CompressionSettings()
     skills: SkillsSettings = SkillsSettings()
+    memory: MemorySettings = MemorySettings()
     tools: ToolsSettings = ToolsSettings()
     context: ContextFileSettings = ContextFileSettings()
     folder_trust: bool = Field(True, alias="folderTrust")

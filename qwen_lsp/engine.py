@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,11 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .agent.approvals import ApprovalPolicy, Asker, offered_mode
 from .agent.events import EventSink, RoundDone, TurnEvent
-from .agent.hooks import TurnHooks
+from .agent.hooks import Prefetch, TurnHooks
 from .agent.loop import TurnRequest, run_turn
 from .agent.tool import Tool, ToolContext
 from .agent.tools import read_only_tools
+from .agent.tools.save_memory import SaveMemoryTool
+from .agent.tools.read_cache import ReadCaches
 from .agent.tools.skill import SkillTool
 from .compaction.compactor import Compactor, Progress, compaction_settings
 from .compaction.thresholds import Thresholds, compute_thresholds
@@ -37,6 +41,8 @@ from .config import LoadedSettings, Settings, load_settings
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
 from .context.attachments import Attachment, attachment_parts
 from .context.inspector import count_request
+from .edits.applier import Applier, DiskApplier
+from .edits.offer import WRITE_TOOL_NAMES, write_tools
 from .errors import EngineError
 from .llm.client import ChatClient
 from .llm.content import Content, Part
@@ -44,11 +50,14 @@ from .llm.client_cache import ModelEndpoint
 from .llm.errors import LLMError
 from .llm.history_tokens import HistoryTokens
 from .llm.tokens import TokenCounter
+from .memory.manager import MemoryManager
+from .memory_hooks import EngineModelAccess, memory_hooks
 from .protocol import (
     ChatResult,
     CompressResult,
     ContextResult,
     ContextStatus,
+    MemoryChanged,
     SessionDeleteResult,
     SessionListItem,
     SessionResumeResult,
@@ -73,8 +82,11 @@ class Listeners:
 
     context_status: Callable[[ContextStatus], None] = lambda _s: None
     skills_changed: Callable[[SkillsChanged], None] = lambda _c: None
+    memory_changed: Callable[[MemoryChanged], None] = lambda _c: None
     progress: Progress = lambda _title: lambda _message: None
     """Work-done progress: ``begin(title)`` returns ``end(message)``."""
+    warning: Callable[[str], None] = lambda _message: None
+    """Something the user should know once (e.g. edits are off because nobody can approve them)."""
 
 
 class Engine:
@@ -88,12 +100,13 @@ class Engine:
         listeners: Listeners | None = None,
         interaction_mode: str = "editor",
         hooks: TurnHooks | None = None,
+        ask: Asker | None = None,
+        applier: Applier | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self.interaction_mode = interaction_mode
         self.counter = counter
         self.listeners = listeners or Listeners()
-        self.hooks = hooks or TurnHooks()
         self.open_documents: set[Path] = set()
         """Files open in the editor: they count for every chat, and re-activate skills after a refresh."""
         self._env = env
@@ -103,9 +116,27 @@ class Engine:
         self.skills = SkillManager(self.root, enabled=self.settings.skills.enabled)
         self.skills.refresh()
         self._skills_on_disk = listing_signature(self.skills)
-        self.tools: list[Tool] = [*read_only_tools(), SkillTool(self.skills)]
+        self.memory = MemoryManager(
+            self.root,
+            settings=lambda: self.settings.memory,
+            model=EngineModelAccess(self),
+            on_change=self._memory_changed,
+            progress=lambda title: self.listeners.progress(title),
+            env={**os.environ, **env} if env is not None else None,
+        )
+        self._save_memory = SaveMemoryTool(
+            self.memory.store, saved=lambda scope, path: self.memory.changed(scope, [path]), enabled=lambda: self.memory.enabled
+        )
+        # Edits and approvals (issue 13): who is asked, where writes land, each chat's read cache.
+        self._ask = ask
+        self._applier: Applier = applier or DiskApplier()
+        self.approvals = ApprovalPolicy(lambda: self.settings.tools.approval_mode)
+        self.read_caches = ReadCaches()
+        self._plan_warned = False
+        self.tools: list[Tool] = [*read_only_tools(), SkillTool(self.skills), self._save_memory, *self._write_tools()]
         self.context = ContextAssembler(self.root, self._context_settings(), env=env)  # its prompt names self.tools
         self.sessions = SessionRegistry(self.root, version=__version__, new_context=lambda: SessionContext(self.context))
+        self.hooks = hooks or memory_hooks(self.memory)
         self._editor_rules: set[str] = set()
         """Paths of rules announced for files opened in the editor (each announced once per workspace)."""
         self._watcher: DebouncedWatcher | None = None
@@ -117,8 +148,9 @@ class Engine:
             settings=lambda: compaction_settings(self.settings),
             count_content=counter.count_content,
             count_prompt=lambda s: self._count(s.context, s.skills_tracker, s.history).total_tokens,
-            on_compacted=lambda s: self.listeners.context_status(self.context_status(s)),
+            on_compacted=self._on_compacted,
             progress=lambda title: self.listeners.progress(title),
+            on_reads_evicted=self.read_caches.evict,
         )
 
     # ----------------------------------------------------------------- settings
@@ -148,10 +180,26 @@ class Engine:
     def reload_settings(self) -> None:
         """Re-read every layer (settings files may have changed too)."""
         self.loaded = load_settings(self.root, self._client_settings, self._env)
+        self.tools = [t for t in self.tools if t.name not in WRITE_TOOL_NAMES] + self._write_tools()
         self.context.update_settings(self._context_settings())
         if self.skills.enabled != self.settings.skills.enabled:
             self.skills.enabled = self.settings.skills.enabled
             self._apply_skill_change(self.skills.refresh())
+
+    def _on_compacted(self, session: ChatSession) -> None:
+        self.read_caches.for_session(session.id).forget(None)  # its reads left the history with it
+        self.listeners.context_status(self.context_status(session))
+
+    def _write_tools(self) -> list[Tool]:
+        """The write tools the approval mode offers (``edits/offer.py``); warns once when nobody could approve."""
+        tools = self.settings.tools
+        if offered_mode(tools.approval_mode, self._ask is not None) != tools.approval_mode and not self._plan_warned:
+            self._plan_warned = True
+            self.listeners.warning(
+                "Qwen: this editor cannot ask for approval, so the chat is read-only (plan mode). "
+                "Set tools.approvalMode to auto-edit or yolo to let it edit files without asking."
+            )
+        return write_tools(tools.approval_mode, can_ask=self._ask is not None, shell_enabled=tools.shell.enabled)
 
     def thresholds(self) -> Thresholds:
         return compute_thresholds(self.settings.model.context_window, self.settings.compression.threshold)
@@ -169,6 +217,7 @@ class Engine:
     # ----------------------------------------------------------------- lifecycle
     async def start_watching(self, loop: asyncio.AbstractEventLoop) -> None:
         """Follow skills, rules and context files on disk; changes apply next turn."""
+        self._spawn(asyncio.to_thread(self.memory.rebuild_indexes))
         self.skills.start_watching(loop, self._apply_skill_change)
         self._watcher = DebouncedWatcher(self._on_context_files_changed, loop=loop, ignore=_ignored_path)
         # Whatever changed between construction and the watches going live is
@@ -201,6 +250,9 @@ class Engine:
             self._skills_on_disk = signature
             self.listeners.skills_changed(SkillsChanged(activated=added, deactivated=removed))
 
+    def _memory_changed(self, change: MemoryChanged) -> None:
+        self.listeners.memory_changed(change)
+
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
         self._background.add(task)
@@ -212,6 +264,7 @@ class Engine:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
+        await self.memory.drain()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         await self.endpoint.aclose()
@@ -301,11 +354,15 @@ class Engine:
     async def resume(self, session_id: str) -> SessionResumeResult:
         """Reload a chat from disk (dropping the open copy) and return what the user saw."""
         session = self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id), replace=True)
-        return SessionResumeResult(session_id=session.id, messages=[TranscriptMessage(role=role, text=text) for role, text in transcript(session.history)], prompt_tokens=session.prompt_tokens)
+        shown = session.conversation if session.conversation is not None else session.history  # not the summary
+        messages = [TranscriptMessage(role=role, text=text) for role, text in transcript(shown)]
+        return SessionResumeResult(session_id=session.id, messages=messages, prompt_tokens=session.prompt_tokens)
 
     async def delete_session(self, session_id: str) -> SessionDeleteResult:
         self.sessions.forget(session_id)
         self.compactor.forget(session_id)
+        self.approvals.forget(session_id)
+        self.read_caches.forget(session_id)
         return SessionDeleteResult(deleted=await asyncio.to_thread(self.sessions.delete, session_id))
 
     # ----------------------------------------------------------------- the turn
@@ -325,16 +382,26 @@ class Engine:
     async def _turn(
         self, session: ChatSession, prompt: str, attachments: Sequence[Attachment], emit: EventSink, turn_id: str
     ) -> ChatResult:
+        recall = self.hooks.recall(session, prompt)  # runs while the request is assembled; never awaited
+        try:
+            return await self._run_turn(session, prompt, attachments, emit, turn_id, recall)
+        finally:
+            recall.cancel()
+
+    async def _run_turn(
+        self, session: ChatSession, prompt: str, attachments: Sequence[Attachment], emit: EventSink, turn_id: str, recall: Prefetch
+    ) -> ChatResult:
         client = await self.model_client()
         await self._session_ready(session)
-        self.context.memory_block = self.hooks.memory_block()
+        self.context.memory_block = await asyncio.to_thread(self.hooks.memory_block)
         system = session.context.system_prompt()
         for att in attachments:
             self._tool_touched(session, att.path)
         attached = await asyncio.to_thread(attachment_parts, attachments, self.root)
+        recalled: list[Part] = [{"text": text} for text in recall.take()]
         user_content: Content = {
             "role": "user",
-            "parts": [*self._reminder_parts(session), *await self._recall(session, prompt), *attached, {"text": prompt}],
+            "parts": [*recalled, *self._reminder_parts(session), *attached, {"text": prompt}],
         }
         session.history.append(user_content)
         session.recorder.record_user(user_content)
@@ -348,16 +415,24 @@ class Engine:
             system=system,
             history=session.history,
             tools=self.tools,
-            tool_context=ToolContext(workspace_root=self.root, cwd=self.root, touched=lambda p: self._tool_touched(session, p)),
+            tool_context=ToolContext(
+                workspace_root=self.root,
+                cwd=self.root,
+                touched=lambda p: self._tool_touched(session, p),
+                approve=self.approvals.for_turn(session.id, turn_id, self._ask),
+                applier=self._applier,
+                read_cache=self.read_caches.for_session(session.id),
+            ),
             max_tokens=self.settings.model.max_output_tokens,
             count_prompt=lambda _m: self._count(session.context, session.skills_tracker, session.history).total_tokens,
             before_request=lambda: self._before_request(session, emit),
+            late_reminders=recall.take,
         )
         try:
             outcome = await run_turn(client, req, emit=emit, record=turn_recorder(session.recorder, self.settings.model.name), on_round=on_round)
         except LLMError as exc:
             raise EngineError(exc.message, kind=exc.kind) from exc
-        self.hooks.after_turn(session, outcome)
+        self.hooks.after_turn(session, outcome, req)
         return ChatResult(
             session_id=session.id,
             turn_id=turn_id,
@@ -401,9 +476,6 @@ class Engine:
         if rules:
             parts.append({"text": rules})
         return parts
-
-    async def _recall(self, session: ChatSession, prompt: str) -> list[Part]:
-        return [{"text": text} for text in await self.hooks.recall(session, prompt)]
 
     def context_status(self, session: ChatSession) -> ContextStatus:
         th = self.thresholds()

@@ -1,4 +1,4 @@
-"""Reading user files without ever blocking the server on something that is not a file.
+"""Reading user files without ever blocking the server on something that is not a file; writing them atomically.
 
 A ``QWEN.md`` import, a SKILL.md, an attachment or a tool's target may be a
 FIFO (``open`` blocks until a writer appears — forever), a socket, or a
@@ -10,9 +10,12 @@ pass, so ``read`` reports EISDIR as usual), then read it whole.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+import tempfile
+from pathlib import Path
 from typing import BinaryIO
 
 _O_READ = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -66,3 +69,37 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
 def ensure_regular(path: str | os.PathLike[str]) -> None:
     """For readers that stream a file themselves: refuse FIFOs, sockets and devices up front."""
     check_regular(path, os.stat(path).st_mode)
+
+
+TEMP_SUFFIX = ".tmp"
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_text(path: Path, content: str) -> None:
+    """Replace ``path`` with ``content`` (UTF-8, newlines as given) all at once; creates missing parents.
+
+    A temporary file in the same directory, ``fsync``, ``rename``, then the
+    directory is synced too: a crash leaves the old file or the new one, never
+    half of one. A symlink at ``path`` is replaced, not written through.
+    """
+    directory = path.parent
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(directory)

@@ -173,3 +173,71 @@ class AddToProjectRulesResult(WireResult):
     """Result of the ``qwen.addToProjectRules`` command ("Add to QWEN.md")."""
 
     path: str
+
+
+# ---------------------------------------------------------------- qwen/memory/*
+
+MemoryScope = Literal["user", "project", "team"]
+MemoryType = Literal["user", "feedback", "project", "reference"]
+
+
+class MemoryItem(WireResult):
+    path: str
+    scope: MemoryScope
+    type: MemoryType
+    name: str
+    description: str
+    age: str = Field(description="In words, as the model sees it: 'today', 'yesterday', '47 days ago'.")
+
+
+class MemoryListResult(WireResult):
+    memories: list[MemoryItem]
+
+
+class MemoryRememberResult(WireResult):
+    path: str
+    scope: MemoryScope
+    type: MemoryType
+
+
+class ForgetCandidate(WireResult):
+    path: str
+    name: str
+    description: str
+    reason: str
+
+
+class ForgetCandidatesResult(WireResult):
+    candidates: list[ForgetCandidate]
+
+
+class MemoryForgetResult(WireResult):
+    removed: list[str]
+
+
+class MemoryChanged(WireResult):
+    """``qwen/memoryChanged``: memory files of one scope were written or removed."""
+
+    scope: MemoryScope
+    paths: list[str]
+
+
+class RecallItem(WireResult):
+    path: str
+    scope: MemoryScope
+    type: MemoryType
+    name: str
+
+
+class RecallResultWire(WireResult):
+    """``qwen-lsp memory recall --json``: what recall would inject for a query."""
+
+    strategy: Literal["model", "heuristic", "none"]
+    memories: list[RecallItem]
+    text: str
+
+
+class DreamResult(WireResult):
+    status: str
+    reason: str | None = None
+    touched: list[str] = []

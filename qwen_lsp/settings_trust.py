@@ -35,6 +35,7 @@ _FORBIDDEN: dict[tuple[str, ...], str] = {
     ("model", "apiKey"): f"a project may not choose which credentials are used; {_ELSEWHERE}",
     ("model", "timeouts"): f"a project may not change the limits that stop hung requests; {_ELSEWHERE}",
     ("general", "outputLanguage"): f"it is written to ~/.qwen/output-language.md, shared by every project; {_ELSEWHERE}",
+    ("tools", "shell"): f"a project may not let the model run shell commands; {_ELSEWHERE}",
     ("folderTrust",): "only your own ~/.qwen/settings.json or the editor decide whether a folder is trusted",
 }
 _LOOSE_APPROVAL = ("auto-edit", "yolo")  # modes that run tools without asking

@@ -19,13 +19,17 @@ def scripted() -> Iterator[ScriptedOpenAI]:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A scratch HOME with an empty ``~/.qwen``, set in this process's environment.
+    """A scratch HOME whose ``~/.qwen`` holds only a settings file turning background memory runs off.
 
     Tests that start the server or the CLI as a subprocess pass it through the
     child's environment too (``lsp_harness.server_env``).
     """
     h = tmp_path / "home"
     (h / ".qwen").mkdir(parents=True)
+    # Background memory runs (extraction after every turn, dream) would each take a scripted
+    # reply and make every request count in the suite depend on timing; tests of memory turn
+    # them back on in their own settings layer, which lies over this user file.
+    (h / ".qwen" / "settings.json").write_text('{"memory": {"autoExtract": false, "autoDream": false}}\n')
     monkeypatch.setenv("HOME", str(h))
     monkeypatch.delenv("QWEN_HOME", raising=False)
     return h

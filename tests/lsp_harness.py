@@ -38,6 +38,7 @@ class Recorded:
     chat_events: list[Any] = field(default_factory=list)
     context_status: list[Any] = field(default_factory=list)
     skills_changed: list[Any] = field(default_factory=list)
+    memory_changed: list[Any] = field(default_factory=list)
 
 
 async def start_client(env: dict[str, str]) -> tuple[LanguageClient, Recorded]:
@@ -47,6 +48,7 @@ async def start_client(env: dict[str, str]) -> tuple[LanguageClient, Recorded]:
         ("qwen/chatEvent", rec.chat_events),
         ("qwen/contextStatus", rec.context_status),
         ("qwen/skillsChanged", rec.skills_changed),
+        ("qwen/memoryChanged", rec.memory_changed),
     ):
         client.feature(method)(_appender(sink))
     return client, rec

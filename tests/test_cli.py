@@ -53,8 +53,10 @@ def test_chat_prints_the_reply_and_records_the_session(repo: Path, home: Path, s
     body = scripted.chat_requests()[-1].body
     assert "Repository rules." in body["messages"][0]["content"] and body["model"] == "m"
     offered = {t["function"]["name"] for t in body["tools"]}
-    for tool in ("edit", "write_file", "run_shell_command", "todo_write", "ask_user_question", "save_memory"):
+    assert {"edit", "write_file", "save_memory"} <= offered  # approvalMode "default": edits offered (every call asks); the model's memory tool
+    for tool in ("run_shell_command", "todo_write", "ask_user_question"):
         assert tool not in offered and f"'{tool}'" not in body["messages"][0]["content"]
+    assert "save_memory" in offered  # the model's way to remember (docs/memory.md)
 
 
 def test_chat_reads_the_prompt_from_stdin_and_continues_a_session(repo: Path, home: Path, scripted: ScriptedOpenAI):

@@ -119,6 +119,10 @@ async def test_past_auto_the_next_request_carries_the_summary_and_acknowledgemen
         try:
             resumed = await later.engine.open_session(sid)
             assert resumed.history == session.history and resumed.prompt_tokens == 1_900  # the answer after the checkpoint
+            shown = (await later.engine.resume(sid)).messages  # the person sees the whole conversation, not the summary
+            assert [(m.role, m.text) for m in shown] == [
+                ("user", "start the parser work"), ("assistant", "first answer"), ("user", "and now the tests"), ("assistant", "continuing")
+            ]
         finally:
             await later.engine.drain()
     finally:

@@ -6,6 +6,8 @@ as the CLI drives it.
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -13,8 +15,9 @@ from support.rules_repo import git, make_rules_repo
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from qwen_lsp.agent.events import TurnEvent, TurnOutcome
-from qwen_lsp.agent.fork import run_fork
-from qwen_lsp.agent.hooks import TurnHooks
+from qwen_lsp.agent.fork import ParentRequest, run_fork
+from qwen_lsp.agent.hooks import Prefetch, TurnHooks
+from qwen_lsp.agent.loop import TurnRequest
 from qwen_lsp.agent.tools import read_only_tools
 from qwen_lsp.engine import Engine, Listeners
 from qwen_lsp.errors import EngineError
@@ -96,15 +99,18 @@ async def test_the_inspector_reads_a_chat_from_disk_without_opening_it(repo: Pat
 async def test_hooks_see_every_request_and_the_turn(repo: Path, scripted: ScriptedOpenAI) -> None:
     seen: list[str] = []
 
-    async def recall(session: ChatSession, prompt: str) -> list[str]:
-        seen.append(f"recall:{prompt}")
+    async def recalled() -> list[str]:
         return ["<system-reminder>\nRECALLED MEMORY\n</system-reminder>"]
+
+    def recall(session: ChatSession, prompt: str) -> Prefetch:
+        seen.append(f"recall:{prompt}")
+        return Prefetch(asyncio.ensure_future(recalled()))
 
     async def before(session: ChatSession) -> None:
         seen.append(f"before:{len(session.history)}")
 
-    def after(session: ChatSession, outcome: TurnOutcome) -> None:
-        seen.append(f"after:{outcome.text}")
+    def after(session: ChatSession, outcome: TurnOutcome, req: TurnRequest) -> None:
+        seen.append(f"after:{outcome.text}:{req.system == system(scripted)}")
 
     hooks = TurnHooks(memory_block=lambda: "# MEMORY INDEX", recall=recall, before_request=before, after_turn=after)
     engine, _ = make_engine(repo, scripted, hooks=hooks)
@@ -113,19 +119,72 @@ async def test_hooks_see_every_request_and_the_turn(repo: Path, scripted: Script
         await engine.chat("hello", emit=ignore)
     finally:
         await engine.drain()
-    assert seen == ["recall:hello", "before:1", "before:3", "after:done"]
+    assert seen == ["recall:hello", "before:1", "before:3", "after:done:True"]
     assert system(scripted).endswith("\n\n---\n\n# MEMORY INDEX")
     first_user = [m for m in scripted.chat_requests()[0].body["messages"] if m["role"] == "user"][-1]["content"]
     texts = [p["text"] for p in first_user]
-    assert any("RECALLED MEMORY" in t for t in texts) and texts[-1] == "hello"  # after the reminders, before the prompt
+    # Settled in time: first among the turn's reminders (spec §7.5), the prompt last.
+    assert "RECALLED MEMORY" in texts[0] and texts[-1] == "hello"
+    assert sum("RECALLED MEMORY" in json.dumps(r.body) for r in scripted.chat_requests()[1:]) == 1  # the history carries it once
+
+
+async def test_a_recall_that_never_answers_does_not_hold_the_request(repo: Path, scripted: ScriptedOpenAI) -> None:
+    never = asyncio.Event()
+    tasks: list[asyncio.Task[list[str]]] = []
+
+    async def stuck() -> list[str]:
+        await never.wait()
+        return ["<system-reminder>\nTOO LATE\n</system-reminder>"]
+
+    def recall(session: ChatSession, prompt: str) -> Prefetch:
+        tasks.append(asyncio.ensure_future(stuck()))
+        return Prefetch(tasks[-1])
+
+    engine, _ = make_engine(repo, scripted, hooks=TurnHooks(recall=recall))
+    scripted.enqueue(Reply(chunks=["answered"]))
+    try:
+        result = await engine.chat("hello", emit=ignore)
+    finally:
+        await engine.drain()
+    assert result.text == "answered"
+    assert "TOO LATE" not in json.dumps(scripted.chat_requests()[0].body)
+    await asyncio.gather(tasks[0], return_exceptions=True)
+    assert tasks[0].cancelled()  # the turn is over: the prefetch is dropped, not left running
+
+
+async def test_a_recall_that_settles_late_follows_the_next_function_responses(repo: Path, scripted: ScriptedOpenAI) -> None:
+    release = asyncio.Event()
+
+    async def late() -> list[str]:
+        await release.wait()
+        return ["<system-reminder>\nLATE MEMORY\n</system-reminder>"]
+
+    async def before(session: ChatSession) -> None:
+        if not release.is_set():  # the first request is being sent: now let recall settle
+            release.set()
+            for _ in range(5):
+                await asyncio.sleep(0)
+
+    hooks = TurnHooks(recall=lambda _s, _p: Prefetch(asyncio.ensure_future(late())), before_request=before)
+    engine, _ = make_engine(repo, scripted, hooks=hooks)
+    scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("list_directory", {"path": str(repo)})]), Reply(chunks=["done"]))
+    try:
+        await engine.chat("hello", emit=ignore)
+    finally:
+        await engine.drain()
+    first, second = (r.body["messages"] for r in scripted.chat_requests())
+    assert "LATE MEMORY" not in json.dumps(first)
+    roles = [m["role"] for m in second]
+    assert roles[-2:] == ["tool", "user"] and "LATE MEMORY" in json.dumps(second[-1])
 
 
 async def test_a_fork_runs_beside_the_chat_and_records_nothing(repo: Path, scripted: ScriptedOpenAI, home: Path) -> None:
     scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("read_file", {"file_path": str(repo / "src" / "app.py")})]), Reply(chunks=["x is 1"]))
     async with ChatClient(scripted.base_url, "k", "scripted-model") as client:
-        outcome, produced = await run_fork(client, system="side", prompt="what is x?", root=repo, tools=read_only_tools(), max_rounds=3)
-    assert outcome.text == "x is 1" and outcome.rounds == 2
-    assert [c["role"] for c in produced] == ["model", "user", "model"]
+        parent = ParentRequest.capture("side", [t.declaration() for t in read_only_tools()], [])
+        result = await run_fork(client, parent, "what is x?", root=repo, tools=read_only_tools(), max_turns=3)
+    assert result.text == "x is 1" and result.rounds == 2 and result.status == "completed"
+    assert [c["role"] for c in result.produced] == ["model", "user", "model"]
     assert scripted.chat_requests()[0].body["messages"][0] == {"role": "system", "content": "side"}
     assert not list((home / ".qwen").glob("projects/*/chats/*.jsonl"))
 
@@ -134,6 +193,7 @@ async def test_a_fork_stops_at_its_round_budget(repo: Path, scripted: ScriptedOp
     looping = Reply(tool_calls=[ToolCallSpec("list_directory", {"path": str(repo)})])
     scripted.enqueue(looping, looping, looping)
     async with ChatClient(scripted.base_url, "k", "scripted-model") as client:
-        outcome, _ = await run_fork(client, system="s", prompt="loop", root=repo, tools=read_only_tools(), max_rounds=2)
-    assert outcome.rounds == 2 and outcome.finish_reason == "length"
+        parent = ParentRequest.capture("s", [t.declaration() for t in read_only_tools()], [])
+        result = await run_fork(client, parent, "loop", root=repo, tools=read_only_tools(), max_turns=2)
+    assert result.rounds == 2 and result.reason == "max_turns"
     assert len(scripted.chat_requests()) == 2

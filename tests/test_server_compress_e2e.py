@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +54,9 @@ async def test_compress_full_and_fast(lsp: Any, home: Path, scripted: ScriptedOp
     assert isinstance(report[-1], types.WorkDoneProgressEnd) and "Compressed" in (report[-1].message or "")
 
     resumed = as_dict(await lsp.protocol.send_request_async("qwen/sessions/resume", {"sessionId": sid}))
-    assert "the user said hello twice" in resumed["messages"][0]["text"]
+    # The person sees the conversation as it happened; the model continues from the summary.
+    assert [m["text"] for m in resumed["messages"]] == ["hello", "hello back", "hello again", "again"]
+    assert "the user said hello twice" in json.dumps(checkpoint[0]["systemPayload"]["compressedHistory"][0])
 
     fast = await compress(lsp, sessionId=sid, mode="fast")
     assert fast["status"] == "noop"  # no tool results to clear

@@ -40,8 +40,12 @@ async def test_a_session_the_cli_compacted_resumes_and_continues_from_its_checkp
     async with running_server(home, workspace, scripted.base_url) as lsp:
         resumed = as_dict(await lsp.protocol.send_request_async("qwen/sessions/resume", {"sessionId": CLI_SESSION_ID}))
         assert resumed["promptTokens"] == 5914  # info.newTokenCount of the checkpoint
-        assert [m["role"] for m in resumed["messages"]] == ["user", "assistant"]
-        assert resumed["messages"][1]["text"] == "Got it. Thanks for the additional context!"
+        # The person sees the conversation as it happened (as the CLI shows it), not the summary the model continues from.
+        assert [(m["role"], m["text"]) for m in resumed["messages"]] == [
+            ("user", "say hi"), ("assistant", "hello from scripted"),
+            ("user", "tell me more about things"), ("assistant", "hello from scripted"),
+            ("user", "and more please"), ("assistant", "hello from scripted"),
+        ]
 
         scripted.enqueue(Reply(chunks=["continuing"], usage={"prompt_tokens": 6100, "completion_tokens": 3, "total_tokens": 6103}))
         res = as_dict(await chat(lsp, "what next?", sessionId=CLI_SESSION_ID))

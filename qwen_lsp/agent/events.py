@@ -36,6 +36,8 @@ class TurnOutcome:
     completion_tokens: int = 0
     rounds: int = 0
     touched: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    """Absolute paths a tool reported writing (``ToolResult.extra["written"]``), in call order."""
 
 
 EventSink = Callable[[TurnEvent], None]

@@ -3,19 +3,26 @@
 The engine runs every turn through one :class:`TurnHooks`; memory, compaction
 and background review attach here instead of growing the engine:
 
-- ``memory_block`` — the auto-memory index, appended last to the system
-  prompt (only the tail of the cached prefix changes when it does);
-- ``recall`` — ``<system-reminder>`` texts for this prompt (recalled
-  memories), placed after the skills/environment/rules reminders;
+- ``memory_block`` — the auto-memory block, appended last to the system
+  prompt (only the tail of the cached prefix changes when it does); called
+  on a worker thread, since it reads the index files;
+- ``recall`` — started when a turn starts and never waited for: it returns a
+  :class:`Prefetch` at once. Texts that have settled when the request is
+  assembled go first among the turn's ``<system-reminder>`` parts; texts that
+  settle later are offered after the function responses of the next tool
+  round (function responses must lead a tool-result message), spec §7.5;
 - ``before_request`` — runs before every model request of a turn, with the
   chat and its history: where microcompaction and compression will shrink
   the history before the window overflows;
-- ``after_turn`` — runs after a turn that got an answer: where memory
-  extraction, dream and skill review get scheduled as background work.
+- ``after_turn`` — runs after a turn that got an answer, with the request it
+  sent (system prompt and tools, byte for byte, for a forked run to reuse):
+  where memory extraction, dream and skill review get scheduled.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,10 +31,44 @@ from .events import TurnOutcome
 
 if TYPE_CHECKING:
     from ..sessions.registry import ChatSession
+    from .loop import TurnRequest
+
+log = logging.getLogger(__name__)
 
 
-async def _no_recall(_session: ChatSession, _prompt: str) -> list[str]:
-    return []
+class Prefetch:
+    """Reminder texts computed in the background, handed over at most once, never awaited.
+
+    ``take()`` is a zero-wait poll: the texts if the work has settled and not
+    been taken yet, else ``[]``. A failure is logged and counts as nothing, so
+    a broken recall never costs the user a turn.
+    """
+
+    def __init__(self, task: asyncio.Task[list[str]] | None = None) -> None:
+        self._task = task
+        self._taken = task is None
+
+    def take(self) -> list[str]:
+        if self._taken or self._task is None or not self._task.done():
+            return []
+        self._taken = True
+        if self._task.cancelled():
+            return []
+        exc = self._task.exception()
+        if exc is not None:
+            log.warning("recall failed; the turn goes on without it: %s", exc)
+            return []
+        return self._task.result()
+
+    def cancel(self) -> None:
+        """The turn is over: work still running is dropped (its result would be discarded anyway)."""
+        self._taken = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+
+def _no_recall(_session: ChatSession, _prompt: str) -> Prefetch:
+    return Prefetch()
 
 
 async def _nothing_before(_session: ChatSession) -> None:
@@ -37,6 +78,6 @@ async def _nothing_before(_session: ChatSession) -> None:
 @dataclass
 class TurnHooks:
     memory_block: Callable[[], str] = lambda: ""
-    recall: Callable[[ChatSession, str], Awaitable[list[str]]] = _no_recall
+    recall: Callable[[ChatSession, str], Prefetch] = _no_recall
     before_request: Callable[[ChatSession], Awaitable[None]] = _nothing_before
-    after_turn: Callable[[ChatSession, TurnOutcome], None] = lambda _s, _o: None
+    after_turn: Callable[[ChatSession, TurnOutcome, TurnRequest], None] = lambda _s, _o, _r: None

@@ -6,11 +6,17 @@ answers without calling a tool or the round budget runs out. Every Content
 is handed to ``record`` the moment it exists, so a crash or a cancel never
 loses what already happened; a cancelled round records the partial text it
 had streamed, marked interrupted, before the cancellation propagates.
+
+The same loop runs forked runs (``fork.py``): a fork sends its parent's
+``tools`` array verbatim (``TurnRequest.declarations``) while running its
+own tool implementations under its own ``permissions``; a refused call is
+answered with a tool error the model can read, never by ending the turn.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +25,7 @@ from typing import Any, Protocol
 from ..llm.client import FinishEvent, StreamEvent, TextDelta, ThoughtDelta, ToolCallEvent, UsageEvent
 from ..llm.content import Content, FunctionResponseBody, OpenAIMessage, Part, to_openai_messages
 from .events import EventSink, RoundDone, RoundSink, TurnEvent, TurnOutcome
+from .permissions import Permissions
 from .tool import Tool, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
@@ -51,6 +58,14 @@ class TurnRequest:
     """Fallback prompt-token counter when the endpoint reports no usage."""
     before_request: Callable[[], Awaitable[None]] | None = None
     """Awaited before every model request (compaction may shrink ``history`` here)."""
+    late_reminders: Callable[[], list[str]] | None = None
+    """Polled (never awaited) after a round's tool calls ran: texts that settled since the
+    request was assembled (recalled memories) go after the function responses, which must lead."""
+    declarations: list[dict[str, Any]] | None = None
+    """The ``tools`` array to send, verbatim; None means the declarations of ``tools``.
+    A fork passes its parent's array here so the prompt-cache prefix stays byte-identical."""
+    permissions: Permissions | None = None
+    """Rules every tool call is checked against before it runs; None lets every call run."""
 
 
 async def run_turn(
@@ -61,11 +76,13 @@ async def run_turn(
     record: Recorder,
     on_round: RoundSink | None = None,
     max_rounds: int = MAX_ROUNDS,
+    outcome: TurnOutcome | None = None,
 ) -> TurnOutcome:
+    """Run the turn; ``outcome``, when given, is filled in as the turn goes (a fork reads it after a cancel)."""
     tools_by_name = {t.name: t for t in req.tools}
-    declarations = [t.declaration() for t in req.tools] or None
+    declarations = (req.declarations if req.declarations is not None else [t.declaration() for t in req.tools]) or None
     answer: list[str] = []
-    outcome = TurnOutcome(text="", finish_reason="stop")
+    outcome = outcome if outcome is not None else TurnOutcome(text="", finish_reason="stop")
     for round_no in range(1, max_rounds + 1):
         outcome.rounds = round_no
         if req.before_request is not None:
@@ -110,17 +127,25 @@ async def run_turn(
             outcome.finish_reason = "length" if finish == "length" else "stop"
             break
         responses: list[Part] = []
+        results: list[dict[str, Any]] = []
         try:
             for call in calls:
-                responses.append(await _run_tool(call, tools_by_name, req.tool_context, emit))
+                part, result = await _run_tool(call, tools_by_name, req, emit, outcome)
+                responses.append(part)
+                results.append(result)
         except asyncio.CancelledError:
             # Every recorded tool call needs its response, or the history can never be sent again.
-            responses.extend(_cancelled_response(call) for call in calls[len(responses) :])
+            for call in calls[len(responses) :]:
+                responses.append(_cancelled_response(call))
+                results.append({"callId": call.id, "status": "cancelled"})
             raise
+        else:
+            if req.late_reminders is not None:
+                responses.extend({"text": text} for text in req.late_reminders())
         finally:
             tool_content: Content = {"role": "user", "parts": responses}
             req.history.append(tool_content)
-            record(tool_content)
+            record(tool_content, tool_results=results)
     else:
         note = f"Stopped after {max_rounds} tool rounds in one turn."
         emit(TurnEvent("status", text=note))
@@ -144,20 +169,42 @@ def _cancelled_response(call: ToolCallEvent) -> Part:
     return {"functionResponse": {"id": call.id, "name": call.name, "response": {"error": "Cancelled by the user before the tool finished."}}}
 
 
-async def _run_tool(call: ToolCallEvent, tools: dict[str, Tool], ctx: ToolContext, emit: EventSink) -> Part:
+async def _run_tool(
+    call: ToolCallEvent, tools: dict[str, Tool], req: TurnRequest, emit: EventSink, outcome: TurnOutcome
+) -> tuple[Part, dict[str, Any]]:
+    """Run one call; returns its function response and Qwen Code's ``toolCallResult`` for the session file."""
     emit(TurnEvent("toolCall", tool={"id": call.id, "name": call.name, "args": call.arguments}))
     tool = tools.get(call.name)
+    refusal = req.permissions.refusal(call.name, call.arguments) if req.permissions is not None and tool is not None else None
     if tool is None:
         result = ToolResult(output=f"Unknown tool '{call.name}'. Available tools: {', '.join(sorted(tools))}.", is_error=True)
+    elif refusal is not None:
+        result = ToolResult(output=refusal, is_error=True)
     else:
         try:
-            result = await tool.run(call.arguments, ctx)
+            result = await tool.run(call.arguments, dataclasses.replace(req.tool_context, call_id=call.id))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a tool bug must not end the turn; the model sees the error
             log.exception("tool %s failed", call.name)
             result = ToolResult(output=f"Tool '{call.name}' failed: {exc}", is_error=True)
+    written = result.extra.get("written")
+    if isinstance(written, str) and not result.is_error:
+        outcome.written.append(written)
     display = result.display or (result.output.splitlines()[0] if result.output else "")
-    emit(TurnEvent("toolResult", text=display, tool={"id": call.id, "name": call.name, "isError": result.is_error}))
+    decision = result.extra.get("decision")
+    shown: dict[str, Any] = {"id": call.id, "name": call.name, "isError": result.is_error}
+    if isinstance(decision, str):
+        shown["decision"] = decision
+    emit(TurnEvent("toolResult", text=display, tool=shown))
     body: FunctionResponseBody = {"error": result.output} if result.is_error else {"output": result.output}
-    return {"functionResponse": {"id": call.id, "name": call.name, "response": body}}
+    recorded: dict[str, Any] = {
+        "callId": call.id,
+        "status": "cancelled" if decision == "deny" else "error" if result.is_error else "success",
+        "resultDisplay": display,
+    }
+    if result.is_error:
+        recorded["error"] = {"message": result.output}
+    if isinstance(decision, str):
+        recorded["decision"] = decision
+    return {"functionResponse": {"id": call.id, "name": call.name, "response": body}}, recorded

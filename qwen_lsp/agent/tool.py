@@ -12,7 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..edits.applier import Applier
+    from .approvals import Approve
+    from .tools.read_cache import ReadCache
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,16 @@ class ToolContext:
     """Directory relative paths resolve against (normally the workspace root)."""
     touched: Callable[[Path], None] = lambda _path: None
     """Report a file the tool read or listed, so conditional skills and rules can activate."""
+    read_roots: tuple[Path, ...] = ()
+    """Directories outside the workspace the read tools may also open (a memory fork's memory roots)."""
+    call_id: str = ""
+    """The id of the call being run; the loop sets it per call (a permission request names it)."""
+    approve: Approve | None = None
+    """Asks whether a write or a command may run (``agent/approvals.py``); None: nobody can approve, refuse."""
+    applier: Applier | None = None
+    """How the main chat's write tools change files: through the editor, or on disk in the CLI."""
+    read_cache: ReadCache | None = None
+    """The chat's ``read_file`` cache (``tools/read_cache.py``); write tools forget what they change."""
 
 
 @dataclass

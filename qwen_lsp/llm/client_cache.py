@@ -11,6 +11,7 @@ by :func:`qwen_lsp.endpoint.resolve_endpoint`, which ``doctor`` shows too.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 from ..config import LoadedSettings
@@ -26,9 +27,16 @@ class ModelEndpoint:
     def __init__(self) -> None:
         self.current: ChatClient | None = None
         self._key: tuple[Any, ...] | None = None
+        self._lock = threading.Lock()
+        """Callers build on worker threads, several at once (a turn and its recall's side query):
+        without it both would build a client and the loser's, already in use, would be closed."""
 
     def client(self, loaded: LoadedSettings) -> tuple[ChatClient, ChatClient | None]:
         """``(client, replaced)``; raises :class:`EngineError` (kind ``config``) naming what is missing or wrong."""
+        with self._lock:
+            return self._client(loaded)
+
+    def _client(self, loaded: LoadedSettings) -> tuple[ChatClient, ChatClient | None]:
         endpoint = resolve_endpoint(loaded)
         missing = endpoint.missing()
         if missing or not endpoint.base_url or not endpoint.model:

@@ -25,14 +25,15 @@ from pygls.protocol import (
     default_converter,
     lsp_method,
 )
-from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..engine import Engine, Listeners
 from ..errors import EngineError
 from ..llm.tokens import TokenCounter
-from ..protocol import ContextStatus, SkillsChanged
+from ..protocol import ContextStatus, MemoryChanged, SkillsChanged
+from .approvals import EditorApplier, asker_for
 from .configuration import EditorConfiguration
+from .uris import uri_to_path
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,8 @@ ERROR_CODES: Mapping[str, int] = {
     "bad_request": -31007,
     "protocol": -31008,
     "context": -31009,
+    "secret": -31010,
+    "memory_security": -31011,
 }
 """Application error codes per :class:`EngineError` kind; ``data.kind`` carries the name.
 
@@ -69,6 +72,10 @@ CUSTOM_METHODS = (
     "qwen/sessions/resume",
     "qwen/sessions/delete",
     "qwen/skills/list",
+    "qwen/memory/list",
+    "qwen/memory/remember",
+    "qwen/memory/forgetCandidates",
+    "qwen/memory/forget",
 )
 
 
@@ -104,7 +111,7 @@ class QwenProtocol(LanguageServerProtocol):
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
         result = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {"qwen": {"version": __version__, "methods": list(CUSTOM_METHODS), "chatEvents": True}}
+        result.capabilities.experimental = {"qwen": {"version": __version__, "methods": list(CUSTOM_METHODS), "chatEvents": True, "permissionRequests": True}}
         return result
 
 
@@ -166,12 +173,26 @@ class QwenLanguageServer(LanguageServer):
     # --------------------------------------------------------------- engines
     def open_workspaces(self, roots: list[Path]) -> list[Engine]:
         """One engine per folder, each subscribed to its folder's editor settings."""
-        listeners = Listeners(context_status=self.send_context_status, skills_changed=self.send_skills_changed, progress=self.begin_progress)
+        listeners = Listeners(
+            context_status=self.send_context_status,
+            skills_changed=self.send_skills_changed,
+            memory_changed=self.send_memory_changed,
+            progress=self.begin_progress,
+            warning=lambda message: self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message)),
+        )
+        ask = asker_for(self)
         opened = []
         for root in roots or [Path(os.getcwd())]:
             root = root.resolve()
             if root not in self.engines:
-                engine = Engine(root, counter=self.counter, client_settings=self.configuration.for_folder(root), listeners=listeners)
+                engine = Engine(
+                    root,
+                    counter=self.counter,
+                    client_settings=self.configuration.for_folder(root),
+                    listeners=listeners,
+                    ask=ask,
+                    applier=EditorApplier(self),
+                )
                 self.engines[root] = engine
                 self.configuration.subscribe(root, engine.update_client_settings)
                 opened.append(engine)
@@ -200,6 +221,9 @@ class QwenLanguageServer(LanguageServer):
     def send_skills_changed(self, change: SkillsChanged) -> None:
         self.protocol.notify("qwen/skillsChanged", change.wire())
 
+    def send_memory_changed(self, change: MemoryChanged) -> None:
+        self.protocol.notify("qwen/memoryChanged", change.wire())
+
     def begin_progress(self, title: str) -> Callable[[str], None]:
         """Work-done progress for long work (compression); returns ``end(message)``. Silent for clients without it."""
         if not get_capability(self.client_capabilities, "window.work_done_progress", False):
@@ -225,11 +249,6 @@ class QwenLanguageServer(LanguageServer):
             return False
         self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=False))
         return True
-
-
-def uri_to_path(uri: str) -> Path | None:
-    fs = to_fs_path(uri)
-    return Path(fs).resolve() if fs else None
 
 
 def unwrap_settings(raw: Any) -> dict[str, Any]:

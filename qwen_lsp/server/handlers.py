@@ -20,13 +20,17 @@ from ..engine import Attachment
 from ..errors import EngineError
 from ..protocol import AddToProjectRulesResult, WireResult
 from ..skills.report import skills_list_result
-from .app import QwenLanguageServer, unwrap_settings, uri_to_path
+from .app import QwenLanguageServer, engine_error, unwrap_settings, uri_to_path
 from .events import ChatEventStream
 from .requests import qwen_request
 from .models import (
     ChatParams,
     CompressParams,
+    ForgetCandidatesParams,
+    ForgetParams,
+    MemoryListParams,
     OptionalSessionParams,
+    RememberParams,
     SelectionArgs,
     SessionParams,
     WorkspaceParams,
@@ -36,6 +40,7 @@ from .models import (
 log = logging.getLogger(__name__)
 
 ADD_TO_PROJECT_RULES = "qwen.addToProjectRules"
+REMEMBER_SELECTION = "qwen.rememberSelection"
 
 
 def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of small handlers
@@ -125,11 +130,14 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
         if not text.strip():
             return []
         args = [{"text": text, "uri": params.text_document.uri}]
-        command = types.Command(title="Qwen: Add to QWEN.md", command=ADD_TO_PROJECT_RULES, arguments=args)
+        commands = [
+            types.Command(title="Qwen: Remember this convention", command=REMEMBER_SELECTION, arguments=args),
+            types.Command(title="Qwen: Add to QWEN.md", command=ADD_TO_PROJECT_RULES, arguments=args),
+        ]
         # LSP: CodeAction literals only for clients that declare support; others get the bare Command.
         if get_capability(ls.client_capabilities, "text_document.code_action.code_action_literal_support", None):
-            return [types.CodeAction(title=command.title, kind=types.CodeActionKind.RefactorRewrite, command=command)]
-        return [command]
+            return [types.CodeAction(title=c.title, kind=types.CodeActionKind.RefactorRewrite, command=c) for c in commands]
+        return list(commands)
 
     @server.command(ADD_TO_PROJECT_RULES)
     async def add_to_project_rules(ls: QwenLanguageServer, *args: Any) -> dict[str, Any]:
@@ -137,6 +145,32 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
         engine = ls.engine_for(sel.uri)
         path = await asyncio.to_thread(engine.context.add_to_project_rules, sel.text)
         return AddToProjectRulesResult(path=str(path)).wire()
+
+    @server.command(REMEMBER_SELECTION)
+    async def remember_selection(ls: QwenLanguageServer, *args: Any) -> dict[str, Any]:
+        """A project ``feedback`` memory (``user`` when the client asks); no model needed."""
+        sel = parse(args[0] if args else None, SelectionArgs)
+        try:
+            result = await ls.engine_for(sel.uri).memory.remember(sel.text, type="feedback", scope=sel.scope or "project")
+        except EngineError as exc:
+            raise engine_error(exc) from None
+        return result.wire()
+
+    @qwen_request(server, "qwen/memory/list", MemoryListParams)
+    async def on_memory_list(ls: QwenLanguageServer, p: MemoryListParams) -> WireResult:
+        return await ls.engine_for(p.workspace_uri).memory.list(p.scope)
+
+    @qwen_request(server, "qwen/memory/remember", RememberParams)
+    async def on_memory_remember(ls: QwenLanguageServer, p: RememberParams) -> WireResult:
+        return await ls.engine_for(p.workspace_uri).memory.remember(p.text, type=p.type or "feedback", scope=p.scope or "project", name=p.name)
+
+    @qwen_request(server, "qwen/memory/forgetCandidates", ForgetCandidatesParams)
+    async def on_memory_forget_candidates(ls: QwenLanguageServer, p: ForgetCandidatesParams) -> WireResult:
+        return await ls.engine_for(p.workspace_uri).memory.forget_candidates(p.query)
+
+    @qwen_request(server, "qwen/memory/forget", ForgetParams)
+    async def on_memory_forget(ls: QwenLanguageServer, p: ForgetParams) -> WireResult:
+        return await ls.engine_for(p.workspace_uri).memory.forget([Path(x) for x in p.paths])
 
     @qwen_request(server, "qwen/chat", ChatParams)
     async def on_chat(ls: QwenLanguageServer, p: ChatParams) -> WireResult:

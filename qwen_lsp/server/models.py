@@ -68,6 +68,40 @@ class WorkspaceParams(WireModel):
     workspace_uri: str | None = Field(None, alias="workspaceUri")
 
 
+MemoryScope = Literal["user", "project", "team"]
+MemoryType = Literal["user", "feedback", "project", "reference"]
+
+
+class MemoryListParams(WireModel):
+    scope: MemoryScope | None = None
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+
+class RememberParams(WireModel):
+    text: str = Field(min_length=1, max_length=20_000)
+    type: MemoryType | None = None
+    scope: MemoryScope | None = None
+    name: str | None = Field(None, max_length=200)
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be empty")
+        return v
+
+
+class ForgetCandidatesParams(WireModel):
+    query: str = Field(min_length=1, max_length=2_000)
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+
+class ForgetParams(WireModel):
+    paths: list[str] = Field(min_length=1, max_length=1_000)
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+
 class SelectionArgs(WireModel):
     """Arguments of ``qwen.addToProjectRules`` / ``qwen.rememberSelection``."""
 

@@ -43,6 +43,9 @@ class ChatSession:
     skills_tracker: SkillListingTracker = field(default_factory=SkillListingTracker)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     prompt_tokens: int = 0
+    conversation: list[Content] | None = None
+    """For a chat loaded from disk: every recorded message, also those a compression summarised
+    (what a resume shows the user); None for a chat started here."""
 
 
 class SessionRegistry:
@@ -90,6 +93,7 @@ class SessionRegistry:
             context=self._new_context(),
             history=reader.build_history(records),
             prompt_tokens=counts.prompt_tokens if counts else 0,
+            conversation=reader.build_conversation(records),
         )
 
     def read_history(self, session_id: str) -> list[Content]:
@@ -128,7 +132,7 @@ def turn_recorder(recorder: SessionRecorder, model: str | None) -> Callable[...,
 
     def record(content: Content, **meta: Any) -> None:
         if content["role"] != "model":
-            recorder.record_tool_result(content, None)
+            _record_tool_results(recorder, content, meta.get("tool_results") or [])
             return
         usage = meta.get("usage")
         recorder.record_model(
@@ -139,6 +143,20 @@ def turn_recorder(recorder: SessionRecorder, model: str | None) -> Callable[...,
         )
 
     return record
+
+
+def _record_tool_results(recorder: SessionRecorder, content: Content, results: list[dict[str, Any]]) -> None:
+    """One ``tool_result`` record per call, as Qwen Code writes them: that call's response and its ``toolCallResult``.
+
+    Resume appends each record's message, so a round of N calls comes back
+    as N user Contents; they become the same N ``tool`` messages on the wire.
+    """
+    parts = content["parts"]
+    if len(results) != len(parts):
+        recorder.record_tool_result(content, None)
+        return
+    for part, result in zip(parts, results, strict=True):
+        recorder.record_tool_result([part], result)
 
 
 def transcript(history: Iterable[Content]) -> list[tuple[Literal["user", "assistant"], str]]:

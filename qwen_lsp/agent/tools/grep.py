@@ -37,7 +37,7 @@ from qwen_lsp.agent.tools.base import (
     function_declaration,
 )
 from qwen_lsp.agent.tools.ignore import IgnoreRules, walk_files
-from qwen_lsp.agent.tools.textfiles import cap_line, looks_binary, open_text, read_head
+from qwen_lsp.textfiles import cap_line, looks_binary, open_text, read_head
 from qwen_lsp.agent.tools.workspace import search_root
 from qwen_lsp.linear_regex import LinearRegexError, compile_linear
 from qwen_lsp.safe_glob import InvalidGlob, compile_pattern

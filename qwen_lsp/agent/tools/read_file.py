@@ -12,7 +12,10 @@ shows many lines. When anything is left out, the answer starts with
 Lines keep their trailing spaces (0.24 trims them; an edit tool that matches
 text exactly is better served by the real bytes). The file is streamed
 (see ``textfiles.read_window``): memory stays one chunk plus the shown
-window, whatever the file's shape.
+window, whatever the file's shape. A re-read of an unchanged range is
+served from the chat's read cache (``read_cache.py``): same answer, no read.
+In the editor a file that is open is read from its buffer, unsaved changes
+included, so what the model reads is what ``edit`` will match against.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from qwen_lsp.agent.tools.base import (
     ToolInputError,
     function_declaration,
 )
-from qwen_lsp.agent.tools.textfiles import (
+from qwen_lsp.textfiles import (
     DEFAULT_LINE_LIMIT,
     looks_binary,
     read_head,
@@ -35,6 +38,10 @@ from qwen_lsp.agent.tools.textfiles import (
     size_refusal,
 )
 from qwen_lsp.agent.tools.workspace import relative_display, resolve_in_workspace
+
+MAX_BUFFER_CHARS = 10 * 1024 * 1024
+"""An open buffer larger than this is refused, as a file over the 10 MB read limit is."""
+
 
 class ReadFileArgs(ToolArgs):
     file_path: str = Field(min_length=1)
@@ -80,24 +87,36 @@ class ReadFileTool(FileTool[ReadFileArgs]):
         if path.is_dir():
             raise ToolInputError(f"Path is a directory, not a file: {path}. Use list_directory to see its entries.")
         shown = relative_display(path, ctx)
-        too_large = size_refusal(path)
-        if too_large:
-            raise ToolInputError(
-                f"{too_large}: {path}. Use grep_search to find the part you need, or read a smaller file."
-            )
-        head = read_head(path)
-        if looks_binary(head):
-            return Outcome(
-                ToolResult(
-                    output=f"Cannot display content of binary file: {shown}",
-                    display=f"Skipped binary file: {shown}",
-                    extra={"path": str(path), "binary": True},
-                ),
-                touched=[path],
-            )
-
         start = params.offset or 0
-        window = read_window(path, head, start, params.limit or DEFAULT_LINE_LIMIT, count_all=True)
+        limit = params.limit or DEFAULT_LINE_LIMIT
+        buffer = ctx.applier.buffer_text(path) if ctx.applier is not None else None
+        stamp = None
+        if buffer is not None:  # open in the editor: what the user sees, unsaved changes included (as edit uses)
+            if len(buffer) > MAX_BUFFER_CHARS:
+                raise ToolInputError(f"The open buffer of {path} exceeds the 10MB limit. Use grep_search to find the part you need.")
+            window = read_window(path, b"", start, limit, count_all=True, text=buffer)
+        else:
+            too_large = size_refusal(path)
+            if too_large:
+                raise ToolInputError(
+                    f"{too_large}: {path}. Use grep_search to find the part you need, or read a smaller file."
+                )
+            head = read_head(path)
+            if looks_binary(head):
+                return Outcome(
+                    ToolResult(
+                        output=f"Cannot display content of binary file: {shown}",
+                        display=f"Skipped binary file: {shown}",
+                        extra={"path": str(path), "binary": True},
+                    ),
+                    touched=[path],
+                )
+            info = path.stat()
+            stamp = (info.st_mtime_ns, info.st_size, start, params.limit)
+            cached = ctx.read_cache.get(path, stamp) if ctx.read_cache is not None else None
+            if cached is not None:
+                return Outcome(cached, touched=[path])
+            window = read_window(path, head, start, limit, count_all=True)
         lines = [line.text for line in window.lines]
         total = window.total or 0
         if total and start >= total:
@@ -114,11 +133,11 @@ class ReadFileTool(FileTool[ReadFileArgs]):
         else:
             output = body if total else f"File {path} is empty."
             display = f"Read {shown}"
-        return Outcome(
-            ToolResult(
-                output=output,
-                display=display,
-                extra={"path": str(path), "lines": (start + 1, end), "total_lines": total, "truncated": truncated},
-            ),
-            touched=[path],
+        result = ToolResult(
+            output=output,
+            display=display,
+            extra={"path": str(path), "lines": (start + 1, end), "total_lines": total, "truncated": truncated},
         )
+        if ctx.read_cache is not None and stamp is not None:
+            ctx.read_cache.put(path, stamp, result)
+        return Outcome(result, touched=[path])

@@ -30,6 +30,9 @@ def resolve_in_workspace(raw: str, ctx: ToolContext) -> Path:
         candidate = ctx.cwd / candidate
     root = ctx.workspace_root.resolve()
     resolved = resolved_inside(candidate, root)
+    for extra in ctx.read_roots:
+        if resolved is None:
+            resolved = resolved_inside(candidate, extra.resolve())
     if resolved is None:
         raise ToolInputError(
             f"Path {text} is outside the workspace ({root}). Only files inside the workspace can be accessed."

@@ -17,6 +17,7 @@ editor attachments share these, so both answer the same way.
 from __future__ import annotations
 
 import codecs
+import io
 import os
 import re
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from ...files import ensure_regular
+from .files import ensure_regular
 
 SNIFF_BYTES = 4096
 MAX_LINE_CHARS = 2000
@@ -142,18 +143,19 @@ class TextWindow:
     """The window hit ``MAX_OUTPUT_CHARS``; its last line carries the truncation mark."""
 
 
-def read_window(path: Path, head: bytes, start: int, wanted: int, *, count_all: bool) -> TextWindow:
+def read_window(path: Path, head: bytes, start: int, wanted: int, *, count_all: bool, text: str | None = None) -> TextWindow:
     """Up to ``wanted`` lines from 0-based line ``start``, at most ``MAX_OUTPUT_CHARS`` in all.
 
     The line that crosses the character cap is cut (Qwen Code's rule: at
     least 10 characters of it stay). With ``count_all`` the rest of the file
     is read (chunk by chunk) to count its lines; without, reading stops at
-    the first line past the window.
+    the first line past the window. ``text``, when given, is read instead of
+    the file (an editor buffer).
     """
     window = TextWindow()
     used = 0
     count = 0
-    with open_text(path, head) as fh:
+    with open_text(path, head) if text is None else io.StringIO(text, newline="") as fh:
         for count, line in enumerate(capped_lines(fh), start=1):
             if count <= start:
                 continue

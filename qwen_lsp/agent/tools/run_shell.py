@@ -1,0 +1,126 @@
+"""``run_shell_command`` for the main chat: a real shell, off unless ``tools.shell.enabled``, always approved.
+
+Parameters are Qwen Code's (``command``, ``description``, ``directory``,
+``is_background``); background commands are refused, since a language
+server has no place to keep them running. The command runs with
+``bash -c`` in the workspace (or ``directory`` inside it), in its own
+process group, stdin closed, with a timeout and at most
+``MAX_OUTPUT_CHARS`` of combined output kept. On timeout, overflow or a
+cancelled turn the whole group is killed, so a ``make`` does not leave
+its children running.
+
+Asking happens before anything starts (``ctx.approve``); memory forks use
+the read-only variant in ``shell.py`` instead, never this one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import os
+import signal
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from qwen_lsp.agent.approvals import Approval, ToolPermission
+from qwen_lsp.agent.tool import ToolContext, ToolResult
+from qwen_lsp.agent.tools.base import ToolArgs, describe_validation_error, function_declaration
+from qwen_lsp.agent.tools.shell import MAX_COMMAND_CHARS, MAX_OUTPUT_CHARS, NAME, read_bounded
+from qwen_lsp.agent.tools.workspace import resolved_inside
+
+TIMEOUT_SECONDS = 120.0
+
+
+class RunShellArgs(ToolArgs):
+    command: str = Field(min_length=1, max_length=MAX_COMMAND_CHARS)
+    description: str | None = None
+    directory: str | None = None
+    is_background: bool = False
+
+
+class ShellTool:
+    name = NAME
+    DECLARATION = function_declaration(
+        NAME,
+        "Runs a shell command with 'bash -c' in the project directory and returns its combined output and exit "
+        f"code. The user approves each command first. Commands are stopped after {TIMEOUT_SECONDS:g} seconds; "
+        "interactive and background commands are not supported.",
+        {
+            "properties": {
+                "command": {"description": "The exact bash command to run.", "type": "string"},
+                "description": {"description": "A short description of what the command does, shown to the user.", "type": "string"},
+                "directory": {"description": "Optional: the directory to run in, relative to the project root.", "type": "string"},
+                "is_background": {"description": "Must be false: background commands are not supported here.", "type": "boolean"},
+            },
+            "required": ["command"],
+            "type": "object",
+        },
+    )
+
+    def __init__(self, timeout: float = TIMEOUT_SECONDS) -> None:
+        self._timeout = timeout
+
+    def declaration(self) -> dict[str, Any]:
+        return copy.deepcopy(self.DECLARATION)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        try:
+            params = RunShellArgs.model_validate(args if args is not None else {})
+        except ValidationError as exc:
+            return ToolResult(output=describe_validation_error(NAME, exc), is_error=True)
+        if params.is_background:
+            return ToolResult(output="Background commands are not supported here; run the command in the foreground.", is_error=True)
+        base = ctx.cwd if not params.directory else ctx.workspace_root / params.directory
+        cwd = await asyncio.to_thread(resolved_inside, base, ctx.workspace_root.resolve())
+        if cwd is None or not cwd.is_dir():
+            return ToolResult(output=f"The directory {params.directory!r} is not a directory inside the workspace.", is_error=True)
+        title = f"Run: {params.description or params.command}"[:200]
+        request = ToolPermission(tool=NAME, title=title, command=params.command)
+        approval = await ctx.approve(ctx.call_id, request) if ctx.approve is not None else Approval("deny")
+        decision = approval.decision
+        if decision == "deny":
+            return ToolResult(output=approval.refusal(), is_error=True, display=f"Declined: {params.command[:80]}", extra={"decision": decision})
+        result = await run_command(params.command, str(cwd), self._timeout)
+        return ToolResult(output=result.output, is_error=result.is_error, display=result.display, extra={"decision": decision})
+
+
+async def run_command(command: str, cwd: str, timeout: float = TIMEOUT_SECONDS) -> ToolResult:
+    """Run ``bash -c command`` in its own process group; the group is killed however this ends early."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "bash", "-c", command,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return ToolResult(output=f"Command failed to start: {exc.strerror or exc}", is_error=True)
+    try:
+        async with asyncio.timeout(timeout):
+            out, cut = await read_bounded(proc)
+            if not cut:
+                await proc.wait()
+    except TimeoutError:
+        return ToolResult(output=f"Command timed out after {timeout:g} s and was stopped.", is_error=True)
+    finally:
+        # Also after a normal exit: whatever the command left running in its group goes with it.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        if proc.returncode is None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(proc.wait())
+    text = _text(out)
+    if cut:
+        text += f"\n... [output cut at {MAX_OUTPUT_CHARS} characters; the command was stopped]"
+        return ToolResult(output=text, is_error=False, display=f"Output cut at {MAX_OUTPUT_CHARS} characters")
+    code = proc.returncode
+    output = f"{text or '(no output)'}\nExit code: {code}"
+    return ToolResult(output=output, is_error=code != 0, display=f"Exit code {code}")
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")

@@ -1,0 +1,109 @@
+"""Crash-safe file replacement and the cross-process lock that serialises memory writers.
+
+A memory file or index is only ever replaced whole: the new bytes go to a
+temporary file in the same directory, are fsync'd, and ``os.replace`` swaps
+them in, then the directory is fsync'd so the rename itself survives a power
+cut. A process killed at any point leaves the old file or the new one, never
+a mix. The temporary name (``.<name>.<random>.tmp``) does not end in
+``.md``, so a scan never mistakes a leftover for a memory, and the next
+index rebuild deletes leftovers older than a minute.
+
+``rename`` replaces a symlink at the target instead of writing through it
+(Qwen Code's ``noFollow``): a planted ``MEMORY.md -> /elsewhere`` link is
+swapped for a regular file, and nothing outside the root is touched.
+
+Two servers (two editor windows) on one project must not interleave
+"pick a free file name, write it, rebuild the index": :func:`locked` holds
+an ``fcntl.flock`` on a lock file for the whole sequence. ``flock`` is
+released by the kernel when its holder dies, so a killed server never
+leaves a stale lock behind. POSIX only, like the rest of the server's
+file handling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import re
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from qwen_lsp.errors import EngineError
+from qwen_lsp.files import TEMP_SUFFIX, atomic_write_text, fsync_dir
+
+__all__ = ["atomic_write_text", "fsync_dir", "locked", "read_text_nofollow", "remove_stale_temps"]
+
+LOCK_TIMEOUT_S = 30.0
+"""How long a writer waits for another process before giving up with an error (no write lost: nothing written)."""
+_LOCK_POLL_S = 0.01
+STALE_TEMP_AGE_S = 60.0
+"""A temporary file this old was left by a killed writer (a real write takes milliseconds)."""
+_OUR_TEMP = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+"""``mkstemp(prefix=".<name>.", suffix=".tmp")``: only names we create are ever cleaned up."""
+
+
+def remove_stale_temps(directory: Path, *, min_age_s: float = STALE_TEMP_AGE_S) -> None:
+    """Delete temporary files a killed writer left in ``directory`` (ours only, and only old ones)."""
+    cutoff = time.time() - min_age_s
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        if not _OUR_TEMP.fullmatch(entry.name):
+            continue
+        with contextlib.suppress(OSError):
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and info.st_mtime < cutoff:
+                os.unlink(entry.path)
+
+
+def read_text_nofollow(path: Path, limit: int) -> str | None:
+    """The file's text, or None when it is missing, a symlink, or not a regular file.
+
+    At most ``limit`` bytes are read; invalid UTF-8 is replaced, not fatal.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            return handle.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+@contextlib.contextmanager
+def locked(lock_file: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``lock_file`` (created if needed) for the block.
+
+    Threads of one process exclude each other too: each call opens its own
+    file description, and ``flock`` locks conflict across descriptions.
+    """
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise EngineError(
+                        f"Memory is busy: another process has held {lock_file} for {timeout:.0f} s. Try again.",
+                        kind="memory_busy",
+                    ) from None
+                time.sleep(_LOCK_POLL_S)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the flock

@@ -1,0 +1,276 @@
+"""The one entry point of auto memory: what the engine wires and the adapters call.
+
+Everything memory does goes through a :class:`MemoryManager` per workspace:
+the system prompt's memory block, recall for a turn, the editor's list /
+remember / forget, extraction after a turn and dream now and then. It owns
+the :class:`~.store.MemoryStore` (all disk access) and the background tasks,
+and reports changes and progress through plain callables, so it knows
+nothing of LSP. Model access comes in through :class:`ModelAccess`, handed
+over by the engine (design §2: cores never import ``agent/``).
+
+Disk work runs on worker threads; the methods here are coroutines so an
+adapter can await them on the event loop. Settings are read through a
+callable on every use, so switching ``memory.*`` applies without a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..config import MemorySettings
+from ..protocol import (
+    ForgetCandidate,
+    ForgetCandidatesResult,
+    DreamResult as DreamReport,
+    MemoryChanged,
+    MemoryForgetResult,
+    MemoryItem,
+    MemoryListResult,
+    MemoryRememberResult,
+    RecallItem,
+    RecallResultWire,
+)
+from ..errors import EngineError
+from .age import memory_age
+from .errors import TeamMemorySecurityError
+from .forget_select import select_forget_candidates
+from .model import SCOPES, MemoryDoc, Scope, Topic
+from .prompt_block import build_memory_block
+from .dream import Dream, DreamResult
+from .extract import Extractor, ExtractResult
+from .forking import MemoryForkRunner, ParentTurn
+from .recall import SideQuery, recall
+from .store import MemoryStore
+
+log = logging.getLogger(__name__)
+
+
+class ModelAccess(Protocol):
+    """What memory needs of the model, provided by the engine (None: no model configured)."""
+
+    async def side_query(self) -> SideQuery | None: ...
+
+    def fork_runner(self, store: MemoryStore) -> MemoryForkRunner:
+        """Forked runs of a parent turn whose writes go through ``store``."""
+        ...
+
+    async def bare_parent(self) -> ParentTurn:
+        """A parent turn with no history (the current system prompt and tools), for a dream the user asked for."""
+        ...
+
+
+class MemoryManager:
+    def __init__(
+        self,
+        project_root: Path,
+        *,
+        settings: Callable[[], MemorySettings],
+        model: ModelAccess,
+        on_change: Callable[[MemoryChanged], None] = lambda _c: None,
+        progress: Callable[[str], Callable[[str], None]] = lambda _t: lambda _m: None,
+        home: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = MemoryStore(project_root, home=home, env=env)
+        self._env: Mapping[str, str] = os.environ if env is None else env
+        self._settings = settings
+        self._model = model
+        self._on_change = on_change
+        self._progress = progress
+        self._clock = clock
+        self._surfaced: dict[str, set[Path]] = {}
+        """Per chat: memory files already recalled into it (not offered twice, spec §7.1 step 2)."""
+        self._background: set[asyncio.Task[Any]] = set()
+        runner = model.fork_runner(self.store)
+        self._extractor = Extractor(self.store, runner, workspace_root=Path(project_root))
+        self._dream = Dream(self.store, runner, workspace_root=Path(project_root), enabled=lambda: self._settings().auto_dream)
+
+    @property
+    def enabled(self) -> bool:
+        return self._settings().enabled
+
+    # ----------------------------------------------------------------- the system prompt
+    def prompt_block(self) -> str:
+        """The auto-memory block of the system prompt ('' when memory is off). Blocking: reads the indexes."""
+        if not self.enabled:
+            return ""
+        roots: dict[Scope, Path | None] = {"user": self.store.root("user"), "project": self.store.root("project"), "team": None}
+        indexes: dict[Scope, str | None] = {"user": self.store.index_text("user"), "project": self.store.index_text("project"), "team": None}
+        if self.team_in_use():
+            try:
+                indexes["team"] = self.store.index_text("team")
+                roots["team"] = self.store.root("team")
+            except TeamMemorySecurityError as exc:
+                log.warning("team memory left out of the prompt: %s", exc.message)
+        return build_memory_block(roots, indexes)
+
+    def team_in_use(self) -> bool:
+        """Team memory shows in the prompt once the repository has it (a committed ``.qwen/team-memory``)
+        or ``QWEN_CODE_MEMORY_TEAM=1`` asks for it, as Qwen Code's flag does; the team tier's
+        guidance would only confuse the model in a repository that has none."""
+        return self._env.get("QWEN_CODE_MEMORY_TEAM") == "1" or os.path.isdir(self.store.root("team"))
+
+    def rebuild_indexes(self) -> None:
+        """At startup (blocking): an index one write behind (a crash between a file's rename and
+        its index rebuild) is brought in line with the files on disk; nothing is written if it already is."""
+        for scope in SCOPES:
+            if scope == "team" and not os.path.isdir(self.store.root("team")):
+                continue
+            try:
+                self.store.rebuild_index(scope)
+            except (OSError, EngineError) as exc:
+                log.warning("%s memory index not rebuilt: %s", scope, exc)
+
+    # ----------------------------------------------------------------- recall
+    def start_recall(self, session_id: str, prompt: str, active_tools: Collection[str] = ()) -> asyncio.Task[list[str]] | None:
+        """Start recall for a turn; the caller polls the task and never waits for it."""
+        if not self.enabled or not prompt.strip():
+            return None
+        return asyncio.ensure_future(self._recall_for_turn(session_id, prompt, active_tools))
+
+    async def _recall_for_turn(self, session_id: str, prompt: str, active_tools: Collection[str]) -> list[str]:
+        surfaced = self._surfaced.setdefault(session_id, set())
+        result = await self._recall(prompt, use_model=True, exclude=surfaced, active_tools=active_tools)
+        surfaced.update(d.path for d in result.docs)
+        return [f"<system-reminder>\n{result.text}\n</system-reminder>"] if result.text else []
+
+    async def _recall(self, query: str, *, use_model: bool, exclude: Collection[Path] = (), active_tools: Collection[str] = ()) -> Any:
+        docs = await asyncio.to_thread(self._recall_docs, exclude)
+        select = await self._model.side_query() if use_model else None
+        return await recall(query, docs, select=select, now=self._clock(), active_tools=active_tools)
+
+    def _recall_docs(self, exclude: Collection[Path]) -> list[MemoryDoc]:
+        """Project first, then user, so on a full tie project shadows user (spec §7.1 step 1)."""
+        try:
+            user = self.store.scan("user")
+        except OSError as exc:
+            log.warning("user memory could not be read; recalling from the project only: %s", exc)
+            user = []
+        return [d for d in [*self.store.scan("project"), *user] if d.path not in exclude]
+
+    async def recall_report(self, query: str, *, use_model: bool = True) -> RecallResultWire:
+        """What recall would inject for ``query`` (``qwen-lsp memory recall``)."""
+        result = await self._recall(query, use_model=use_model)
+        return RecallResultWire(
+            strategy=result.strategy,
+            memories=[RecallItem(path=str(d.path), scope=d.scope, type=d.type, name=d.title) for d in result.docs],
+            text=result.text,
+        )
+
+    def forget_session(self, session_id: str) -> None:
+        self._surfaced.pop(session_id, None)
+
+    # ----------------------------------------------------------------- the editor's operations
+    async def list(self, scope: Scope | None = None) -> MemoryListResult:
+        docs = await asyncio.to_thread(self.store.scan, scope) if scope else await asyncio.to_thread(self.store.scan_all)
+        now = self._clock()
+        return MemoryListResult(memories=[self._item(d, now) for d in docs])
+
+    @staticmethod
+    def _item(doc: MemoryDoc, now: float) -> MemoryItem:
+        return MemoryItem(path=str(doc.path), scope=doc.scope, type=doc.type, name=doc.title, description=doc.description, age=memory_age(doc.mtime, now))
+
+    async def remember(self, text: str, *, type: Topic = "feedback", scope: Scope = "project", name: str | None = None) -> MemoryRememberResult:
+        """Save ``text`` as one memory; no model needed (name and description come from the text)."""
+        doc = await asyncio.to_thread(self.store.remember, text=text, type=type, scope=scope, name=name)
+        self.changed(doc.scope, [doc.path])
+        return MemoryRememberResult(path=str(doc.path), scope=doc.scope, type=doc.type)
+
+    async def forget_candidates(self, query: str) -> ForgetCandidatesResult:
+        """Step one of forget: what matches ``query``; nothing is removed until :meth:`forget`."""
+        docs = await asyncio.to_thread(self.store.scan_all)
+        select = await self._model.side_query()
+        found = await select_forget_candidates(query, docs, select=select)
+        return ForgetCandidatesResult(candidates=[ForgetCandidate(path=str(c.path), name=c.name, description=c.description, reason=c.reason) for c in found])
+
+    async def forget(self, paths: Sequence[Path]) -> MemoryForgetResult:
+        """Step two: remove the files the user confirmed (paths outside every memory root are refused)."""
+        removed = await asyncio.to_thread(self.store.remove, paths)
+        by_scope: dict[Scope, list[Path]] = {}
+        for path in removed:
+            scope = self.store.scope_of(path)
+            if scope is not None:
+                by_scope.setdefault(scope, []).append(path)
+        for scope, scoped in by_scope.items():
+            self.changed(scope, scoped)
+        return MemoryForgetResult(removed=[str(p) for p in removed])
+
+    def changed(self, scope: Scope, paths: Sequence[Path]) -> None:
+        self._on_change(MemoryChanged(scope=scope, paths=[str(p) for p in paths]))
+
+    # ----------------------------------------------------------------- after a turn
+    def after_turn(self, session_id: str, parent: ParentTurn) -> None:
+        """Schedule extraction and, when its gates allow, a dream; both run in the background."""
+        settings = self._settings()
+        if not settings.enabled:
+            return
+        if settings.auto_extract:
+            self._spawn(self._extract(session_id, parent))
+        if settings.auto_dream:
+            self._spawn(self._dream_run(session_id, parent, force=False))
+
+    async def _extract(self, session_id: str, parent: ParentTurn) -> ExtractResult:
+        future = self._extractor.schedule(session_id, parent)
+        end = None if future.done() else self._progress("Qwen: saving memories from this turn")
+        try:
+            result = await future
+        finally:
+            if end is not None:
+                end("done")
+        if result.status == "failed":
+            log.warning("memory extraction failed: %s", result.error)
+        self._announce(result.files_written)
+        return result
+
+    async def dream_now(self) -> DreamReport:
+        """A dream the user asked for (``qwen-lsp memory dream``): the schedule's gates do not apply."""
+        result = await self._dream_run("manual", await self._model.bare_parent(), force=True)
+        return DreamReport(status=result.status, reason=result.skipped_reason or result.error, touched=[f"{t}.md" for t in result.touched_topics])
+
+    async def _dream_run(self, session_id: str, parent: ParentTurn, *, force: bool) -> DreamResult:
+        ends: list[Callable[[str], None]] = []
+        try:
+            result = await self._dream.maybe_run(session_id, parent, force=force, started=lambda: ends.append(self._progress("Qwen: consolidating memories")))
+        finally:
+            for end in ends:
+                end("done")
+        if result.status == "failed":
+            log.warning("memory dream failed: %s", result.error)
+        self._announce(result.files_written)
+        return result
+
+    def _announce(self, written: Sequence[str]) -> None:
+        by_scope: dict[Scope, list[Path]] = {}
+        for raw in written:
+            path = Path(raw)
+            scope = self.store.scope_of(path)
+            if scope is not None:
+                by_scope.setdefault(scope, []).append(path)
+        for scope, paths in by_scope.items():
+            self.changed(scope, paths)
+
+    # ----------------------------------------------------------------- lifecycle
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    async def drain(self) -> None:
+        """Shutdown: stop extraction and dream (a cancelled run records nothing), then wait for them.
+
+        Writes are atomic, so stopping mid-run leaves whole files and an index
+        the next start brings in line (:meth:`rebuild_indexes`).
+        """
+        self._extractor.cancel()
+        self._dream.cancel()
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+        await self._extractor.drain()

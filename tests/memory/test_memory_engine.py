@@ -1,0 +1,266 @@
+"""Memory through the engine: remember/list/forget, the prompt block, recall timing, save_memory, settings."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.rules_repo import git
+from support.scripted_openai import Reply, ScriptedOpenAI, Stall, ToolCallSpec
+
+from qwen_lsp.agent.events import TurnEvent
+from qwen_lsp.engine import Engine, Listeners
+from qwen_lsp.errors import EngineError
+from qwen_lsp.llm.tokens import TokenCounter
+from qwen_lsp.protocol import MemoryChanged
+
+GITHUB_TOKEN = "ghp_" + "R4nd0mT0k3n" * 3 + "abc"
+
+
+def ignore(_event: TurnEvent) -> None:
+    return None
+
+
+@pytest.fixture
+def repo(home: Path) -> Path:
+    ws = home / "work" / "app"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "app.py").write_text("print('hi')\n")
+    git(ws, "init", "-q")
+    return ws
+
+
+def make_engine(repo: Path, scripted: ScriptedOpenAI, changes: list[MemoryChanged], approval: str = "default", **settings: Any) -> Engine:
+    env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
+    client = {"memory": {"autoExtract": False, "autoDream": False, **settings}, "tools": {"approvalMode": approval}}
+    return Engine(repo, counter=TokenCounter(), env=env, client_settings=client, listeners=Listeners(memory_changed=changes.append))
+
+
+def is_side_query(body: dict[str, Any]) -> bool:
+    return "tools" not in body and body.get("response_format") is not None
+
+
+def first_system(scripted: ScriptedOpenAI) -> str:
+    main = [r for r in scripted.chat_requests() if not is_side_query(r.body)]
+    return str(main[-1].body["messages"][0]["content"])
+
+
+async def test_remember_list_forget_round_trip(repo: Path, scripted: ScriptedOpenAI) -> None:
+    changes: list[MemoryChanged] = []
+    engine = make_engine(repo, scripted, changes)
+    try:
+        saved = await engine.memory.remember("Tests here never mock the database; they use the dockerised Postgres.")
+        path = Path(saved.path)
+        assert (saved.scope, saved.type) == ("project", "feedback")
+        assert path.is_file() and path.parent.name == "feedback"
+        assert path.parent.parent == engine.memory.store.root("project")
+        index = (path.parent.parent / "MEMORY.md").read_text()
+        assert f"(feedback/{path.name})" in index and index.count("\n- ") + index.startswith("- ") == 1
+        assert [c.wire() for c in changes] == [{"scope": "project", "paths": [str(path)]}]
+
+        listed = (await engine.memory.list()).wire()["memories"]
+        assert [(m["path"], m["scope"], m["type"], m["age"]) for m in listed] == [(str(path), "project", "feedback", "today")]
+
+        found = (await engine.memory.forget_candidates("mock the database")).candidates
+        assert [c.path for c in found] == [str(path)]
+        assert path.is_file()  # step one removes nothing
+        removed = (await engine.memory.forget([Path(found[0].path), repo / "src" / "app.py"])).removed
+        assert removed == [str(path)] and not path.exists()
+        assert (repo / "src" / "app.py").is_file()  # outside every memory root: refused, untouched
+        assert changes[-1].wire() == {"scope": "project", "paths": [str(path)]}
+        assert (await engine.memory.list()).memories == []
+    finally:
+        await engine.drain()
+
+
+async def test_a_secret_for_team_memory_is_refused_naming_the_rule(repo: Path, scripted: ScriptedOpenAI) -> None:
+    changes: list[MemoryChanged] = []
+    engine = make_engine(repo, scripted, changes)
+    try:
+        with pytest.raises(EngineError) as info:
+            await engine.memory.remember(f"deploy token is {GITHUB_TOKEN}", scope="team")
+        assert info.value.kind == "secret" and "GitHub PAT" in info.value.message
+        assert GITHUB_TOKEN not in info.value.message
+        assert not (repo / ".qwen" / "team-memory").exists() or not list((repo / ".qwen" / "team-memory").rglob("*.md"))
+        assert changes == []
+    finally:
+        await engine.drain()
+
+
+async def test_the_memory_block_is_in_the_prompt_and_stable_until_memory_changes(repo: Path, scripted: ScriptedOpenAI) -> None:
+    engine = make_engine(repo, scripted, [])
+    try:
+        await engine.chat("first", emit=ignore)
+        empty = first_system(scripted)
+        assert "# auto memory" in empty
+        saved = await engine.memory.remember("Prefer pathlib over os.path in new code.")
+        result = await engine.chat("second", emit=ignore)
+        with_one = first_system(scripted)
+        assert with_one != empty and f"feedback/{Path(saved.path).name}" in with_one
+        await engine.chat("third", session_id=result.session_id, emit=ignore)
+        assert first_system(scripted) == with_one  # byte-stable while nothing changes
+    finally:
+        await engine.drain()
+
+
+async def test_memory_off_drops_the_block_and_recall_without_a_restart(repo: Path, scripted: ScriptedOpenAI) -> None:
+    engine = make_engine(repo, scripted, [])
+    try:
+        await engine.memory.remember("Release branches are named release/YYYY-MM.")
+        engine.update_client_settings({"memory": {"enabled": False, "autoExtract": False}})
+        await engine.chat("how are release branches named?", emit=ignore)
+        body = json.dumps(scripted.chat_requests()[-1].body)
+        assert "# auto memory" not in body and "Relevant memory" not in body
+        assert len(scripted.chat_requests()) == 1  # and no selector side query
+    finally:
+        await engine.drain()
+
+
+async def test_a_selector_that_never_answers_does_not_hold_the_turn(repo: Path, scripted: ScriptedOpenAI) -> None:
+    def route(body: dict[str, Any]) -> Any:
+        return Stall(after=60) if is_side_query(body) else Reply(chunks=["answered"])
+
+    scripted.default = route
+    engine = make_engine(repo, scripted, [])
+    try:
+        await engine.memory.remember("Release branches are named release/YYYY-MM.")
+        result = await engine.chat("how are release branches named?", emit=ignore)
+        assert result.text == "answered"
+        main = [r for r in scripted.chat_requests() if not is_side_query(r.body)]
+        assert len(main) == 1 and "Relevant memory" not in json.dumps(main[0].body)
+        assert any(is_side_query(r.body) for r in scripted.chat_requests())  # the selector was asked, not waited for
+    finally:
+        await engine.drain()
+
+
+async def test_recall_settled_in_time_goes_first_and_is_not_offered_twice(repo: Path, scripted: ScriptedOpenAI) -> None:
+    saved: list[str] = []
+
+    def route(body: dict[str, Any]) -> Any:
+        if is_side_query(body):
+            return Reply(chunks=[json.dumps({"selected_memories": saved})])
+        return Reply(chunks=[], tool_calls=[ToolCallSpec("list_directory", {"path": "."})]) if len(scripted.chat_requests()) < 3 else Reply(chunks=["done"])
+
+    scripted.default = route
+    engine = make_engine(repo, scripted, [])
+    try:
+        saved.append((await engine.memory.remember("Release branches are named release/YYYY-MM.")).path)
+        result = await engine.chat("how are release branches named?", emit=ignore)
+        main = [r.body for r in scripted.chat_requests() if not is_side_query(r.body)]
+        assert sum("Relevant memory" in json.dumps(b["messages"][-1]) for b in main) == 1  # once, first or after the tool round
+        turn_two = len(scripted.chat_requests())
+        await engine.chat("and how are release branches named again?", session_id=result.session_id, emit=ignore)
+        later = [r.body for r in scripted.chat_requests()[turn_two:] if not is_side_query(r.body)]
+        assert all("Relevant memory" not in json.dumps(b["messages"][-1]) for b in later)  # already surfaced in this chat
+    finally:
+        await engine.drain()
+
+
+async def test_recall_report_model_and_heuristic(repo: Path, scripted: ScriptedOpenAI) -> None:
+    engine = make_engine(repo, scripted, [])
+    try:
+        a = await engine.memory.remember("Release branches are named release/YYYY-MM.")
+        await engine.memory.remember("Use ruff for linting, never flake8.")
+        scripted.enqueue(Reply(chunks=[json.dumps({"selected_memories": [a.path]})]))
+        by_model = await engine.memory.recall_report("release branch naming")
+        assert by_model.strategy == "model" and [m.path for m in by_model.memories] == [a.path]
+        assert "## Relevant memory" in by_model.text
+        heuristic = await engine.memory.recall_report("release branch naming", use_model=False)
+        assert heuristic.strategy == "heuristic" and heuristic.memories[0].path == a.path
+        nothing = await engine.memory.recall_report("kubernetes helm charts", use_model=False)
+        assert nothing.strategy == "none" and nothing.memories == []
+    finally:
+        await engine.drain()
+
+
+async def test_the_models_save_memory_tool_writes_and_notifies(repo: Path, scripted: ScriptedOpenAI) -> None:
+    changes: list[MemoryChanged] = []
+    engine = make_engine(repo, scripted, changes)
+    scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("save_memory", {"fact": "The user prefers tabs.", "scope": "global"})]), Reply(chunks=["saved"]))
+    try:
+        await engine.chat("remember that I prefer tabs", emit=ignore)
+        [change] = changes
+        assert change.scope == "user" and Path(change.paths[0]).read_text().count("The user prefers tabs.") >= 1
+        tools = [t["function"]["name"] for t in scripted.chat_requests()[0].body["tools"]]
+        assert "save_memory" in tools
+    finally:
+        await engine.drain()
+
+
+async def test_a_memory_qwen_code_wrote_is_listed_and_recalled(repo: Path, scripted: ScriptedOpenAI) -> None:
+    engine = make_engine(repo, scripted, [])
+    root = engine.memory.store.root("project")
+    (root / "project").mkdir(parents=True)
+    (root / "project" / "deploy_freeze.md").write_text(
+        "---\nname: Deploy freeze\ndescription: No deploys on Fridays after 14:00 UTC\ntype: project\n---\n\n"
+        "No deploys on Fridays after 14:00 UTC.\n**Why:** incidents over weekends.\n**How to apply:** schedule releases earlier.\n"
+    )
+    try:
+        listed = (await engine.memory.list("project")).memories
+        assert [(m.name, m.type) for m in listed] == [("Deploy freeze", "project")]
+        report = await engine.memory.recall_report("can we deploy on friday afternoon", use_model=False)
+        assert [m.name for m in report.memories] == ["Deploy freeze"]
+    finally:
+        await engine.drain()
+
+
+async def test_startup_brings_a_stale_index_in_line(repo: Path, scripted: ScriptedOpenAI) -> None:
+    engine = make_engine(repo, scripted, [])
+    try:
+        saved = await engine.memory.remember("Migrations are generated, never hand-written.")
+        index = engine.memory.store.root("project") / "MEMORY.md"
+        index.write_text("")  # a crash between the file's rename and the index rebuild
+        await engine.start_watching(asyncio.get_running_loop())
+        for _ in range(100):
+            if Path(saved.path).name in index.read_text():
+                break
+            await asyncio.sleep(0.02)
+        assert Path(saved.path).name in index.read_text()
+    finally:
+        await engine.drain()
+
+
+async def test_extraction_after_a_turn_writes_a_memory_through_a_fork_of_that_turn(repo: Path, scripted: ScriptedOpenAI) -> None:
+    changes: list[MemoryChanged] = []
+    engine = make_engine(repo, scripted, changes, approval="auto-edit", autoExtract=True)  # the chat declares write_file/edit
+    root = engine.memory.store.root("project")
+    target = root / "feedback" / "no-db-mocks.md"
+    memory_file = "---\nname: No database mocks\ndescription: Tests use the dockerised Postgres, never mocks\ntype: feedback\n---\n\nTests never mock the database.\n"
+    scripted.enqueue(
+        Reply(chunks=["Noted: real Postgres in tests."]),  # the user's turn
+        Reply(chunks=[], tool_calls=[ToolCallSpec("write_file", {"file_path": str(target), "content": memory_file})]),  # the fork
+        Reply(chunks=["Saved one memory."]),
+    )
+    try:
+        await engine.chat("FYI: tests here never mock the database, they use the dockerised Postgres.", emit=ignore)
+        for _ in range(250):
+            if changes:
+                break
+            await asyncio.sleep(0.02)
+        assert [c.wire() for c in changes] == [{"scope": "project", "paths": [str(target)]}]
+        assert target.read_text() == memory_file and "no-db-mocks.md" in (root / "MEMORY.md").read_text()
+        turn, fork = (r.body for r in scripted.chat_requests()[:2])
+        assert fork["messages"][0] == turn["messages"][0]  # the same system prompt, byte for byte
+        assert json.dumps(fork["messages"][1 : len(turn["messages"])]) == json.dumps(turn["messages"][1:])  # the same history prefix
+        assert json.dumps(fork["tools"]) == json.dumps(turn["tools"])  # the chat declares write_file/edit: the same array, byte for byte
+        cursor = json.loads((engine.memory.store.state_dir() / "extract-cursor.json").read_text())
+        assert cursor["processedOffset"] == 2
+    finally:
+        await engine.drain()
+
+
+async def test_shutdown_during_extraction_leaves_whole_files(repo: Path, scripted: ScriptedOpenAI) -> None:
+    engine = make_engine(repo, scripted, [], autoExtract=True)
+    scripted.enqueue(Reply(chunks=["ok"]), Stall(after=60))  # the fork's request never finishes
+    await engine.chat("remember: releases go out on Tuesdays", emit=ignore)
+    for _ in range(250):
+        if len(scripted.chat_requests()) == 2:
+            break
+        await asyncio.sleep(0.02)
+    await engine.drain()  # cancels the extraction: nothing half-written, nothing recorded as done
+    root = engine.memory.store.root("project")
+    assert not root.exists() or not [p for p in root.rglob("*") if p.is_file() and p.name != "MEMORY.md"]
+    assert not (engine.memory.store.state_dir() / "extract-cursor.json").exists()
