@@ -2,20 +2,17 @@
 // with the capabilities the extension declares (the StaticFeature plus what vscode-languageclient
 // declares for workspace/applyEdit); a scripted model calls `edit`; the server asks; the host's
 // PermissionBroker answers through the card; the edit arrives as workspace/applyEdit and equals the
-// diff editor's "after" (src/unifiedDiff.ts over the server's real diff). A server that does not
-// advertise permissionRequests yet must then not offer the model `edit` at all (nothing edits
-// without asking). Over a plain connection pair: the handler answers allow / deny with a reason,
+// diff editor's "after" (src/unifiedDiff.ts over the server's real diff); a cancelled turn
+// withdraws the question. Over a plain connection pair: the handler answers allow / deny with a reason,
 // and $/cancelRequest (the server withdrawing) removes the card and closes the diff.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { createInterface } from 'node:readline';
 import { CancellationTokenSource, createMessageConnection, ResponseError, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import type { ClientCapabilities } from 'vscode-languageclient/node';
-import { python, REPO_ROOT, startServer, tempDir, waitFor } from './support';
+import { startEditingModel, startServer, tempDir, waitFor } from './support';
 import type { Scripted, Server } from './support';
 import { PermissionBroker } from '../src/permission';
 import type { PermissionUi } from '../src/permission';
@@ -32,39 +29,6 @@ after(async () => {
   await Promise.all(servers.map((s) => s.stop()));
   for (const s of scripteds) s.stop();
 });
-
-/**
- * The scripted model (tests/support/scripted_openai.py, driven inline): when it is offered `edit`
- * and has no tool result yet, it calls `edit` on argv[1] (return 1 → return 2); otherwise it
- * answers in text. Every request body is logged to argv[2].
- */
-const EDITING_MODEL = `
-import sys, threading
-sys.path.insert(0, sys.argv[3])
-from tests.support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
-target = sys.argv[1]
-def reply(body):
-    if any(m.get("role") == "tool" for m in body.get("messages", [])):
-        return Reply(chunks=["Done."])
-    if "edit" in [t["function"]["name"] for t in body.get("tools") or []]:
-        return Reply(chunks=["Editing."], tool_calls=[ToolCallSpec("edit", {"file_path": target, "old_string": "return 1", "new_string": "return 2"}, id="e1")])
-    return Reply(chunks=["I cannot edit files here."])
-server = ScriptedOpenAI(0, default=reply, log_path=sys.argv[2])
-server.start()
-print(server.base_url, flush=True)
-threading.Event().wait()
-`;
-
-async function editingModel(target: string, log: string): Promise<Scripted> {
-  const proc = spawn(python(), ['-c', EDITING_MODEL, target, log, REPO_ROOT], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: proc.stdout! }).once('line', resolve);
-    proc.once('exit', (code) => reject(new Error(`scripted model exited ${code}`)));
-  });
-  const s = { baseUrl: line.trim(), proc, stop: () => void proc.kill() };
-  scripteds.push(s);
-  return s;
-}
 
 /** What the extension declares in initialize: vscode-languageclient's workspace-edit support plus the qwen feature. */
 function extensionCapabilities(): ClientCapabilities {
@@ -110,9 +74,11 @@ async function editSetup() {
   const target = path.join(ws, 'src', 'x.py');
   writeFileSync(target, ORIGINAL);
   const log = path.join(tempDir('qwen-perm-log-'), 'requests.jsonl');
-  const model = await editingModel(target, log);
+  const model = await startEditingModel(target, [{ old: 'return 1', new: 'return 2' }], log);
+  scripteds.push(model);
   const s = await startServer(ws, model.baseUrl, { tools: { approvalMode: 'default' } }, extensionCapabilities() as Record<string, unknown>);
   servers.push(s);
+  assert.ok(serverAsks(s), 'the server advertises permissionRequests');
   const applied: any[] = [];
   s.conn.onRequest('workspace/applyEdit', (p: any) => {
     applied.push(p.edit);
@@ -144,21 +110,15 @@ test('edit with the real server: asked through qwen/permission, Allow on the car
   s.listeners.push((m, ev: ChatEvent) => m === 'qwen/chatEvent' && void t.apply(ev));
   const r: ChatResult = await s.conn.sendRequest('qwen/chat', { prompt: 'make f return 2' });
   assert.equal(r.finishReason, 'stop');
-  if (!serverAsks(s)) {
-    // A server without qwen/permission: the model must not be able to edit at all.
-    assert.equal(asked.length, 0);
-    assert.equal(applied.length, 0);
-    assert.ok(offeredTools().every((names) => !names.includes('edit') && !names.includes('write_file')), 'no write tool offered');
-    return;
-  }
+  assert.ok(offeredTools()[0].includes('edit'), 'the model is offered edit');
   assert.equal(asked.length, 1, 'asked once');
   const p = asked[0];
   assert.equal(p.tool, 'edit');
-  assert.equal(p.toolCallId, 'e1');
+  assert.equal(p.toolCallId, 'e0');
   assert.equal(p.sessionId, r.sessionId);
   assert.equal(p.turnId, r.turnId);
   assert.equal(p.path, target);
-  assert.deepEqual(ui.diffs.map((d) => d.toolCallId), ['e1'], 'the diff editor was opened');
+  assert.deepEqual(ui.diffs.map((d) => d.toolCallId), ['e0'], 'the diff editor was opened');
   assert.equal(ui.shown, null, 'the card is gone after the answer');
   assert.equal(ui.closed, 1, 'and the diff closed');
   const proposed = applyUnifiedDiff(ORIGINAL, p.diff!);
@@ -166,7 +126,7 @@ test('edit with the real server: asked through qwen/permission, Allow on the car
   assert.equal(applied.length, 1, 'one workspace/applyEdit');
   assert.equal(applyWorkspaceEdit(ORIGINAL, applied[0]), proposed, 'the applied edit is what the user saw');
   assert.equal(readFileSync(target, 'utf8'), ORIGINAL, 'the server wrote nothing itself');
-  const card = t.messages[1].tools?.find((c) => c.id === 'e1');
+  const card = t.messages[1].tools?.find((c) => c.id === 'e0');
   assert.equal(card?.name, 'edit');
   assert.equal(card?.decision, 'allow', 'the tool card says it was allowed');
   assert.equal(card?.isError, false);
@@ -186,17 +146,12 @@ test('edit with the real server: a turn cancelled while the card waits withdraws
     (r) => r as ChatResult,
     (e) => e as ResponseError<unknown>,
   );
-  if (!serverAsks(s)) {
-    const r = await chat;
-    assert.ok(!(r instanceof ResponseError) && r.finishReason === 'stop');
-    assert.equal(asked, 0);
-    assert.equal(applied.length, 0);
-    return;
-  }
   await waitFor(() => ui.shown, 'the permission card');
   assert.equal(ui.diffs.length, 1);
   cts.cancel();
-  await chat;
+  const r = await chat;
+  assert.ok(r instanceof ResponseError ? r.code === -32800 : r.finishReason === 'cancelled', 'the turn was cancelled');
+  assert.equal(asked, 1);
   await waitFor(() => ui.shown === null, 'the card removed by $/cancelRequest');
   assert.equal(ui.closed, 1, 'the diff closed');
   assert.equal(broker.current, undefined);

@@ -42,6 +42,45 @@ export async function startScripted(reply: string, chunkDelay = 0): Promise<Scri
   return { baseUrl: line.trim(), proc, stop: () => proc.kill() };
 }
 
+/**
+ * A scripted model that edits (tests/support/scripted_openai.py, driven inline): offered `edit`,
+ * it calls it on `target` with the first of `edits` whose `when` is in the last user message (no
+ * `when` matches any), call ids e0, e1, … in that order; after a tool result it answers "Done.";
+ * not offered `edit` it answers in text. With `log`, every request body is appended there.
+ */
+export async function startEditingModel(target: string, edits: { old: string; new: string; when?: string }[], log?: string): Promise<Scripted> {
+  const proc = spawn(python(), ['-c', EDITING_MODEL, target, JSON.stringify(edits), log ?? '', REPO_ROOT], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: proc.stdout! }).once('line', resolve);
+    proc.once('exit', (code) => reject(new Error(`scripted editing model exited ${code}`)));
+  });
+  return { baseUrl: line.trim(), proc, stop: () => proc.kill() };
+}
+
+const EDITING_MODEL = `
+import json, sys, threading
+sys.path.insert(0, sys.argv[4])
+from tests.support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
+target, edits, log = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3] or None
+def text_of(message):
+    content = message.get("content")
+    return content if isinstance(content, str) else " ".join(p.get("text", "") for p in content or [])
+def reply(body):
+    messages = body.get("messages", [])
+    if messages and messages[-1].get("role") == "tool":
+        return Reply(chunks=["Done."])
+    if "edit" not in [t["function"]["name"] for t in body.get("tools") or []]:
+        return Reply(chunks=["I cannot edit files here."])
+    last = text_of([m for m in messages if m.get("role") == "user"][-1])
+    i = next(i for i, e in enumerate(edits) if e.get("when", "") in last)
+    e = edits[i]
+    return Reply(chunks=["Editing."], tool_calls=[ToolCallSpec("edit", {"file_path": target, "old_string": e["old"], "new_string": e["new"]}, id=f"e{i}")])
+server = ScriptedOpenAI(0, default=reply, log_path=log)
+server.start()
+print(server.base_url, flush=True)
+threading.Event().wait()
+`;
+
 export interface Server {
   conn: MessageConnection;
   proc: ChildProcess;
