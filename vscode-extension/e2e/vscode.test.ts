@@ -11,7 +11,8 @@ import { createServer } from 'node:net';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Browser, FrameLocator, Page } from 'playwright-core';
-import { EXT_ROOT, REPO_ROOT, python, tempDir, waitFor } from '../test/support';
+import { EXT_ROOT, REPO_ROOT, python, startEditingModel, tempDir, waitFor } from '../test/support';
+import type { Scripted } from '../test/support';
 import { ARTIFACTS, launch } from '../test/webviewHarness';
 
 const CODE_SERVER_TOOLS = process.env.CODE_SERVER_TOOLS ?? path.resolve(REPO_ROOT, '..', 'shared', 'tools', 'code-server');
@@ -20,6 +21,7 @@ const LONG = 120_000;
 const SHOTS = path.join(EXT_ROOT, 'e2e', 'screenshots');
 
 let scripted: ChildProcess;
+let editing: Scripted | undefined;
 let browser: Browser;
 let page: Page;
 let profile: string;
@@ -154,6 +156,7 @@ function e2e(name: string, minutes: number, fn: () => Promise<void>): void {
 after(async () => {
   await browser?.close();
   scripted?.kill();
+  editing?.stop();
   const pidFile = profile && path.join(profile, 'pid');
   if (pidFile && existsSync(pidFile)) {
     try {
@@ -227,4 +230,47 @@ e2e('after a window reload the transcript comes back from the server', 4, async 
   assert.equal((await first.textContent())?.replace(/^You/, '').trim(), 'Write a greeting function');
   await chat().locator('.msg.assistant .markdown pre code').first().waitFor({ timeout: LONG });
   await shot('after-reload');
+});
+
+e2e('an edit asks first: the permission card and the proposed change in the diff editor; Allow applies it, closing the diff denies', 5, async () => {
+  const target = path.join(workspace, 'src', 'api', 'users.py');
+  editing = await startEditingModel(target, [
+    { when: 'Rename', old: 'def list_users', new: 'def all_users' },
+    { old: 'return []', new: "return ['ada']" },
+  ]);
+  // The chat moves to a model that edits, through the setting a user would change (machine-scoped, so the Machine file).
+  const machine = path.join(profile, 'data', 'Machine', 'settings.json');
+  const sent = () => (qwenLog().match(/Sending notification 'workspace\/didChangeConfiguration'/g) ?? []).length;
+  const before = sent();
+  writeFileSync(machine, JSON.stringify({ ...JSON.parse(readFileSync(machine, 'utf8')), 'qwen.model.baseUrl': editing.baseUrl }));
+  await waitFor(() => sent() > before, 'the new model URL sent to the server', LONG);
+  const prompt = chat().locator('#prompt');
+  await prompt.fill('Make list_users return ada');
+  await prompt.press('Enter');
+  const card = chat().locator('.approval');
+  await card.waitFor({ timeout: LONG });
+  assert.match((await card.textContent())!, /Edit src\/api\/users\.py.*\(\+1 −1\), shown in the diff editor/);
+  const diff = page.locator('.monaco-diff-editor').first();
+  await diff.waitFor({ timeout: LONG });
+  await page.locator('.tabs-container .tab', { hasText: 'users.py: proposed change (Qwen)' }).waitFor({ timeout: LONG });
+  await diff.locator('.modified-in-monaco-diff-editor .view-line', { hasText: "return ['ada']" }).waitFor({ timeout: LONG });
+  assert.equal(await chat().locator('#prompt').evaluate((el) => el === document.activeElement), true, 'the composer kept focus');
+  await page.waitForTimeout(700); // past the card's arming delay
+  await shot('permission-card-diff');
+  await card.locator('button[data-option="allow"]').click();
+  await chat().locator('.tool', { hasText: 'src/api/users.py' }).locator('.tool-decision', { hasText: 'allowed' }).waitFor({ timeout: LONG });
+  await page.locator('.tabs-container .tab', { hasText: 'proposed change' }).waitFor({ state: 'detached', timeout: 20_000 });
+  assert.equal(await chat().locator('.approval').count(), 0, 'the card is gone');
+  // applyEdit went to the open buffer (users.py was opened by the skill step): changed, not saved.
+  await page.locator('.monaco-editor .view-line', { hasText: "return ['ada']" }).first().waitFor({ timeout: LONG });
+  assert.equal(readFileSync(target, 'utf8'), 'def list_users():\n    return []\n', 'nothing written behind the editor');
+  await prompt.fill('Rename it to all_users');
+  await prompt.press('Enter');
+  await card.waitFor({ timeout: LONG });
+  await page.locator('.tabs-container .tab', { hasText: 'proposed change' }).waitFor({ timeout: LONG });
+  await command('View: Close Editor'); // the diff tab is the active editor: closing it is a Deny
+  await chat().locator('.tool-decision.decision-deny').waitFor({ timeout: LONG });
+  assert.equal(await chat().locator('.approval').count(), 0, 'the card went with the diff');
+  await chat().locator('#send:not([disabled])').waitFor({ timeout: 30_000 });
+  await shot('permission-denied');
 });
