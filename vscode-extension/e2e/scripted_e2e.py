@@ -1,6 +1,7 @@
 """The scripted OpenAI server for the end-to-end test: a Markdown answer with a code block,
 streamed a few words at a time; a prompt containing "slow" gets a long answer streamed slowly
-so Stop can interrupt it. Prints the base URL, then serves until killed."""
+so Stop can interrupt it; the compression request ("Compact") gets a drafted <analysis> and a
+<state_snapshot>, the shape Qwen Code's prompt asks for. Prints the base URL, then serves until killed."""
 
 import sys
 import threading
@@ -16,6 +17,11 @@ ANSWER = (
     "Call it with `hello(\"Qwen\")`."
 )
 SLOW = " ".join(f"step{i}" for i in range(600))
+SUMMARY = (
+    "<analysis>The user asked for a greeting function, then for a slow explanation they stopped.</analysis>\n\n"
+    "<state_snapshot>\n<overall_goal>Write a greeting function (summarized by the e2e model).</overall_goal>\n"
+    "<key_knowledge>hello(name) returns an f-string greeting.</key_knowledge>\n</state_snapshot>"
+)
 
 
 def words(text: str) -> list[str]:
@@ -27,6 +33,8 @@ def reply(body: dict) -> Reply:
     last = [m for m in body.get("messages", []) if m.get("role") == "user"][-1]
     content = last.get("content")
     text = content if isinstance(content, str) else " ".join(p.get("text", "") for p in content or [])
+    if "<state_snapshot>" in text:  # compaction's SNAPSHOT_REQUEST (qwen_lsp/compaction/summary.py)
+        return Reply(chunks=words(SUMMARY), delay=0.01)
     if "slow" in text.split("\n")[-1] or text.rstrip().endswith("slow please"):
         return Reply(chunks=words(SLOW), delay=0.1)
     return Reply(chunks=words(ANSWER), delay=0.03)

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -26,6 +26,8 @@ let browser: Browser;
 let page: Page;
 let profile: string;
 let workspace: string;
+/** The test's own HOME: the server's ~/.qwen (memories, sessions) lives under it. */
+let home: string;
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -96,7 +98,7 @@ before(async () => {
   mkdirSync(SHOTS, { recursive: true });
   workspace = makeWorkspace();
   profile = tempDir('qwen-e2e-profile-');
-  const home = tempDir('qwen-e2e-home-');
+  home = tempDir('qwen-e2e-home-');
   scripted = spawn(python(), [path.join(EXT_ROOT, 'e2e', 'scripted_e2e.py')], { stdio: ['ignore', 'pipe', 'inherit'] });
   const baseUrl = await new Promise<string>((resolve) => createInterface({ input: scripted.stdout! }).once('line', resolve));
   // code-server is installed once per machine under the real HOME; the test's own HOME (so the
@@ -232,6 +234,87 @@ e2e('after a window reload the transcript comes back from the server', 4, async 
   await shot('after-reload');
 });
 
+/** ~/.qwen/projects/<sanitizeCwd(workspace)>: where the server keeps this project's memory and chats. */
+function projectStateDir(): string {
+  return path.join(home, '.qwen', 'projects', realpathSync(workspace).replace(/[^A-Za-z0-9]/g, '-'));
+}
+
+const CONVENTION = 'Tests here never mock the database';
+
+e2e('"Remember this convention" on a selected line saves a project memory, listed in the Memory view (light and dark)', 4, async () => {
+  mkdirSync(path.join(workspace, 'docs'), { recursive: true });
+  writeFileSync(path.join(workspace, 'docs', 'testing.md'), `# Testing\n\n${CONVENTION}\n\nRun them with pytest.\n`);
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 15_000 });
+  await input.fill('testing.md');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'testing.md' }).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press('Enter');
+  await page.locator('.tab.active', { hasText: 'testing.md' }).waitFor({ timeout: 15_000 });
+  await page.locator('.monaco-editor .view-line', { hasText: CONVENTION }).waitFor({ timeout: 15_000 });
+  // Select line 3 the way a user does: go to the line, then Shift+End.
+  await page.keyboard.press('Control+G');
+  await input.waitFor({ timeout: 15_000 });
+  await input.fill(':3');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Home');
+  await page.keyboard.press('Shift+End');
+  await page.locator('.monaco-editor .selected-text').first().waitFor({ timeout: 15_000 });
+  await command('Qwen: Remember this convention');
+  const slug = 'tests-here-never-mock-the-database.md';
+  const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'Remembered as a project memory' });
+  await toast.waitFor({ timeout: LONG });
+  assert.match((await toast.textContent())!, new RegExp(`Remembered as a project memory in ~/\\.qwen/projects/[^/]+/memory/feedback/${slug.replace(/\./g, '\\.')}`));
+  // qwen/memoryChanged: the chat's notice names the saved file (the MEMORY.md index is left out).
+  const notice = chat().locator('.notice', { hasText: 'Memory updated' });
+  await notice.waitFor({ timeout: LONG });
+  assert.match((await notice.textContent())!, new RegExp(`Memory updated \\(project\\): saved ${slug.replace(/\./g, '\\.')}`));
+  // The file on disk, in Qwen Code's format, under the scratch HOME's project memory.
+  const file = path.join(projectStateDir(), 'memory', 'feedback', slug);
+  assert.ok(existsSync(file), `no memory file at ${file}`);
+  const saved = readFileSync(file, 'utf8');
+  assert.match(saved, new RegExp(`^---\\nname: ${CONVENTION}\\ndescription: ${CONVENTION}\\ntype: feedback\\n---\\n\\n${CONVENTION}\\n$`));
+  // The Memory view (collapsed in the Qwen container until opened): Project → the memory by name.
+  const header = page.locator('.pane-header', { hasText: 'Memory' });
+  await header.click();
+  const tree = page.locator('.pane', { has: header }).locator('.pane-body');
+  const group = tree.locator('.monaco-list-row', { hasText: 'Project' }).first();
+  await group.waitFor({ timeout: LONG });
+  assert.equal(await group.getAttribute('aria-expanded'), 'true');
+  const row = tree.locator('.monaco-list-row', { hasText: CONVENTION }).first();
+  await row.waitFor({ timeout: LONG });
+  assert.equal(await row.getAttribute('aria-level'), '2', 'the memory is listed under its scope');
+  await page.keyboard.press('Escape'); // the toast stays in the shot only while it is fresh
+  await setTheme('Light Modern');
+  await shot('memory-view-light');
+  await setTheme('Dark Modern');
+  await shot('memory-view-dark');
+});
+
+e2e('"Compact" in the panel summarizes the model\'s copy of the chat; the transcript stays and says how much smaller', 4, async () => {
+  const compact = chat().locator('#compact');
+  await compact.waitFor({ timeout: LONG });
+  await chat().locator('#compact:not([disabled])').waitFor({ timeout: LONG }); // the resumed chat has a session
+  const before = await chat().locator('.msg.user').count();
+  assert.ok(before >= 2, 'the earlier turns are in the panel');
+  await compact.click();
+  const line = chat().locator('.status-line:not(.pending)', { hasText: /Compact/ }).last();
+  await line.waitFor({ timeout: LONG });
+  const text = (await line.textContent())!;
+  const m = /Compacted: ([\d,]+) → ([\d,]+) tokens\. Your conversation stays in this panel/.exec(text);
+  assert.ok(m, `not a successful compaction: ${text}`);
+  const [from, to] = [Number(m[1].replace(/,/g, '')), Number(m[2].replace(/,/g, ''))];
+  assert.ok(to < from, `the history did not get smaller: ${from} → ${to}`);
+  assert.equal(await chat().locator('.msg.user').count(), before, 'the transcript the person reads is kept');
+  await chat().locator('#compact:not([disabled])', { hasText: 'Compact' }).waitFor({ timeout: 30_000 });
+  // The session file records the model's summary (its <analysis> draft stripped).
+  const chats = path.join(projectStateDir(), 'chats');
+  const recorded = readdirSync(chats).filter((f) => f.endsWith('.jsonl')).map((f) => readFileSync(path.join(chats, f), 'utf8')).join('\n');
+  assert.match(recorded, /summarized by the e2e model/);
+  assert.doesNotMatch(recorded, /then for a slow explanation they stopped/, 'the <analysis> draft is not kept');
+  await shot('compacted-dark');
+});
+
 e2e('an edit asks first: the permission card and the proposed change in the diff editor; Allow applies it, closing the diff denies', 5, async () => {
   const target = path.join(workspace, 'src', 'api', 'users.py');
   editing = await startEditingModel(target, [
@@ -244,7 +327,11 @@ e2e('an edit asks first: the permission card and the proposed change in the diff
   const before = sent();
   writeFileSync(machine, JSON.stringify({ ...JSON.parse(readFileSync(machine, 'utf8')), 'qwen.model.baseUrl': editing.baseUrl }));
   await waitFor(() => sent() > before, 'the new model URL sent to the server', LONG);
+  // users.py (opened by the skill step) in front, so the edit lands in its buffer; then back to the composer.
+  await page.locator('.tabs-container .tab', { hasText: 'users.py' }).first().click();
+  await page.locator('.tabs-container .tab.active', { hasText: 'users.py' }).waitFor({ timeout: LONG });
   const prompt = chat().locator('#prompt');
+  await prompt.click();
   await prompt.fill('Make list_users return ada');
   await prompt.press('Enter');
   const card = chat().locator('.approval');
