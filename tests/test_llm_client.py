@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import socket
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from support.scripted_openai import Cut, HttpError, Reply, ScriptedOpenAI, Stall, ToolCallSpec
+from support.scripted_openai import Cut, HttpError, Raw, Reply, ScriptedOpenAI, Stall, ToolCallSpec
 
 from qwen_lsp.llm.client import (
     ChatClient,
@@ -100,6 +101,7 @@ async def test_invalid_tool_arguments_keep_raw_and_warn(scripted: ScriptedOpenAI
     (call,) = [e for e in events if isinstance(e, ToolCallEvent)]
     assert call.arguments == {}
     assert call.raw_arguments == '{"path": "a.py", "old": '
+    assert call.arguments_error is not None and "not valid JSON" in call.arguments_error
     assert "not valid JSON" in caplog.text
 
 
@@ -306,3 +308,72 @@ async def test_a_web_page_instead_of_an_api_is_explained() -> None:
             await collect(chat)
     assert info.value.kind == "protocol"
     assert "http://intranet.example answered with 'text/html" in str(info.value)
+
+
+def _chunk(delta: object, finish: str | None = None) -> dict:
+    return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+async def test_length_inside_a_tool_call_drops_the_call(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    scripted.enqueue(Reply(chunks=["Let me edit."], tool_calls=[ToolCallSpec("edit", '{"path": "a.py", "old": "x', id="c1")], finish_reason="length"))
+    events = await collect(client)
+    assert not [e for e in events if isinstance(e, ToolCallEvent)]
+    assert events[0] == TextDelta("Let me edit.") and events[-1] == FinishEvent("length")
+
+
+async def test_arguments_that_are_not_json_say_so_with_a_bounded_excerpt(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    raw = '{"file_path": ' + "x" * 5000
+    scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("read_file", raw)]))
+    (call,) = [e for e in await collect(client) if isinstance(e, ToolCallEvent)]
+    assert call.arguments == {} and call.arguments_error is not None
+    assert "were not valid JSON" in call.arguments_error and '{"file_path": xxx' in call.arguments_error
+    assert len(call.arguments_error) < 500
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        ({"prompt_tokens": -5, "completion_tokens": -1, "total_tokens": -6}, UsageEvent(0, 0, 0)),
+        ({"prompt_tokens": "abc", "completion_tokens": 3, "total_tokens": "abc"}, UsageEvent(0, 3, 3)),
+        ({"prompt_tokens": 1e999, "completion_tokens": 2.0, "total_tokens": True}, UsageEvent(0, 2, 2)),
+    ],
+)
+async def test_usage_is_clamped_and_junk_counts_as_absent(scripted: ScriptedOpenAI, client: ChatClient, usage: dict, expected: UsageEvent) -> None:
+    # 1e999 is spelled raw: json.dumps would write "Infinity"
+    text = json.dumps({"choices": [], "usage": usage}).replace("Infinity", "1e999")
+    scripted.enqueue(Raw([_chunk({"content": "hi"}, "stop"), text]))
+    events = await collect(client)
+    assert [e for e in events if isinstance(e, UsageEvent)] == [expected]
+    assert events[-1] == FinishEvent("stop")
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        (_chunk("s"), "'delta' is not an object"),
+        ({"choices": [None]}, "a choice is not an object"),
+        ({"choices": "x"}, "'choices' is not a list"),
+        (_chunk({"tool_calls": [None]}), "a tool call piece is not an object"),
+        (_chunk({"tool_calls": {"index": 0}}), "'tool_calls' is not a list"),
+        (_chunk({"tool_calls": [{"index": "1", "function": {"name": "f"}}]}), "a tool call index is str"),
+        (_chunk({"tool_calls": [{"index": 0, "function": {"name": {"x": 1}, "arguments": "{}"}}]}), "a tool call name is not a string"),
+        (_chunk({"tool_calls": [{"index": 0, "id": 7, "function": {"name": "f"}}]}), "a tool call id is not a string"),
+        (_chunk({"tool_calls": [{"index": 0, "function": "f"}]}), "'function' is not an object"),
+    ],
+)
+async def test_malformed_chunks_are_protocol_errors(scripted: ScriptedOpenAI, client: ChatClient, bad: dict, says: str) -> None:
+    scripted.enqueue(Raw([_chunk({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "g", "arguments": "{}"}}]}), bad, _chunk({}, "stop")]))
+    with pytest.raises(LLMError) as info:
+        await collect(client)
+    assert info.value.kind == "protocol"
+    assert says in info.value.message and scripted.base_url in info.value.message
+    assert "OpenAI" in info.value.message
+
+
+async def test_early_eof_after_text_is_a_protocol_error(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    scripted.enqueue(Raw([_chunk({"content": "half"})], done=False))
+    seen: list[StreamEvent] = []
+    with pytest.raises(LLMError) as info:
+        async for event in client.stream(HI):
+            seen.append(event)
+    assert seen == [TextDelta("half")] and info.value.kind == "protocol"

@@ -4,8 +4,13 @@ Each round sends the whole history, streams the answer, appends the model's
 Content, runs any tool calls and appends their responses, until the model
 answers without calling a tool or the round budget runs out. Every Content
 is handed to ``record`` the moment it exists, so a crash or a cancel never
-loses what already happened; a cancelled round records the partial text it
-had streamed, marked interrupted, before the cancellation propagates.
+loses what already happened; a round that ends early (a cancel, a stall, a
+cut stream) records the partial text it had streamed, marked interrupted,
+before the cancellation or error propagates.
+
+An answer cut off by the token limit ends the turn with ``length`` and a
+status line; the client has already dropped any tool call it was writing,
+because its arguments are incomplete and must not run.
 
 The same loop runs forked runs (``fork.py``): a fork sends its parent's
 ``tools`` array verbatim (``TurnRequest.declarations``) while running its
@@ -32,6 +37,8 @@ log = logging.getLogger(__name__)
 
 MAX_ROUNDS = 25
 """Tool rounds per user turn before the loop stops and says so."""
+
+CUT_OFF_NOTE = "The answer was cut off: the model reached its output token limit (finish reason 'length')."
 
 
 class StreamingModel(Protocol):
@@ -107,7 +114,7 @@ async def run_turn(
                     usage = ev
                 elif isinstance(ev, FinishEvent):
                     finish = ev.reason
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, Exception):
             partial = _model_content(thought, text, [])
             if partial["parts"]:
                 req.history.append(partial)
@@ -125,6 +132,8 @@ async def run_turn(
             on_round(RoundDone(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens))
         if not calls:
             outcome.finish_reason = "length" if finish == "length" else "stop"
+            if finish == "length":
+                emit(TurnEvent("status", text=CUT_OFF_NOTE))
             break
         responses: list[Part] = []
         results: list[dict[str, Any]] = []
@@ -176,7 +185,9 @@ async def _run_tool(
     emit(TurnEvent("toolCall", tool={"id": call.id, "name": call.name, "args": call.arguments}))
     tool = tools.get(call.name)
     refusal = req.permissions.refusal(call.name, call.arguments) if req.permissions is not None and tool is not None else None
-    if tool is None:
+    if call.arguments_error is not None:
+        result = ToolResult(output=call.arguments_error, is_error=True, display=f"Invalid arguments for '{call.name}'")
+    elif tool is None:
         result = ToolResult(output=f"Unknown tool '{call.name}'. Available tools: {', '.join(sorted(tools))}.", is_error=True)
     elif refusal is not None:
         result = ToolResult(output=refusal, is_error=True)

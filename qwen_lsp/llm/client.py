@@ -27,6 +27,7 @@ import contextlib
 import email.utils
 import json
 import logging
+import math
 import random
 import socket
 import time
@@ -77,12 +78,18 @@ class ThoughtDelta:
 
 @dataclass(frozen=True)
 class ToolCallEvent:
-    """A complete tool call; ``arguments`` is ``{}`` when ``raw_arguments`` was not a JSON object."""
+    """A complete tool call; ``arguments`` is ``{}`` when ``raw_arguments`` was not a JSON object.
+
+    ``arguments_error`` then says why, so the loop answers the model with that
+    instead of running the tool on ``{}`` (which would only complain about a
+    missing field and hide the real mistake).
+    """
 
     id: str
     name: str
     arguments: dict[str, Any]
     raw_arguments: str
+    arguments_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -119,19 +126,37 @@ def normalise_finish_reason(reason: str) -> str:
     return _FINISH_ALIASES.get(reason.lower(), reason)
 
 
-def parse_arguments(raw: str, name: str) -> dict[str, Any]:
-    """Decode a tool call's argument string; a model's bad JSON must not end the turn."""
+#: How much of a model's bad argument string is quoted back to it.
+ARGUMENTS_EXCERPT = 200
+
+
+def parse_arguments(raw: str, name: str) -> tuple[dict[str, Any], str | None]:
+    """Decode a tool call's argument string: ``(arguments, None)``, or ``({}, why)`` when unusable.
+
+    A model's bad JSON must not end the turn; the reason goes back to the model
+    as the tool's error so it can retry with valid arguments.
+    """
     if not raw.strip():
-        return {}
+        return {}, None
+    excerpt = raw if len(raw) <= ARGUMENTS_EXCERPT else raw[:ARGUMENTS_EXCERPT] + "…"
     try:
         value = json.loads(raw)
-    except ValueError:
+    except ValueError as exc:
         log.warning("Tool call %r has arguments that are not valid JSON; using {}: %.200s", name, raw)
-        return {}
+        return {}, f"The arguments of the '{name}' call were not valid JSON ({exc}); nothing was run. Arguments received: {excerpt}"
     if not isinstance(value, dict):
         log.warning("Tool call %r has arguments that are not a JSON object; using {}: %.200s", name, raw)
-        return {}
-    return value
+        return {}, f"The arguments of the '{name}' call were not a JSON object; nothing was run. Arguments received: {excerpt}"
+    return value, None
+
+
+def _token_count(value: object) -> int | None:
+    """A usage figure as a count ≥ 0; None for anything that is not a finite number (``"abc"``, ``1e999``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return max(0, int(value))
 
 
 @dataclass
@@ -155,40 +180,76 @@ class _ChunkReader:
         self._usage: UsageEvent | None = None
         self.finish_reason: str | None = None
 
+    def _malformed(self, detail: str) -> LLMError:
+        """A chunk that is not OpenAI's shape: the endpoint's fault, reported as such (never "internal bug")."""
+        return LLMError(
+            "protocol",
+            f"The model server at {self._base_url} sent a stream chunk that is not in the OpenAI Chat Completions "
+            f"format ({detail}). Check that model.baseUrl / OPENAI_BASE_URL points at an OpenAI-compatible API "
+            "and that the model supports streaming tool calls.",
+        )
+
     def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+        """Events from one decoded chunk; raises ``LLMError`` (kind ``protocol``) for a malformed one."""
         if "error" in chunk:
             said = server_message(json.dumps(chunk))
             raise LLMError("server", f"The model server at {self._base_url} reported an error mid-stream. Server said: {said}")
         usage = chunk.get("usage")
         if isinstance(usage, dict):
-            prompt = int(usage.get("prompt_tokens") or 0)
-            completion = int(usage.get("completion_tokens") or 0)
-            self._usage = UsageEvent(prompt, completion, int(usage.get("total_tokens") or prompt + completion))
+            self._read_usage(usage)
         events: list[StreamEvent] = []
         choices = chunk.get("choices") or []
+        if not isinstance(choices, list):
+            raise self._malformed("'choices' is not a list")
         if not choices:
             return events
         choice = choices[0]
+        if not isinstance(choice, dict):
+            raise self._malformed("a choice is not an object")
         delta = choice.get("delta") or {}
+        if not isinstance(delta, dict):
+            raise self._malformed("'delta' is not an object")
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
             events.append(ThoughtDelta(reasoning))
         content = delta.get("content")
         if isinstance(content, str) and content:
             events.append(TextDelta(content))
-        for position, piece in enumerate(delta.get("tool_calls") or []):
-            self._add_call_piece(piece.get("index", position), piece)
+        pieces = delta.get("tool_calls") or []
+        if not isinstance(pieces, list):
+            raise self._malformed("'tool_calls' is not a list")
+        for position, piece in enumerate(pieces):
+            if not isinstance(piece, dict):
+                raise self._malformed("a tool call piece is not an object")
+            index = piece.get("index", position)
+            if isinstance(index, bool) or not isinstance(index, int):
+                raise self._malformed(f"a tool call index is {type(index).__name__}, not an integer")
+            self._add_call_piece(index, piece)
         if choice.get("finish_reason"):
             self.finish_reason = normalise_finish_reason(str(choice["finish_reason"]))
         return events
 
+    def _read_usage(self, usage: dict[str, Any]) -> None:
+        """Keep the counts; negative ones are clamped to 0, unusable ones count as absent."""
+        prompt = _token_count(usage.get("prompt_tokens")) or 0
+        completion = _token_count(usage.get("completion_tokens")) or 0
+        total = _token_count(usage.get("total_tokens"))
+        self._usage = UsageEvent(prompt, completion, total if total else prompt + completion)
+
     def _add_call_piece(self, index: int, piece: dict[str, Any]) -> None:
         call = self._calls.setdefault(index, _PartialCall())
         function = piece.get("function") or {}
-        if piece.get("id") and not call.id:
-            call.id = piece["id"]
-        if function.get("name") and not call.name:
-            call.name = function["name"]
+        if not isinstance(function, dict):
+            raise self._malformed("a tool call's 'function' is not an object")
+        call_id, name = piece.get("id"), function.get("name")
+        if call_id is not None and not isinstance(call_id, str):
+            raise self._malformed("a tool call id is not a string")
+        if name is not None and not isinstance(name, str):
+            raise self._malformed("a tool call name is not a string")
+        if call_id and not call.id:
+            call.id = call_id
+        if name and not call.name:
+            call.name = name
         if isinstance(function.get("arguments"), str):
             call.arguments.append(function["arguments"])
 
@@ -197,11 +258,17 @@ class _ChunkReader:
         if not saw_done and self.finish_reason is None:
             raise protocol_error(self._base_url)
         events: list[StreamEvent] = []
+        if self.finish_reason == "length" and self._calls:
+            # Cut off by max_tokens while writing a call: its arguments are incomplete, so
+            # nothing of it may run; the turn ends "length" and the caller says so.
+            log.warning("The answer hit the token limit inside %d tool call(s); dropping them", len(self._calls))
+            self._calls.clear()
         for index in sorted(self._calls):
             call = self._calls[index]
             raw = "".join(call.arguments)
             call_id = call.id or f"call_{index}_{time.time_ns():x}"
-            events.append(ToolCallEvent(call_id, call.name, parse_arguments(raw, call.name), raw))
+            arguments, problem = parse_arguments(raw, call.name)
+            events.append(ToolCallEvent(call_id, call.name, arguments, raw, problem))
         if self._usage is not None:
             events.append(self._usage)
         # [DONE] without a finish_reason: servers that omit it still finished normally.

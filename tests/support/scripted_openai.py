@@ -51,7 +51,7 @@ class Reply:
     tool_calls: list[ToolCallSpec] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     finish_reason: str | None = None
-    usage: dict[str, int] | None = None
+    usage: dict[str, Any] | None = None
     split_tool_args: int = 3
 
 
@@ -79,7 +79,19 @@ class Cut:
     chunks: list[str] = field(default_factory=list)
 
 
-Response = Union[Reply, HttpError, Stall, Cut]
+@dataclass
+class Raw:
+    """Send each of ``events`` verbatim as one SSE ``data:`` payload (malformed chunks welcome).
+
+    Objects are JSON-encoded, strings sent as they are.  ``[DONE]`` follows
+    when ``done``; otherwise the socket drops (an early EOF).
+    """
+
+    events: list[Any] = field(default_factory=list)
+    done: bool = True
+
+
+Response = Union[Reply, HttpError, Stall, Cut, Raw]
 Scripted = Union[Response, Callable[[dict[str, Any]], Response]]
 
 
@@ -348,6 +360,16 @@ class ScriptedOpenAI:
             for event in stream_events(response, body):
                 await self._send_event(writer, json.dumps(event))
                 await self._wait(reader, response.delay)
+            await self._send_event(writer, "[DONE]")
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            return True
+        if isinstance(response, Raw):
+            await self._start_stream(writer)
+            for raw_event in response.events:
+                await self._send_event(writer, raw_event if isinstance(raw_event, str) else json.dumps(raw_event))
+            if not response.done:
+                return False
             await self._send_event(writer, "[DONE]")
             writer.write(b"0\r\n\r\n")
             await writer.drain()
