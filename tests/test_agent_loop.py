@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.scripted_openai import Reply, ScriptedOpenAI, Stall, ToolCallSpec
+from support.scripted_openai import Raw, Reply, ScriptedOpenAI, Stall, ToolCallSpec
 
 from qwen_lsp.agent.events import TurnEvent
 from qwen_lsp.agent.loop import TurnRequest, run_turn
 from qwen_lsp.agent.tool import ToolContext, ToolResult
-from qwen_lsp.llm.client import ChatClient
+from qwen_lsp.llm.client import ChatClient, Timeouts
 from qwen_lsp.llm.content import Content, to_openai_messages
+from qwen_lsp.llm.errors import LLMError
 
 
 class EchoTool:
@@ -127,3 +128,51 @@ async def test_round_budget_ends_the_turn_with_a_status(scripted: ScriptedOpenAI
     outcome, events, _ = await run(scripted, request(history, [EchoTool()], tmp_path), max_rounds=3)
     assert outcome.rounds == 3 and outcome.finish_reason == "length"
     assert events[-1].kind == "status" and "3 tool rounds" in events[-1].text
+
+
+async def test_length_inside_a_tool_call_runs_nothing_and_ends_length(scripted: ScriptedOpenAI, tmp_path: Path):
+    scripted.enqueue(Reply(chunks=["Echoing."], tool_calls=[ToolCallSpec("echo", '{"text": "cut of', id="c1")], finish_reason="length"))
+    history: list[Content] = [{"role": "user", "parts": [{"text": "go"}]}]
+    outcome, events, recorded = await run(scripted, request(history, [EchoTool()], tmp_path))
+    assert outcome.finish_reason == "length" and outcome.rounds == 1
+    assert [e.kind for e in events] == ["text", "status"] and "cut off" in (events[-1].text or "")
+    assert [c for c, _ in recorded] == [{"role": "model", "parts": [{"text": "Echoing."}]}]
+    assert len(scripted.chat_requests()) == 1
+
+
+async def test_arguments_that_are_not_json_are_reported_to_the_model(scripted: ScriptedOpenAI, tmp_path: Path):
+    scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("echo", "{text: x}", id="c1")]), Reply(chunks=["ok"]))
+    history: list[Content] = [{"role": "user", "parts": [{"text": "go"}]}]
+    outcome, events, _ = await run(scripted, request(history, [EchoTool()], tmp_path))
+    error = history[2]["parts"][0]["functionResponse"]["response"]["error"]
+    assert "were not valid JSON" in error and "{text: x}" in error
+    assert [e.tool["isError"] for e in events if e.kind == "toolResult"] == [True]
+    assert outcome.finish_reason == "stop"
+
+
+@pytest.mark.parametrize("failure", ["stall", "eof"])
+async def test_text_before_a_stall_or_early_eof_is_recorded_interrupted(scripted: ScriptedOpenAI, tmp_path: Path, failure: str):
+    chunk = {"choices": [{"index": 0, "delta": {"content": "half an ans"}, "finish_reason": None}]}
+    scripted.enqueue(Stall(chunks=["half an ans"]) if failure == "stall" else Raw([chunk], done=False))
+    history: list[Content] = [{"role": "user", "parts": [{"text": "go"}]}]
+    recorded: list[tuple[Content, dict]] = []
+    async with ChatClient(scripted.base_url, "k", "m", timeouts=Timeouts(stall=0.3)) as client:
+        with pytest.raises(LLMError) as info:
+            await run_turn(client, request(history, [], tmp_path), emit=lambda e: None, record=lambda c, **m: recorded.append((c, m)))
+    assert info.value.kind == ("stall" if failure == "stall" else "protocol")
+    assert recorded == [({"role": "model", "parts": [{"text": "half an ans"}]}, {"interrupted": True})]
+    assert history[-1] == {"role": "model", "parts": [{"text": "half an ans"}]}
+
+
+async def test_a_tool_name_that_is_an_object_leaves_the_history_sendable(scripted: ScriptedOpenAI, tmp_path: Path):
+    bad = {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": {"n": 1}, "arguments": "{}"}}]}, "finish_reason": "tool_calls"}]}
+    scripted.enqueue(Raw([bad]), Reply(chunks=["fine"]))
+    history: list[Content] = [{"role": "user", "parts": [{"text": "go"}]}]
+    async with ChatClient(scripted.base_url, "k", "m") as client:
+        with pytest.raises(LLMError) as info:
+            await run_turn(client, request(history, [EchoTool()], tmp_path), emit=lambda e: None, record=lambda c, **m: None)
+        assert info.value.kind == "protocol"
+        history.append({"role": "user", "parts": [{"text": "again"}]})
+        outcome = await run_turn(client, request(history, [EchoTool()], tmp_path), emit=lambda e: None, record=lambda c, **m: None)
+    assert outcome.text == "fine"
+    assert all("tool_calls" not in m for m in scripted.chat_requests()[-1].body["messages"])
