@@ -11,7 +11,7 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
-from support.scripted_openai import HttpError, Reply, ScriptedOpenAI, Stall
+from support.scripted_openai import HttpError, Raw, Reply, ScriptedOpenAI, Stall, ToolCallSpec
 
 from lsp_harness import as_dict, chat, initialize, running_server, server_env, session_records, start_client
 
@@ -213,3 +213,27 @@ async def test_settings_kept_in_workspace_configuration_are_pulled_at_startup(ho
     finally:
         await client.shutdown_session()
         await client.stop()
+
+
+async def test_length_inside_a_tool_call_ends_the_turn_length(lsp, scripted: ScriptedOpenAI, workspace: Path):
+    scripted.enqueue(Reply(chunks=["Reading."], tool_calls=[ToolCallSpec("read_file", '{"file_path": "QWE', id="c1")], finish_reason="length"))
+    res = as_dict(await chat(lsp, "read it"))
+    assert res["finishReason"] == "length" and res["text"] == "Reading."
+    events = [as_dict(e) for e in lsp.rec.chat_events]
+    assert not [e for e in events if e["kind"] in ("toolCall", "toolResult")]
+    assert any(e["kind"] == "status" and "cut off" in e["text"] for e in events)
+    assert len(scripted.chat_requests()) == 1
+
+
+async def test_malformed_chunk_is_a_protocol_error_and_partial_text_is_kept(lsp, scripted: ScriptedOpenAI, home: Path):
+    text = {"choices": [{"index": 0, "delta": {"content": "so far"}, "finish_reason": None}]}
+    scripted.enqueue(Raw([text, {"choices": [{"index": 0, "delta": "s"}]}]))
+    with pytest.raises(JsonRpcException) as info:
+        await chat(lsp, "hi")
+    assert info.value.code == -31008 and "not in the OpenAI Chat Completions format" in info.value.message
+    session_id = as_dict(lsp.rec.chat_events[0])["sessionId"]
+    model = [r for r in session_records(home, session_id) if r["type"] == "assistant"]
+    assert model[-1]["message"]["parts"] == [{"text": "so far"}] and model[-1].get("interrupted") is True
+    scripted.enqueue(Reply(chunks=["after"]))
+    res = as_dict(await chat(lsp, "again", sessionId=session_id))
+    assert res["text"] == "after"
