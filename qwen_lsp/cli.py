@@ -89,7 +89,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 flush=True,
             )
         server.start_io()
-    return 0
+    return server.exit_code
 
 
 def cmd_chat(args: argparse.Namespace) -> int:

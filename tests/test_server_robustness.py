@@ -114,3 +114,29 @@ def test_only_an_uninitialized_server_answers_server_not_initialized(tmp_path: P
     err = peer.response(12)["error"]
     assert err["data"]["kind"] == "config"
     assert not (-32768 <= err["code"] <= -32000), "application errors stay out of JSON-RPC's reserved range"
+
+
+def test_requests_after_shutdown_are_refused_with_invalid_request(peer: RawPeer) -> None:
+    """LSP: after ``shutdown`` every request gets InvalidRequest (-32600), never silence."""
+    peer.send({"jsonrpc": "2.0", "id": 20, "method": "shutdown"})
+    assert peer.response(20)["result"] is None
+    peer.send({"jsonrpc": "2.0", "id": 21, "method": "qwen/skills/list", "params": {}})
+    peer.send({"jsonrpc": "2.0", "id": 22, "method": "textDocument/hover", "params": {"x": 1}})
+    peer.send({"jsonrpc": "2.0", "id": 23, "method": "qwen/nothing", "params": {}})
+    for msg_id in (21, 22, 23):
+        assert peer.response(msg_id)["error"]["code"] == -32600
+    peer.send({"jsonrpc": "2.0", "method": "exit"})
+    assert peer.proc.wait(10) == 0
+
+
+def test_exit_without_shutdown_exits_with_code_1(peer: RawPeer) -> None:
+    peer.send({"jsonrpc": "2.0", "method": "exit"})
+    assert peer.proc.wait(10) == 1
+
+
+def test_attachment_uri_with_nul_is_invalid_params_without_traceback(peer: RawPeer) -> None:
+    peer.send({"jsonrpc": "2.0", "id": 30, "method": "qwen/chat", "params": {"prompt": "hi", "attachments": [{"uri": "file:///tmp/a%00b"}]}})
+    err = peer.response(30)["error"]
+    assert err["code"] == -32602 and "attachments" in err["message"], err
+    assert "traceback" not in json.dumps(err).lower() and "File \"" not in json.dumps(err)
+    assert peer.alive()

@@ -15,8 +15,9 @@ from typing import Any
 
 from cattrs import ClassValidationError, transform_error
 from lsprotocol import types
+from lsprotocol.types import ResponseError
 from pygls.capabilities import get_capability
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled, JsonRpcServerError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcRequestCancelled, JsonRpcServerError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
@@ -91,6 +92,9 @@ def raw_params_converter():
     return conv
 
 
+AFTER_SHUTDOWN = JsonRpcInvalidRequest("The server is shutting down: no requests are served after 'shutdown'.")
+
+
 class QwenProtocol(LanguageServerProtocol):
     def structure_message(self, data: dict[str, Any]):
         """Answer a request whose params cannot be structured, instead of leaving it hanging.
@@ -104,9 +108,31 @@ class QwenProtocol(LanguageServerProtocol):
             if "id" in data and "method" in data:
                 cause = exc.__cause__
                 detail = "; ".join(transform_error(cause, path="params")) if isinstance(cause, ClassValidationError) else str(cause or exc)
-                error = JsonRpcInvalidParams(f"Invalid params for {data['method']}: {detail}")
+                error = AFTER_SHUTDOWN if self._shutdown else JsonRpcInvalidParams(f"Invalid params for {data['method']}: {detail}")
                 self._send_response(data["id"], error=error.to_response_error())
             raise
+
+    exit_code = 0
+    """What the process exits with: LSP says 1 for an ``exit`` that no ``shutdown`` preceded."""
+
+    def handle_message(self, message: Any) -> None:
+        """Refuse requests after ``shutdown`` with InvalidRequest, as LSP says; pygls drops them unanswered."""
+        if self._shutdown and getattr(message, "id", None) is not None and getattr(message, "method", None) not in (None, types.EXIT):
+            self._send_response(message.id, error=AFTER_SHUTDOWN.to_response_error())
+            return
+        super().handle_message(message)
+
+    def _send_response(self, msg_id: Any, result: Any | None = None, error: ResponseError | None = None) -> None:
+        """pygls puts a bug's traceback in ``error.data``; the client gets the message only, the log keeps the rest."""
+        if error is not None and isinstance(error.data, Mapping) and "traceback" in error.data:
+            error = ResponseError(code=error.code, message=error.message)
+        super()._send_response(msg_id, result, error)
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any):
+        """Record the exit code first: pygls's own ``sys.exit`` is swallowed by ``start_io``, so ``serve`` returns this."""
+        self.exit_code = 0 if self._shutdown else 1
+        yield from super().lsp_exit(*args)
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
@@ -164,6 +190,10 @@ class QwenLanguageServer(LanguageServer):
         self.pending_settings: asyncio.Future[None] | None = None
         """A ``workspace/configuration`` pull in flight; turns wait for it."""
         self._progress_tasks: set[asyncio.Future[None]] = set()
+
+    @property
+    def exit_code(self) -> int:
+        return self.protocol.exit_code if isinstance(self.protocol, QwenProtocol) else 0
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log instead of pygls's default error popup: background noise must not nag the user."""

@@ -213,6 +213,8 @@ def _attachment(uri: str, rng: Any) -> Attachment:
     fs = to_fs_path(uri) if uri.startswith("file:") else None
     if not fs:
         raise JsonRpcInvalidParams(f"attachments: only file: URIs can be attached, got {uri!r}")
+    if "\x00" in fs:
+        raise JsonRpcInvalidParams(f"attachments: the URI names a path with a NUL character: {uri!r}")
     path = Path(fs)
     if rng is None:
         return Attachment(path=path)
