@@ -139,4 +139,6 @@ def test_attachment_uri_with_nul_is_invalid_params_without_traceback(peer: RawPe
     err = peer.response(30)["error"]
     assert err["code"] == -32602 and "attachments" in err["message"], err
     assert "traceback" not in json.dumps(err).lower() and "File \"" not in json.dumps(err)
+    peer.send({"jsonrpc": "2.0", "id": 31, "method": "qwen/context", "params": {"workspaceUri": "file:///tmp/a%00b"}})
+    assert "result" in peer.response(31), "a workspace URI naming no file falls back to the first folder, not a crash"
     assert peer.alive()

@@ -8,5 +8,6 @@ from pygls.uris import to_fs_path
 
 
 def uri_to_path(uri: str) -> Path | None:
+    """``None`` for what names no file: a non-file URI, or a ``%00`` that no file system accepts (resolving it raises)."""
     fs = to_fs_path(uri)
-    return Path(fs).resolve() if fs else None
+    return Path(fs).resolve() if fs and "\x00" not in fs else None
