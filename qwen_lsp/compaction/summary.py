@@ -15,7 +15,7 @@ would drift (chapter §7.3).
 
 from __future__ import annotations
 
-from ..context.text import JS_WHITESPACE, js_trim
+from ..jstext import JS_WHITESPACE, js_trim
 
 OPEN = "<analysis>"
 CLOSE = "</analysis>"

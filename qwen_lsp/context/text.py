@@ -24,21 +24,14 @@ import stat
 from dataclasses import dataclass
 
 from ..files import read_bytes
+from ..jstext import JS_WHITESPACE, js_trim
 
 log = logging.getLogger(__name__)
 
 # ECMAScript WhiteSpace + LineTerminator (what String.prototype.trim removes).
-JS_WHITESPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
-    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _CONTROL = re.compile(r"[\u0000-\u001f\u007f-\u009f]")
-
-
-def js_trim(text: str) -> str:
-    return text.strip(JS_WHITESPACE)
 
 
 def strip_ansi_and_control(text: str) -> str:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .model import MemoryDoc, Topic
-from .utf16 import utf16_prefix
+from ..jstext import u16_head
 
 MAX_QUERY_TOKENS = 64
 """``MAX_HEURISTIC_QUERY_TOKENS``: half kept from the start of the query, half from the end."""
@@ -146,9 +146,9 @@ class _Fields:
 
 @lru_cache(maxsize=8192)
 def _fields(title: str, description: str, body: str) -> _Fields:
-    t = normalize(utf16_prefix(title, MAX_FIELD_CHARS))
-    d = normalize(utf16_prefix(description, MAX_FIELD_CHARS))
-    b = normalize(utf16_prefix(normalize_body(body), MAX_BODY_CHARS))
+    t = normalize(u16_head(title, MAX_FIELD_CHARS))
+    d = normalize(u16_head(description, MAX_FIELD_CHARS))
+    b = normalize(u16_head(normalize_body(body), MAX_BODY_CHARS))
     return _Fields(f"{t}\0{d}\0{b}", len(t) + 1, len(t) + len(d) + 2)
 
 

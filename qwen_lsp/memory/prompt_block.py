@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .model import SCOPES, Scope
-from .utf16 import utf16_len, utf16_prefix
+from ..jstext import u16_head, u16_len
 
 MAX_INDEX_LINES = 200
 MAX_INDEX_CHARS = 25_000
@@ -242,15 +242,15 @@ def truncate_index(text: str) -> str:
     """
     trimmed = text.strip()
     lines = trimmed.split("\n")
-    size = utf16_len(trimmed)
+    size = u16_len(trimmed)
     too_many, too_big = len(lines) > MAX_INDEX_LINES, size > MAX_INDEX_CHARS
     if not too_many and not too_big:
         return trimmed
     kept = "\n".join(lines[:MAX_INDEX_LINES]) if too_many else trimmed
-    if utf16_len(kept) > MAX_INDEX_CHARS:
-        head = utf16_prefix(kept, MAX_INDEX_CHARS + 1)  # JS lastIndexOf('\n', 25000) may find a break at 25,000
+    if u16_len(kept) > MAX_INDEX_CHARS:
+        head = u16_head(kept, MAX_INDEX_CHARS + 1)  # JS lastIndexOf('\n', 25000) may find a break at 25,000
         cut = head.rfind("\n")
-        kept = kept[:cut] if cut > 0 else utf16_prefix(kept, MAX_INDEX_CHARS)
+        kept = kept[:cut] if cut > 0 else u16_head(kept, MAX_INDEX_CHARS)
     kb = f"{size / 1024:.1f} KB"
     if too_big and not too_many:
         reason = f"{kb} (limit: {MAX_INDEX_CHARS / 1024:.1f} KB) — index entries are too long"

@@ -26,7 +26,7 @@ from typing import Any, Literal, Protocol
 from . import heuristic
 from .age import memory_age, memory_freshness_text
 from .model import MemoryDoc
-from .utf16 import utf16_len, utf16_prefix
+from ..jstext import u16_head, u16_len
 
 log = logging.getLogger(__name__)
 
@@ -254,7 +254,7 @@ def manifest(docs: Sequence[MemoryDoc]) -> tuple[str, list[MemoryDoc]]:
     included: list[MemoryDoc] = []
     used = 0
     for doc in docs:
-        description = utf16_prefix(doc.description, MAX_MANIFEST_DESCRIPTION)
+        description = u16_head(doc.description, MAX_MANIFEST_DESCRIPTION)
         line = f"- [{doc.type}] {doc.path} ({iso_time(doc.mtime)})" + (f": {description}" if description else "")
         size = len((("\n" if lines else "") + line).encode("utf-8", "surrogatepass"))
         if used + size > MAX_MANIFEST_BYTES:
@@ -348,9 +348,9 @@ async def run_side_query(
 def truncate_body(body: str) -> str:
     """The body as shown: over 1,200 UTF-16 units it is cut (trailing space trimmed) and says so."""
     normalized = heuristic.normalize_body(body)
-    if utf16_len(normalized) <= heuristic.MAX_BODY_CHARS:
+    if u16_len(normalized) <= heuristic.MAX_BODY_CHARS:
         return normalized
-    return f"{utf16_prefix(normalized, heuristic.MAX_BODY_CHARS).rstrip()}\n\n{TRUNCATION_NOTE}"
+    return f"{u16_head(normalized, heuristic.MAX_BODY_CHARS).rstrip()}\n\n{TRUNCATION_NOTE}"
 
 
 def render_relevant_memory(docs: Sequence[MemoryDoc], now: float) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..collation import locale_key
+from ..jstext import u16_head, u16_len
 
 if TYPE_CHECKING:
     from .manager import SkillManager
@@ -155,7 +156,7 @@ def _fit_block(entries: Sequence[SkillEntry]) -> tuple[str, int]:
     items = _render_items(trim_towards_budget(entries))
     used = 0
     for kept, item in enumerate(items):
-        used += _utf16_len(item) + (1 if kept else 0)
+        used += u16_len(item) + (1 if kept else 0)
         if used > MAX_LISTING_CHARS:
             return "\n".join(items[:kept]), len(items) - kept
     return "\n".join(items), 0
@@ -177,28 +178,13 @@ def _listing(intro: str, entries: Sequence[SkillEntry]) -> str:
 def _first_line_capped(description: str) -> str:
     first = description.split("\n")[0].strip()
     if len(first.encode("utf-16-le")) // 2 > MAX_TRIMMED_SKILL_DESC_LEN:
-        return _utf16_prefix(first, MAX_TRIMMED_SKILL_DESC_LEN - 3) + "..."
+        return u16_head(first, MAX_TRIMMED_SKILL_DESC_LEN - 3) + "..."
     return first
-
-
-def _utf16_prefix(text: str, units: int) -> str:
-    """The longest prefix of ``text`` that fits ``units`` UTF-16 code units (JS ``slice``)."""
-    out, used = [], 0
-    for ch in text:
-        used += 2 if ord(ch) > 0xFFFF else 1
-        if used > units:
-            break
-        out.append(ch)
-    return "".join(out)
-
-
-def _utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
 
 
 def trim_towards_budget(entries: Sequence[SkillEntry]) -> list[SkillEntry]:
     """Over 8000 chars, non-bundled descriptions shrink to one short line and lose ``when_to_use``."""
-    if _utf16_len(render_available_skills_block(entries)) <= MAX_SKILL_LISTING_CHARS:
+    if u16_len(render_available_skills_block(entries)) <= MAX_SKILL_LISTING_CHARS:
         return list(entries)
     return [
         e if e.level == "bundled" else SkillEntry(e.name, _first_line_capped(e.description), e.level)

@@ -1,5 +1,8 @@
 """JavaScript's notion of whitespace and string length, for the formats Qwen Code defines in JS.
 
+One module for every core that must cut or trim as Qwen Code does (context
+files, the skills listing, memory indexes, recall).
+
 Index lines are capped in UTF-16 code units (JS ``.length``) and fields are
 trimmed with JS ``trim()``/``\\s``, whose whitespace set differs from
 Python's (``\\ufeff`` is JS whitespace; ``\\x1c``–``\\x1f`` and ``\\x85`` are
@@ -12,12 +15,12 @@ from __future__ import annotations
 
 import re
 
+JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+"""The characters JS ``trim()`` removes."""
 JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 """The members of JS ``\\s`` (WhiteSpace ∪ LineTerminator), as a character-class body."""
 JS_SPACE_RE = re.compile(f"[{JS_SPACE}]+")
-_TRIM_CHARS = "".join(
-    chr(c) for c in (*range(0x09, 0x0E), 0x20, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF)
-)
+_TRIM_CHARS = JS_WHITESPACE
 
 
 def js_trim(value: str) -> str:
