@@ -51,7 +51,7 @@ def memory_hooks(memory: MemoryManager) -> TurnHooks:
         return Prefetch(memory.start_recall(session.id, prompt, recent_tools(session.history)))
 
     def after_turn(session: ChatSession, outcome: TurnOutcome, req: TurnRequest) -> None:
-        memory.after_turn(session.id, ParentRequest.of_turn(req))
+        memory.after_turn(session.id, lambda: ParentRequest.of_turn(req))
 
     return TurnHooks(memory_block=memory.prompt_block, recall=recall, after_turn=after_turn)
 

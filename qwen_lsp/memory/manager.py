@@ -206,11 +206,16 @@ class MemoryManager:
         self._on_change(MemoryChanged(scope=scope, paths=[str(p) for p in paths]))
 
     # ----------------------------------------------------------------- after a turn
-    def after_turn(self, session_id: str, parent: ParentTurn) -> None:
-        """Schedule extraction and, when its gates allow, a dream; both run in the background."""
+    def after_turn(self, session_id: str, capture: Callable[[], ParentTurn]) -> None:
+        """Schedule extraction and, when its gates allow, a dream; both run in the background.
+
+        ``capture`` copies the turn (its whole history) for the forks: called only
+        when one of them is on, so a turn with background memory off pays nothing.
+        """
         settings = self._settings()
-        if not settings.enabled:
+        if not settings.enabled or not (settings.auto_extract or settings.auto_dream):
             return
+        parent = capture()
         if settings.auto_extract:
             self._spawn(self._extract(session_id, parent))
         if settings.auto_dream:
