@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol
 
 from ..llm.client import StreamEvent, TextDelta
 from ..llm.errors import LLMError
+from ..llm.json_answer import parse_json_answer
 
 SideQueryErrorKind = Literal["timeout", "invalid_json", "model", "empty"]
 
@@ -93,7 +94,10 @@ class SideQuery:
             raise SideQueryError("empty", "The side query's answer was empty.")
         if json_schema is None:
             return text.strip()
-        value = parse_json_answer(text)
+        try:
+            value = parse_json_answer(text)
+        except ValueError as exc:
+            raise SideQueryError("invalid_json", f"The side query's answer is not valid JSON ({exc}).") from None
         problem = schema_problem(value, json_schema, "$", 0)
         if problem is not None:
             raise SideQueryError("invalid_json", f"The side query's answer does not fit its schema: {problem}.")
@@ -111,19 +115,6 @@ class SideQuery:
                     if size > MAX_ANSWER_CHARS:
                         raise SideQueryError("invalid_json", f"The side query's answer exceeded {MAX_ANSWER_CHARS} characters.")
         return "".join(parts)
-
-
-def parse_json_answer(text: str) -> Any:
-    """The JSON value in ``text``, tolerating one surrounding Markdown code fence."""
-    body = text.strip()
-    if body.startswith("```"):
-        first_newline = body.find("\n")
-        if first_newline != -1 and body.endswith("```"):
-            body = body[first_newline + 1 : -3].strip()
-    try:
-        return json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise SideQueryError("invalid_json", f"The side query's answer is not valid JSON ({exc.msg} at position {exc.pos}).") from None
 
 
 _TYPES: dict[str, tuple[type, ...]] = {

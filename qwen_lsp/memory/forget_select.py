@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from .model import SCOPES, MemoryDoc
-from .recall import SideQuery, SideQueryCancelled, parse_json_answer, run_side_query
+from ..llm.json_answer import parse_json_answer
+from .recall import MAX_SELECTOR_ANSWER_CHARS, SideQuery, SideQueryCancelled, run_side_query
 
 log = logging.getLogger(__name__)
 
@@ -264,7 +265,7 @@ async def select_forget_candidates(
 
 
 def _parse_forget_answer(answer: str, known: set[str]) -> tuple[set[str], str | None]:
-    value = parse_json_answer(answer)
+    value = parse_json_answer(answer, max_chars=MAX_SELECTOR_ANSWER_CHARS)
     if not isinstance(value, dict) or not isinstance(value.get("selectedCandidateIds"), list):
         raise ValueError("forget selector must return a selectedCandidateIds array")
     ids = value["selectedCandidateIds"]

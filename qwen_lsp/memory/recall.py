@@ -15,7 +15,6 @@ project shadows user on a full tie) and passes the documents in.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -26,6 +25,7 @@ from typing import Any, Literal, Protocol
 from . import heuristic
 from .age import memory_age, memory_freshness_text
 from .model import MemoryDoc
+from ..llm.json_answer import parse_json_answer
 from ..jstext import u16_head, u16_len
 
 log = logging.getLogger(__name__)
@@ -290,7 +290,7 @@ async def _select_by_model(
 
 
 def _parse_selection(answer: str, known: Collection[str], limit: int) -> list[str]:
-    value = parse_json_answer(answer)
+    value = parse_json_answer(answer, max_chars=MAX_SELECTOR_ANSWER_CHARS)
     if not isinstance(value, dict) or not isinstance(value.get("selected_memories"), list):
         raise ValueError("Recall selector must return selected_memories array")
     paths = value["selected_memories"]
@@ -299,17 +299,6 @@ def _parse_selection(answer: str, known: Collection[str], limit: int) -> list[st
     if any(not isinstance(p, str) or p not in known for p in paths):
         raise ValueError("Recall selector returned unknown file path")
     return list(dict.fromkeys(paths))
-
-
-def parse_json_answer(answer: str) -> Any:
-    """A side query's JSON answer, tolerating a Markdown code fence around it; ValueError when it is not JSON."""
-    if len(answer) > MAX_SELECTOR_ANSWER_CHARS:
-        raise ValueError(f"answer too long ({len(answer)} characters)")
-    text = answer.strip()
-    if text.startswith("```"):
-        text = text.split("\n", 1)[1] if "\n" in text else ""
-        text = text.rsplit("```", 1)[0]
-    return json.loads(text)
 
 
 async def run_side_query(
