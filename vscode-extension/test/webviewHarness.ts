@@ -84,9 +84,13 @@ export async function openPanel(browser: Browser, origin: string, o: { theme?: T
   const page = await context.newPage();
   const panel: Panel = {
     page,
-    // Each message is its own task, as VS Code delivers them.
+    // Each message is its own task, as VS Code delivers them. The webview applies what they
+    // carry in the next animation frame, so this resolves only after two frames have been
+    // produced: a read right after it sees the result (reading earlier raced the frame and
+    // failed on a loaded CI machine).
     host: async (msg) => {
       for (const m of Array.isArray(msg) ? msg : [msg]) await page.evaluate((x) => window.postMessage(x, '*'), m);
+      await panel.frame();
     },
     posted: () => page.evaluate(() => (window as any).__posted),
     // Resolves after the next frame has been produced (patches apply in requestAnimationFrame).
