@@ -61,6 +61,12 @@ def overlay_directory(root: Path, suggestion_id: str) -> Path:
     return base / suggestion_id
 
 
+def speculation_on(settings: Settings) -> bool:
+    """``followup.speculate`` when set; else on exactly when the approval mode edits without asking (Qwen Code's gate)."""
+    explicit = settings.followup.speculate
+    return explicit if explicit is not None else settings.tools.approval_mode in EDITS_WITHOUT_ASKING
+
+
 def cost_of(run: SpeculationRun | None) -> SpeculationCost | None:
     if run is None:
         return None
@@ -90,10 +96,6 @@ class Followups:
         self.pending = Suggestions()
         self._tasks: set[asyncio.Task[Any]] = set()
 
-    def speculating(self) -> bool:
-        s = self._settings()
-        explicit = s.followup.speculate
-        return explicit if explicit is not None else s.tools.approval_mode in EDITS_WITHOUT_ASKING
 
     # ------------------------------------------------------------ after a turn
     def turn_done(self, session: ChatSession, outcome: TurnOutcome, req: TurnRequest) -> None:
@@ -120,7 +122,7 @@ class Followups:
         made, replaced = self.pending.add(session_id, text, length)
         await self._abort(replaced)
         notify(SuggestionNotice(session_id=session_id, suggestion_id=made.id, text=text))
-        if self.speculating():
+        if speculation_on(self._settings()):
             made.task = self._spawn(self._speculate(made, parent, client))
 
     async def _speculate(self, made: Suggestion, parent: ParentRequest, client: ChatClient) -> None:
@@ -137,25 +139,23 @@ class Followups:
                 cancel=made.cancel,
                 max_tokens=self._settings().model.max_output_tokens,
             )
-        except Exception:  # a bug must cost the speculation, never the server; accept then runs a normal turn
+        except Exception as exc:  # a bug must cost the speculation, never the server; accept then runs a normal turn
             log.exception("speculation %s failed", made.id)
-            made.status = "failed"
-            await asyncio.to_thread(overlay.discard)
-            return
+            run = SpeculationRun(status="failed", reason=f"error: {exc}")
         made.run = run
         cost = cost_of(run)
         log.info("speculation %s: %s %s (cost %s)", made.id, run.status, run.reason, cost.wire() if cost else {})
         if not self.pending.is_current(made) or run.status == "cancelled":
             return  # aborted meanwhile: whoever took it cleans up
-        if run.status == "ready":
-            made.status = "ready"
-            notify = self._notify()
-            if notify is not None:
-                notify(SuggestionNotice(session_id=made.session_id, suggestion_id=made.id, text=made.text, ready=True, cost=cost))
-            return
-        made.status = "stopped" if run.status == "stopped" else "failed"
-        made.stopped_at = run.reason
-        await asyncio.to_thread(overlay.discard)  # accept will run the suggestion as a normal turn
+        ready = run.status == "ready"
+        made.status = "ready" if ready else "stopped" if run.status == "stopped" else "failed"
+        if not ready:
+            made.stopped_at = run.reason or run.status
+            await asyncio.to_thread(overlay.discard)  # accept will run the suggestion as a normal turn
+        notify = self._notify()
+        if notify is not None and self.pending.is_current(made):
+            stopped = None if ready else made.stopped_at
+            notify(SuggestionNotice(session_id=made.session_id, suggestion_id=made.id, text=made.text, ready=ready, stopped_at=stopped, cost=cost))
 
     # ------------------------------------------------------------ aborting
     async def abort_session(self, session_id: str) -> None:

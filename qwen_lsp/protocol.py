@@ -255,12 +255,18 @@ class SpeculationCost(WireResult):
 
 
 class SuggestionNotice(WireResult):
-    """``qwen/suggestion``: a follow-up suggestion; sent again with ``ready`` when its speculative result is done."""
+    """``qwen/suggestion``: a follow-up suggestion; sent again when its speculation ends.
+
+    ``ready: true`` — the speculative result is done (accept applies it);
+    ``ready: false`` with ``stoppedAt`` — it stopped at a call needing approval or failed
+    (accept runs the suggestion as a normal turn). ``cost`` and ``stoppedAt`` are optional extras.
+    """
 
     session_id: str = Field(alias="sessionId")
     suggestion_id: str = Field(alias="suggestionId")
     text: str
     ready: bool | None = None
+    stopped_at: str | None = Field(None, alias="stoppedAt")
     cost: SpeculationCost | None = None
 
 
