@@ -117,8 +117,8 @@ class Followups:
         text = parse_suggestion(answer)
         session = self._sessions.get(session_id)
         notify = self._notify()
-        if text is None or session is None or len(session.history) != length or notify is None:
-            return  # nothing worth showing, or the chat moved on meanwhile
+        if text is None or session is None or notify is None or session.lock.locked() or len(session.history) != length:
+            return  # nothing worth showing, or the chat moved on (or is moving on) meanwhile
         made, replaced = self.pending.add(session_id, text, length)
         await self._abort(replaced)
         notify(SuggestionNotice(session_id=session_id, suggestion_id=made.id, text=text))
@@ -172,9 +172,12 @@ class Followups:
         await self._abort([self._take(suggestion_id)])
 
     async def drain(self) -> None:
+        """Shutdown: side queries and speculations in flight are cancelled, every overlay deleted."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         await self._abort(self.pending.take_all())
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def _abort(self, gone: list[Suggestion]) -> None:
         """Stop each speculation, wait until it ended, then delete its overlay."""

@@ -127,7 +127,7 @@ class OverlayApplier:
             await asyncio.to_thread(self._overlay.write_text, path, text, base=before.text)
         except (OSError, OutsideWorkspace) as exc:
             raise ApplyError(f"Could not write {path}: {exc}") from None
-        return "speculative, not applied yet"
+        return "speculative run"
 
 
 _PATH_KEY = {"read_file": "file_path", "list_directory": "path", "glob": "path", "grep_search": "path"}
