@@ -16,9 +16,8 @@ from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
-from ..engine import Attachment
+from ..engine import Attachment, Engine
 from ..errors import EngineError
-from ..engine import Engine
 from ..followup.state import UnknownSuggestion
 from ..protocol import AddToProjectRulesResult, EmptyResult, WireResult
 from ..skills.report import skills_list_result
