@@ -28,8 +28,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (h / ".qwen").mkdir(parents=True)
     # Background memory runs (extraction after every turn, dream) would each take a scripted
     # reply and make every request count in the suite depend on timing; tests of memory turn
-    # them back on in their own settings layer, which lies over this user file.
-    (h / ".qwen" / "settings.json").write_text('{"memory": {"autoExtract": false, "autoDream": false}}\n')
+    # them back on in their own settings layer, which lies over this user file. Follow-up
+    # suggestions (a side query after every turn) likewise.
+    (h / ".qwen" / "settings.json").write_text('{"memory": {"autoExtract": false, "autoDream": false}, "followup": {"enabled": false}}\n')
     monkeypatch.setenv("HOME", str(h))
     monkeypatch.delenv("QWEN_HOME", raising=False)
     return h
