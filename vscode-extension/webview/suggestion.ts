@@ -87,6 +87,7 @@ export class SuggestionChip {
       return;
     }
     this.text.textContent = s.text;
+    this.text.title = s.text; // the chip cuts a long one short
     this.ready.hidden = !s.ready;
     this.box.classList.toggle('ready', s.ready);
     this.useBtn.setAttribute('aria-label', `Use suggestion${s.ready ? ' (result ready)' : ''}: ${s.text}`);
