@@ -183,6 +183,7 @@ async def _run_tool(
 ) -> tuple[Part, dict[str, Any]]:
     """Run one call; returns its function response and Qwen Code's ``toolCallResult`` for the session file."""
     emit(TurnEvent("toolCall", tool={"id": call.id, "name": call.name, "args": call.arguments}))
+    outcome.tool_calls += 1
     tool = tools.get(call.name)
     refusal = req.permissions.refusal(call.name, call.arguments) if req.permissions is not None and tool is not None else None
     if call.arguments_error is not None:
