@@ -138,6 +138,13 @@ def test_accept_refuses_a_skills_directory_that_leads_outside_the_project(store:
     with pytest.raises(EngineError, match="leads outside the project"):
         store.accept(pid)
     assert list(elsewhere.iterdir()) == [] and store.exists(pid)
+    os.unlink(project / ".qwen" / "skills")
+    os.symlink(elsewhere, project / ".qwen" / "linked")
+    (project / ".qwen").rename(project / "dot-qwen")
+    os.symlink(project / "dot-qwen" / "linked", project / ".qwen")  # .qwen itself leads out: nothing is created there
+    with pytest.raises(EngineError, match="leads outside the project"):
+        store.accept(pid)
+    assert list(elsewhere.iterdir()) == [] and store.exists(pid)
 
 
 def test_discard_leaves_nothing(store: ProposalStore, project: Path) -> None:

@@ -180,15 +180,15 @@ class ProposalStore:
         """Make the proposal a project skill; returns its SKILL.md. Refuses to replace an existing skill."""
         proposal = self.load(proposal_id)
         skills = self.skills_dir
-        try:
-            skills.mkdir(parents=True, exist_ok=True)
-            real_skills, real_root = skills.resolve(strict=True), self._root.resolve(strict=True)
-        except OSError as exc:
-            raise EngineError(f"Cannot create {skills}: {exc.strerror or exc}. The proposal stays pending.") from None
-        if not real_skills.is_relative_to(real_root):
+        real_skills = Path(os.path.realpath(skills))  # links followed as far as the path exists
+        if not real_skills.is_relative_to(Path(os.path.realpath(self._root))):
             raise EngineError(
                 f"{skills} leads outside the project (to {real_skills}); the proposal is not written there and stays pending."
             )
+        try:
+            skills.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise EngineError(f"Cannot create {skills}: {exc.strerror or exc}. The proposal stays pending.") from None
         target_dir = skills / proposal.name
         try:
             target_dir.mkdir()  # the atomic claim: fails if the skill exists, also for another window
