@@ -99,4 +99,4 @@ class SkillReviewForks:
             cancel=cancel,
             open_call_note=OPEN_CALL_NOTE,
         )
-        return ReviewReport(status=fork.status, reason=fork.reason, files_written=fork.files_written)
+        return ReviewReport(status=fork.status, reason=fork.reason)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -51,11 +51,11 @@ OPEN_CALL_NOTE = "Background skill review started."
 ReviewStatus = Literal["completed", "cancelled", "failed"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReviewReport:
     status: ReviewStatus
+    """Only a ``completed`` review's draft is kept: one cut short by the budget or a cancel may be unfinished."""
     reason: str = ""
-    files_written: list[str] = field(default_factory=list)
 
 
 class SkillReviewRunner(Protocol):
