@@ -46,6 +46,7 @@ from .context.inspector import count_request
 from .edits.applier import Applier, DiskApplier
 from .edits.offer import WRITE_TOOL_NAMES, write_tools
 from .errors import EngineError
+from .followups import Followups
 from .llm.client import ChatClient
 from .llm.content import Content, Part
 from .llm.client_cache import ModelEndpoint
@@ -67,6 +68,8 @@ from .protocol import (
     SkillProposalAcceptResult,
     SkillProposed,
     SkillsChanged,
+    SuggestionAcceptResult,
+    SuggestionNotice,
     TranscriptMessage,
     Usage,
 )
@@ -94,6 +97,8 @@ class Listeners:
     """Work-done progress: ``begin(title)`` returns ``end(message)``."""
     warning: Callable[[str], None] = lambda _message: None
     """Something the user should know once (e.g. edits are off because nobody can approve them)."""
+    suggestion: Callable[[SuggestionNotice], None] | None = None
+    """Follow-up suggestions (``followups.py``); None: nobody shows them, so none are made."""
 
 
 class Engine:
@@ -157,6 +162,15 @@ class Engine:
         self._watcher: DebouncedWatcher | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.history_tokens = HistoryTokens(counter.count_content)
+        self.followups = Followups(
+            self.root,
+            settings=lambda: self.settings,
+            model=self.model_client,
+            applier=self._applier,
+            sessions=self.sessions,
+            notify=lambda: self.listeners.suggestion,
+            forget_reads=lambda session_id, paths: self.read_caches.for_session(session_id).forget(paths),
+        )
         self.compactor = Compactor(
             self.root,
             model=self.model_client,
@@ -294,6 +308,7 @@ class Engine:
             self._watcher = None
         await self.memory.drain()
         await self.skill_review.drain()
+        await self.followups.drain()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         await self.endpoint.aclose()
@@ -334,6 +349,11 @@ class Engine:
     def document_saved(self, path: Path) -> None:
         """didSave: a context file edited in the editor is picked up without waiting for the watcher."""
         self.context.invalidate([path])
+        self.followups.file_changed(path)
+
+    def document_changed(self, path: Path) -> None:
+        """didChange: a speculation that wrote this file is stale."""
+        self.followups.file_changed(path)
 
     async def _workspace_ready(self) -> None:
         """Rebuild stale workspace context on a worker thread, so loop-side reads only hit caches."""
@@ -388,6 +408,7 @@ class Engine:
         return SessionResumeResult(session_id=session.id, messages=messages, prompt_tokens=session.prompt_tokens)
 
     async def delete_session(self, session_id: str) -> SessionDeleteResult:
+        await self.followups.abort_session(session_id)
         self.sessions.forget(session_id)
         self.compactor.forget(session_id)
         self.approvals.forget(session_id)
@@ -406,8 +427,25 @@ class Engine:
         turn_id: str | None = None,
     ) -> ChatResult:
         session = await self.open_session(session_id)
+        await self.followups.abort_session(session.id)  # typing anything else throws the suggestion away
         async with session.lock:
             return await self._turn(session, prompt, attachments, emit, turn_id or str(uuid.uuid4()))
+
+    async def accept_suggestion(self, suggestion_id: str, *, emit: EventSink, turn_id: str) -> SuggestionAcceptResult:
+        """Apply the suggestion's speculative turn, or (not ready, stopped, stale) run it as a normal turn."""
+        made = await self.followups.take_for_accept(suggestion_id)
+        session = await self.open_session(made.session_id)
+        cost = self.followups.cost(made)
+        if await self.followups.apply(made, session, emit, self.settings.model.name):
+            return SuggestionAcceptResult(applied=True, turn_id=turn_id, cost=cost)
+        result = await self.chat(made.text, session_id=session.id, emit=emit, turn_id=turn_id)
+        return SuggestionAcceptResult(applied=False, turn_id=result.turn_id, cost=cost)
+
+    async def dismiss_suggestion(self, suggestion_id: str) -> None:
+        await self.followups.dismiss(suggestion_id)
+
+    def session_of_suggestion(self, suggestion_id: str) -> str | None:
+        return self.followups.session_of(suggestion_id)
 
     async def _turn(
         self, session: ChatSession, prompt: str, attachments: Sequence[Attachment], emit: EventSink, turn_id: str
@@ -464,6 +502,7 @@ class Engine:
             raise EngineError(exc.message, kind=exc.kind) from exc
         self.hooks.after_turn(session, outcome, req)
         self.skill_review.after_turn(session.id, tool_calls=outcome.tool_calls, written=outcome.written, capture=lambda: ParentRequest.of_turn(req))
+        self.followups.turn_done(session, outcome, req)
         return ChatResult(
             session_id=session.id,
             turn_id=turn_id,

@@ -28,9 +28,12 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (h / ".qwen").mkdir(parents=True)
     # Background memory runs (extraction after every turn, dream) would each take a scripted
     # reply and make every request count in the suite depend on timing; tests of memory turn
-    # them back on in their own settings layer, which lies over this user file.
-    # Skill review (a fork after 20 tool calls) likewise; tests of it turn it on.
-    (h / ".qwen" / "settings.json").write_text('{"memory": {"autoExtract": false, "autoDream": false}, "skills": {"review": {"enabled": false}}}\n')
+    # them back on in their own settings layer, which lies over this user file. Follow-up
+    # suggestions (a side query after every turn) and skill review (a fork after 20 tool calls)
+    # likewise; their tests turn them on.
+    (h / ".qwen" / "settings.json").write_text(
+        '{"memory": {"autoExtract": false, "autoDream": false}, "followup": {"enabled": false}, "skills": {"review": {"enabled": false}}}\n'
+    )
     monkeypatch.setenv("HOME", str(h))
     monkeypatch.delenv("QWEN_HOME", raising=False)
     return h

@@ -64,6 +64,10 @@ class OptionalSessionParams(WireModel):
     workspace_uri: str | None = Field(None, alias="workspaceUri")
 
 
+class SuggestionParams(WireModel):
+    suggestion_id: str = Field(alias="suggestionId", min_length=1)
+
+
 class WorkspaceParams(WireModel):
     workspace_uri: str | None = Field(None, alias="workspaceUri")
 
