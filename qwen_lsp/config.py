@@ -55,8 +55,15 @@ class CompressionSettings(_Section):
     threshold: float | None = Field(None, ge=0, le=1, description="Share of the window that triggers auto-compression (default 0.7).")
 
 
+class SkillReviewSettings(_Section):
+    """Skill review after busy sessions (chapter §5.9); applies from the next turn, no restart."""
+
+    enabled: bool = Field(True, description="After 20 tool calls in a chat, a background run may propose a reusable skill.")
+
+
 class SkillsSettings(_Section):
     enabled: bool = True
+    review: SkillReviewSettings = SkillReviewSettings()
 
 
 class MemorySettings(_Section):

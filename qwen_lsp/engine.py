@@ -28,8 +28,10 @@ from typing import Any
 from . import __version__
 from .agent.approvals import ApprovalPolicy, Asker, offered_mode
 from .agent.events import EventSink, RoundDone, TurnEvent
+from .agent.fork import ParentRequest
 from .agent.hooks import Prefetch, TurnHooks
 from .agent.loop import TurnRequest, run_turn
+from .agent.skill_review_fork import SkillReviewForks
 from .agent.tool import Tool, ToolContext
 from .agent.tools import read_only_tools
 from .agent.tools.save_memory import SaveMemoryTool
@@ -63,6 +65,8 @@ from .protocol import (
     SessionListItem,
     SessionResumeResult,
     SessionsListResult,
+    SkillProposalAcceptResult,
+    SkillProposed,
     SkillsChanged,
     SuggestionAcceptResult,
     SuggestionNotice,
@@ -71,7 +75,9 @@ from .protocol import (
 )
 from .sessions.registry import ChatSession, SessionRegistry, transcript, turn_recorder
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
+from .skills.proposals import ProposalStore
 from .skills.report import listing_signature
+from .skills.review import SkillReviewer
 from .watching import DebouncedWatcher
 
 log = logging.getLogger(__name__)
@@ -86,6 +92,7 @@ class Listeners:
     context_status: Callable[[ContextStatus], None] = lambda _s: None
     skills_changed: Callable[[SkillsChanged], None] = lambda _c: None
     memory_changed: Callable[[MemoryChanged], None] = lambda _c: None
+    skill_proposed: Callable[[SkillProposed], None] = lambda _p: None
     progress: Progress = lambda _title: lambda _message: None
     """Work-done progress: ``begin(title)`` returns ``end(message)``."""
     warning: Callable[[str], None] = lambda _message: None
@@ -142,6 +149,14 @@ class Engine:
         self.context = ContextAssembler(self.root, self._context_settings(), env=env)  # its prompt names self.tools
         self.sessions = SessionRegistry(self.root, version=__version__, new_context=lambda: SessionContext(self.context))
         self.hooks = hooks or memory_hooks(self.memory)
+        self.skill_review = SkillReviewer(
+            ProposalStore(self.root),
+            SkillReviewForks(self.model_client, workspace_root=self.root),
+            enabled=lambda: self.settings.skills.enabled and self.settings.skills.review.enabled,
+            existing_names=lambda: [s.name for s in self.skills.skills()],
+            on_proposed=lambda proposal: self.listeners.skill_proposed(proposal),
+            progress=lambda title: self.listeners.progress(title),
+        )
         self._editor_rules: set[str] = set()
         """Paths of rules announced for files opened in the editor (each announced once per workspace)."""
         self._watcher: DebouncedWatcher | None = None
@@ -238,6 +253,7 @@ class Engine:
         # caught by one more load now; anything later, the watches see.
         self._apply_skill_change(self.skills.refresh())
         self.context.invalidate(None)
+        self._spawn(self._announce_pending_proposals())
         await self._rewatch()
 
     async def _rewatch(self) -> None:
@@ -264,6 +280,18 @@ class Engine:
             self._skills_on_disk = signature
             self.listeners.skills_changed(SkillsChanged(activated=added, deactivated=removed))
 
+    async def _announce_pending_proposals(self) -> None:
+        """Skill proposals drafted before a restart are offered to the editor again."""
+        if self.settings.skills.enabled and self.settings.skills.review.enabled:
+            for proposal in await asyncio.to_thread(self.skill_review.pending):
+                self.listeners.skill_proposed(proposal)
+
+    async def accept_skill_proposal(self, proposal_id: str) -> SkillProposalAcceptResult:
+        """The proposal becomes a project skill, listed at once (not only when the watcher notices)."""
+        result = await self.skill_review.accept(proposal_id)
+        self._apply_skill_change(await self.skills.reload())
+        return result
+
     def _memory_changed(self, change: MemoryChanged) -> None:
         self.listeners.memory_changed(change)
 
@@ -279,6 +307,7 @@ class Engine:
             self._watcher.stop()
             self._watcher = None
         await self.memory.drain()
+        await self.skill_review.drain()
         await self.followups.drain()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
@@ -384,6 +413,7 @@ class Engine:
         self.compactor.forget(session_id)
         self.approvals.forget(session_id)
         self.read_caches.forget(session_id)
+        self.skill_review.forget(session_id)
         return SessionDeleteResult(deleted=await asyncio.to_thread(self.sessions.delete, session_id))
 
     # ----------------------------------------------------------------- the turn
@@ -471,6 +501,7 @@ class Engine:
         except LLMError as exc:
             raise EngineError(exc.message, kind=exc.kind) from exc
         self.hooks.after_turn(session, outcome, req)
+        self.skill_review.after_turn(session.id, tool_calls=outcome.tool_calls, written=outcome.written, capture=lambda: ParentRequest.of_turn(req))
         self.followups.turn_done(session, outcome, req)
         return ChatResult(
             session_id=session.id,

@@ -169,6 +169,24 @@ class SkillsChanged(WireResult):
     trigger: str | None = None
 
 
+class SkillProposed(WireResult):
+    """``qwen/skillProposed``: skill review found a repeatable procedure; ``text`` is the whole proposed SKILL.md."""
+
+    proposal_id: str = Field(alias="proposalId")
+    name: str
+    description: str
+    text: str
+
+
+class SkillProposalAcceptResult(WireResult):
+    path: str
+    """The SKILL.md the accepted proposal became."""
+
+
+class SkillProposalDiscardResult(WireResult):
+    """``qwen/skillProposal/discard`` answers ``{}``."""
+
+
 class AddToProjectRulesResult(WireResult):
     """Result of the ``qwen.addToProjectRules`` command ("Add to QWEN.md")."""
 

@@ -16,7 +16,8 @@ and background review attach here instead of growing the engine:
   the history before the window overflows;
 - ``after_turn`` — runs after a turn that got an answer, with the request it
   sent (system prompt and tools, byte for byte, for a forked run to reuse):
-  where memory extraction, dream and skill review get scheduled.
+  where memory extraction and dream get scheduled. (Skill review is wired
+  by the engine beside it, so a test's own hooks never switch it off.)
 """
 
 from __future__ import annotations

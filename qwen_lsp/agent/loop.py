@@ -200,6 +200,7 @@ async def _run_tool(
     """Run one call: its function response, Qwen Code's ``toolCallResult`` for the session file, and whether
     the tool ended the turn (``ToolResult.extra["stop"]``: a speculation reached a call nobody may approve)."""
     emit(TurnEvent("toolCall", tool={"id": call.id, "name": call.name, "args": call.arguments}))
+    outcome.tool_calls += 1
     tool = tools.get(call.name)
     refusal = req.permissions.refusal(call.name, call.arguments) if req.permissions is not None and tool is not None else None
     if call.arguments_error is not None:

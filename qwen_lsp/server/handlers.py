@@ -23,6 +23,7 @@ from ..protocol import AddToProjectRulesResult, EmptyResult, WireResult
 from ..skills.report import skills_list_result
 from .app import QwenLanguageServer, engine_error, unwrap_settings, uri_to_path
 from .events import ChatEventStream
+from . import skill_proposals
 from .requests import qwen_request
 from .models import (
     ChatParams,
@@ -226,6 +227,8 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
     @qwen_request(server, "qwen/skills/list", WorkspaceParams)
     async def on_skills_list(ls: QwenLanguageServer, p: WorkspaceParams) -> WireResult:
         return skills_list_result(ls.engine_for(p.workspace_uri).skills)
+
+    skill_proposals.register(server)
 
 
 def _suggestion_owner(ls: QwenLanguageServer, suggestion_id: str) -> tuple[Engine, str]:

@@ -106,6 +106,11 @@ class ForgetParams(WireModel):
     workspace_uri: str | None = Field(None, alias="workspaceUri")
 
 
+class SkillProposalParams(WireModel):
+    proposal_id: str = Field(alias="proposalId", pattern=r"^[0-9a-f]{32}$")
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+
 class SelectionArgs(WireModel):
     """Arguments of ``qwen.addToProjectRules`` / ``qwen.rememberSelection``."""
 
