@@ -27,7 +27,7 @@ from typing import Any
 
 from . import __version__
 from .agent.approvals import ApprovalPolicy, Asker, offered_mode
-from .agent.events import EventSink, RoundDone, TurnEvent
+from .agent.events import EventSink, RoundDone, TurnEvent, TurnOutcome
 from .agent.fork import ParentRequest
 from .agent.hooks import Prefetch, TurnHooks
 from .agent.loop import TurnRequest, run_turn
@@ -436,7 +436,10 @@ class Engine:
         made = await self.followups.take_for_accept(suggestion_id)
         session = await self.open_session(made.session_id)
         cost = self.followups.cost(made)
-        if await self.followups.apply(made, session, emit, self.settings.model.name):
+        outcome = await self.followups.apply(made, session, emit, self.settings.model.name)
+        if outcome is not None:
+            history = session.history
+            self._after_turn(session, outcome, lambda: ParentRequest.capture(session.context.system_prompt(), [t.declaration() for t in self.tools], history))
             return SuggestionAcceptResult(applied=True, turn_id=turn_id, cost=cost)
         result = await self.chat(made.text, session_id=session.id, emit=emit, turn_id=turn_id)
         return SuggestionAcceptResult(applied=False, turn_id=result.turn_id, cost=cost)
@@ -500,8 +503,7 @@ class Engine:
             outcome = await run_turn(client, req, emit=emit, record=turn_recorder(session.recorder, self.settings.model.name), on_round=on_round)
         except LLMError as exc:
             raise EngineError(exc.message, kind=exc.kind) from exc
-        self.hooks.after_turn(session, outcome, req)
-        self.skill_review.after_turn(session.id, tool_calls=outcome.tool_calls, written=outcome.written, capture=lambda: ParentRequest.of_turn(req))
+        self._after_turn(session, outcome, lambda: ParentRequest.of_turn(req))
         self.followups.turn_done(session, outcome, req)
         return ChatResult(
             session_id=session.id,
@@ -510,6 +512,12 @@ class Engine:
             finish_reason="length" if outcome.finish_reason == "length" else "stop",
             usage=Usage(prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens),
         )
+
+    def _after_turn(self, session: ChatSession, outcome: TurnOutcome, capture: Callable[[], ParentRequest]) -> None:
+        """Memory and skill review see every answered turn, typed or an accepted speculation;
+        ``capture`` copies the request only if one of them starts a fork."""
+        self.hooks.after_turn(session, outcome, capture)
+        self.skill_review.after_turn(session.id, tool_calls=outcome.tool_calls, written=outcome.written, capture=capture)
 
     async def _before_request(self, session: ChatSession, emit: EventSink) -> None:
         """Compaction first (it may shrink the history), then whatever else hooked in."""

@@ -74,6 +74,21 @@ def cost_of(run: SpeculationRun | None) -> SpeculationCost | None:
     return SpeculationCost(prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens, requests=u.requests)
 
 
+def _outcome(run: SpeculationRun, applied: list[Path]) -> TurnOutcome:
+    """An accepted speculation as the turn it stands for: its calls count toward skill review and
+    the files it wrote are the turn's writes, as if the user had typed the suggestion."""
+    calls = sum(1 for c in run.produced if c.get("role") == "model" for p in c.get("parts", []) if "functionCall" in p)
+    return TurnOutcome(
+        text=run.text,
+        finish_reason="stop",
+        prompt_tokens=run.last_prompt_tokens,
+        completion_tokens=run.usage.completion_tokens,
+        rounds=run.usage.requests,
+        tool_calls=calls,
+        written=[str(p) for p in applied],
+    )
+
+
 class Followups:
     def __init__(
         self,
@@ -211,21 +226,22 @@ class Followups:
             await self._abort([made])
         return made
 
-    async def apply(self, made: Suggestion, session: ChatSession, emit: EventSink, model_name: str | None) -> bool:
-        """Apply a ready speculation as the chat's next turn; False (and nothing changed) when it cannot be."""
+    async def apply(self, made: Suggestion, session: ChatSession, emit: EventSink, model_name: str | None) -> TurnOutcome | None:
+        """Apply a ready speculation as the chat's next turn and say what it did (for the after-turn
+        hooks, as a typed turn would); None (and nothing changed) when it cannot be."""
         run = made.run
         overlay = made.overlay
         if made.status != "ready" or not isinstance(run, SpeculationRun) or overlay is None:
-            return False
+            return None
         try:
             async with session.lock:
                 if len(session.history) != made.history_length:
-                    return False
+                    return None
                 changes = await asyncio.to_thread(overlay.changes)
                 befores = [await self._applier.read(c.path) for c in changes]
                 if any(before.text != c.base for before, c in zip(befores, changes, strict=True)):
                     log.info("speculation %s: a file changed since it ran; running the suggestion as a turn", made.id)
-                    return False
+                    return None
                 done: list[Path] = []
                 for before, change in zip(befores, changes, strict=True):
                     try:
@@ -238,7 +254,7 @@ class Followups:
                 self._append_turn(session, made.text, run, model_name)
             for event in run.events:
                 emit(event)
-            return True
+            return _outcome(run, done)
         finally:
             await asyncio.to_thread(overlay.discard)
 
