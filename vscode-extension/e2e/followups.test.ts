@@ -46,6 +46,12 @@ function overlays(): string[] {
   return existsSync(root) ? readdirSync(root) : [];
 }
 
+/** The project's session files (~/.qwen/projects/<project>/chats/*.jsonl) by name, as bytes. */
+function sessionFiles(): Map<string, Buffer> {
+  const chats = path.join(wb.projectStateDir(), 'chats');
+  return new Map(readdirSync(chats).filter((f) => f.endsWith('.jsonl')).map((f) => [f, readFileSync(path.join(chats, f))]));
+}
+
 /** Sends `text` from the composer and waits for the answer containing `answer`. */
 async function ask(text: string, answer: string): Promise<void> {
   const prompt = wb.chat().locator('#prompt');
@@ -96,16 +102,46 @@ e2e('typing in the composer dismisses the suggestion: its speculation is dropped
   await ask('Who is in the list now?', 'Just ada.');
   await readyChip('Rename list_users to all_users');
   assert.equal(overlays().length, 1, 'the speculation wrote its overlay');
+  const session = sessionFiles();
   const prompt = wb.chat().locator('#prompt');
   await prompt.click();
   await wb.page.keyboard.type('n');
   await wb.chat().locator('#suggestion').waitFor({ state: 'hidden', timeout: LONG });
   assert.equal(await prompt.inputValue(), 'n', 'the keystroke stays in the draft');
-  await waitFor(() => /Sending notification 'qwen\/suggestion\/dismiss'|Sending request 'qwen\/suggestion\/dismiss/.test(wb.qwenLog()), 'the dismiss sent to the server', LONG);
+  await waitFor(() => /Sending request 'qwen\/suggestion\/dismiss/.test(wb.qwenLog()), 'the dismiss sent to the server', LONG);
   await waitFor(() => overlays().length === 0, 'the overlay deleted', LONG);
   assert.equal(readFileSync(users, 'utf8'), ACCEPTED, 'the file is unchanged');
+  assert.deepEqual(sessionFiles(), session, 'the session file is unchanged, byte for byte');
   assert.equal(await wb.page.locator('.monaco-editor .view-line', { hasText: 'all_users' }).count(), 0, 'the editor is unchanged');
   assert.equal(await wb.chat().locator('.msg.user', { hasText: 'Rename list_users to all_users' }).count(), 0, 'no turn in the transcript');
   await prompt.fill('');
   await wb.shot('suggestion-dismissed-dark');
+});
+
+e2e('a busy session (21 tool calls) gets a proposed-skill card; Accept, once armed, saves it under .qwen/skills and the Skills view lists it', 5, async () => {
+  const skillFile = path.join(wb.workspace, '.qwen', 'skills', 'reread-module', 'SKILL.md');
+  await ask('Read users.py over and over', 'Done: read it all.');
+  const card = wb.chat().locator('.proposal', { hasText: 'Proposed skill: reread-module' });
+  await card.waitFor({ timeout: LONG });
+  assert.equal(await card.locator('.proposal-description').textContent(), 'Re-read a module until its contents are settled');
+  const proposed = (await card.locator('.proposal-text code').textContent())!;
+  assert.match(proposed, /^---\nname: reread-module\ndescription: Re-read a module until its contents are settled\nsource: auto-skill\n---\n/);
+  assert.ok(!existsSync(skillFile), 'a proposal is not a skill until accepted');
+  const accept = card.locator('button[data-answer="accept"]');
+  await card.locator('button[data-answer="accept"]:not([aria-disabled])').waitFor({ timeout: 10_000 }); // armed
+  await card.locator('.proposal-text summary').click(); // the proposed SKILL.md, shown as code
+  await wb.shot('skill-proposal-dark');
+  await accept.click();
+  const notice = wb.chat().locator('.notice', { hasText: 'Skill reread-module saved' });
+  await notice.waitFor({ timeout: LONG });
+  assert.match((await notice.textContent())!, /Skill reread-module saved to \.qwen\/skills\/reread-module\/SKILL\.md/);
+  await card.waitFor({ state: 'detached', timeout: LONG });
+  assert.equal(readFileSync(skillFile, 'utf8'), proposed, 'the accepted text, byte for byte');
+  // The Skills view (collapsed in the Qwen container until opened) lists it.
+  const header = wb.page.locator('.pane-header', { hasText: 'Skills' });
+  await header.click();
+  const row = wb.page.locator('.pane', { has: header }).locator('.pane-body .monaco-list-row', { hasText: 'reread-module' }).first();
+  await row.waitFor({ timeout: LONG });
+  assert.match((await row.textContent())!, /reread-module\s*project/, 'a project skill');
+  await wb.shot('skill-saved-dark');
 });
