@@ -1,0 +1,218 @@
+// The end-to-end harness shared by the e2e/*.test.ts files: a real VS Code (code-server) with the
+// packaged .vsix installed into a fresh profile, the real qwen-lsp server started from
+// qwen.server.path, a scripted OpenAI server (an e2e/scripted_*.py script) behind it, and the
+// workbench driven in Debian's Chromium. Each test file opens its own Workbench (node --test runs
+// every file in its own process), so each has its own workspace, HOME and model script.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import * as path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Browser, FrameLocator, Page } from 'playwright-core';
+import { EXT_ROOT, REPO_ROOT, python, tempDir } from '../test/support';
+import { ARTIFACTS, launch } from '../test/webviewHarness';
+
+const CODE_SERVER_TOOLS = process.env.CODE_SERVER_TOOLS ?? path.resolve(REPO_ROOT, '..', 'shared', 'tools', 'code-server');
+const VSIX = path.join(EXT_ROOT, 'qwen-lsp.vsix');
+export const LONG = 120_000;
+const SHOTS = path.join(EXT_ROOT, 'e2e', 'screenshots');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface WorkbenchOptions {
+  /** The folder code-server opens (made by the test file). */
+  workspace: string;
+  /** The scripted model: a script under e2e/ that prints its base URL, then serves. */
+  modelScript: string;
+  /** Arguments for the model script (e.g. the workspace, for the absolute paths its tool calls name). */
+  modelArgs?: string[];
+  /** Extra User settings (resource-scoped qwen.* keys such as qwen.tools.approvalMode go here). */
+  userSettings?: Record<string, unknown>;
+}
+
+export class Workbench {
+  private constructor(
+    readonly page: Page,
+    private readonly browser: Browser,
+    private readonly scripted: ChildProcess,
+    readonly profile: string,
+    readonly workspace: string,
+    /** The test's own HOME: the server's ~/.qwen (memories, sessions, proposals) lives under it. */
+    readonly home: string,
+  ) {}
+
+  static async open(opts: WorkbenchOptions): Promise<Workbench> {
+    assert.ok(existsSync(VSIX), `build the .vsix first (npm run package): ${VSIX} is missing`);
+    assert.ok(
+      existsSync(path.join(CODE_SERVER_TOOLS, 'install.sh')),
+      `code-server's install.sh and start.sh are not in ${CODE_SERVER_TOOLS}: set CODE_SERVER_TOOLS to the folder that has them (default: ../shared/tools/code-server beside the repository)`,
+    );
+    mkdirSync(ARTIFACTS, { recursive: true });
+    mkdirSync(SHOTS, { recursive: true });
+    const profile = tempDir('qwen-e2e-profile-');
+    const home = tempDir('qwen-e2e-home-');
+    const scripted = spawn(python(), [path.join(EXT_ROOT, 'e2e', opts.modelScript), ...(opts.modelArgs ?? [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      return await Workbench.start(opts, scripted, profile, home);
+    } catch (err) {
+      scripted.kill();
+      killPidFile(profile);
+      throw err;
+    }
+  }
+
+  private static async start(opts: WorkbenchOptions, scripted: ChildProcess, profile: string, home: string): Promise<Workbench> {
+    const baseUrl = await new Promise<string>((resolve) => createInterface({ input: scripted.stdout! }).once('line', resolve));
+    // code-server is installed once per machine under the real HOME; the test's own HOME (so the
+    // server's ~/.qwen starts empty) links to that install instead of installing it again.
+    const installed = execFileSync('bash', [path.join(CODE_SERVER_TOOLS, 'install.sh')], { encoding: 'utf8', timeout: 900_000 }).trim().split('\n').pop()!;
+    mkdirSync(path.join(home, '.cache'), { recursive: true });
+    symlinkSync(installed, path.join(home, '.cache', 'qwen-lsp-code-server'));
+    const port = await freePort();
+    const env = { ...process.env, HOME: home, OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'e2e-key', OPENAI_MODEL: 'scripted-model' };
+    // The venv is not on PATH, so the server comes from qwen.server.path (the setting under test).
+    // It is machine-scoped, and a remote window such as code-server's ignores machine-scoped keys
+    // in User settings and reads them from the Machine settings file: written there, before start.
+    // qwen.trace.server makes vscode-languageclient log each message, so a test can see them.
+    const exe = path.join(path.dirname(python()), 'qwen-lsp');
+    mkdirSync(path.join(profile, 'data', 'Machine'), { recursive: true });
+    writeFileSync(
+      path.join(profile, 'data', 'Machine', 'settings.json'),
+      JSON.stringify({ 'qwen.server.path': existsSync(exe) ? exe : python(), 'qwen.model.baseUrl': baseUrl, 'qwen.trace.server': 'messages' }),
+    );
+    const url = execFileSync('bash', [path.join(CODE_SERVER_TOOLS, 'start.sh'), opts.workspace, String(port), profile, VSIX], { env, encoding: 'utf8', timeout: 600_000 })
+      .trim()
+      .split('\n')
+      .pop()!;
+    // VS Code's own chat would open in the secondary side bar and take half the screen.
+    const settingsFile = path.join(profile, 'data', 'User', 'settings.json');
+    const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
+    Object.assign(settings, {
+      'workbench.colorTheme': 'Default Dark Modern',
+      'chat.disableAIFeatures': true,
+      'workbench.secondarySideBar.defaultVisibility': 'hidden',
+      ...opts.userSettings,
+    });
+    writeFileSync(settingsFile, JSON.stringify(settings));
+    const browser = await launch();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(url, { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('.monaco-workbench .statusbar', { timeout: LONG });
+    return new Workbench(page, browser, scripted, profile, opts.workspace, home);
+  }
+
+  /** The Qwen chat webview (an outer iframe.webview, an inner #active-frame). */
+  chat(): FrameLocator {
+    return this.page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+  }
+
+  /** Waits for the extension, then opens the Qwen view and waits for its composer. */
+  async openQwen(): Promise<void> {
+    await this.page.locator('.statusbar-item', { hasText: 'Qwen' }).first().waitFor({ timeout: LONG }); // the extension is active
+    await this.page.locator('.activitybar .action-item a[aria-label="Qwen"]').click();
+    await this.chat().locator('#prompt').waitFor({ timeout: LONG });
+  }
+
+  async shot(name: string): Promise<void> {
+    await this.page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+  }
+
+  async command(title: string): Promise<void> {
+    await this.page.keyboard.press('F1');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 15_000 });
+    await input.fill(`>${title}`);
+    const row = this.page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first();
+    await row.waitFor({ timeout: 15_000 });
+    await row.click();
+  }
+
+  /** Quick Open (Ctrl+P) on `name`, then waits for its tab to be the active one. */
+  async openFile(name: string): Promise<void> {
+    await this.page.keyboard.press('Control+P');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 15_000 });
+    await input.fill(name);
+    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 15_000 });
+    await this.page.keyboard.press('Enter');
+    await this.page.locator('.tab.active', { hasText: name }).waitFor({ timeout: 15_000 });
+  }
+
+  /** Picks a colour theme the way a user does (Ctrl+K Ctrl+T); `label` as the picker shows it. */
+  async setTheme(label: 'Light Modern' | 'Dark Modern'): Promise<void> {
+    const page = this.page;
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+T');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 15_000 });
+    await input.fill(label);
+    const row = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: new RegExp(`^${label}`) }).first();
+    await row.waitFor({ timeout: 15_000 });
+    await row.click();
+    await page.waitForFunction((light) => document.querySelector('.monaco-workbench')?.classList.contains(light ? 'vs' : 'vs-dark'), label.startsWith('Light'), {
+      timeout: 20_000,
+    });
+    await page.waitForTimeout(500);
+  }
+
+  /** The Qwen output channel's log (every exthost of the session, so also after a reload). */
+  qwenLog(): string {
+    return execFileSync('bash', ['-c', `cat "${this.profile}"/data/logs/*/exthost*/qwen-lsp.qwen-lsp/*.log 2>/dev/null || true`], { encoding: 'utf8' });
+  }
+
+  /** ~/.qwen/projects/<sanitizeCwd(workspace)>: where the server keeps this project's memory, chats and proposals. */
+  projectStateDir(): string {
+    return path.join(this.home, '.qwen', 'projects', realpathSync(this.workspace).replace(/[^A-Za-z0-9]/g, '-'));
+  }
+
+  /** On failure: a screenshot and the extension's log, so a CI failure can be read. */
+  async diagnose(name: string): Promise<void> {
+    await this.page.screenshot({ path: path.join(ARTIFACTS, `e2e-failed-${name}.png`) }).catch(() => undefined);
+    try {
+      console.error(this.qwenLog().split('\n').slice(-40).join('\n'));
+      console.error(readFileSync(path.join(this.profile, 'code-server.log'), 'utf8').split('\n').slice(-20).join('\n'));
+    } catch {
+      // no log yet
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.browser.close();
+    this.scripted.kill();
+    killPidFile(this.profile);
+  }
+}
+
+/** Ends the code-server start.sh started for `profile` (its pid is in PROFILE/pid). */
+function killPidFile(profile: string): void {
+  const pidFile = path.join(profile, 'pid');
+  if (!existsSync(pidFile)) return;
+  try {
+    process.kill(Number(readFileSync(pidFile, 'utf8').trim()));
+  } catch {
+    // already gone
+  }
+}
+
+/** A test with a timeout in minutes that, on failure, leaves the workbench's screenshot and logs. */
+export function e2e(wb: () => Workbench | undefined, name: string, minutes: number, fn: () => Promise<void>): void {
+  test(name, { timeout: minutes * 60_000 }, async () => {
+    try {
+      await fn();
+    } catch (err) {
+      await wb()?.diagnose(name.split(' ').slice(0, 3).join('-').replace(/[^\w-]/g, ''));
+      throw err;
+    }
+  });
+}
