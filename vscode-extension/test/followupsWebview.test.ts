@@ -147,6 +147,24 @@ test('"result ready" marker for the same id; a new suggestion replaces the old; 
   await p.page.context().close();
 });
 
+test('a suggestion is readable in a side-bar-wide panel: the text wraps to two lines before it is cut, the markers move below it', async () => {
+  const p = await openPanel(browser, origin);
+  await p.page.setViewportSize({ width: 300, height: 640 });
+  await p.host(chat());
+  const text = 'Make list_users return ada and bob';
+  await p.host({ type: 'suggestion', suggestion: suggest('w1', text, true) });
+  const shown = p.page.locator('.suggestion-text');
+  const box = await shown.evaluate((el) => ({ sw: el.scrollWidth, cw: el.clientWidth, sh: el.scrollHeight, ch: el.clientHeight, lh: parseFloat(getComputedStyle(el).lineHeight) || 16 }));
+  assert.ok(box.sw <= box.cw + 1 && box.sh <= box.ch + 1, `the whole text is shown: ${JSON.stringify(box)}`);
+  assert.ok(box.ch > box.lh * 1.5, `it took a second line rather than an ellipsis: ${JSON.stringify(box)}`);
+  // A very long one is cut after two lines, with the full text as the tooltip.
+  await p.host({ type: 'suggestion', suggestion: suggest('w2', 'word '.repeat(80).trim()) });
+  const cut = await shown.evaluate((el) => ({ sh: el.scrollHeight, ch: el.clientHeight, lh: parseFloat(getComputedStyle(el).lineHeight) || 16 }));
+  assert.ok(cut.ch < cut.lh * 2.6 && cut.sh > cut.ch, `two lines, the rest hidden: ${JSON.stringify(cut)}`);
+  assert.equal(await shown.getAttribute('title'), 'word '.repeat(80).trim());
+  await p.page.context().close();
+});
+
 test('B9 the suggestion comes back with the snapshot after hide or reload, ready marker included; a snapshot without one clears it', async () => {
   const p = await openPanel(browser, origin);
   const withChip = snapshot([msg('user', 'q'), msg('assistant', 'a')], { suggestion: suggest('s1', 'Run the tests', true) });
