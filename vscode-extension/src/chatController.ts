@@ -301,13 +301,12 @@ export class ChatController implements vscode.Disposable {
     const s = this.followups.take(id);
     if (!s) return;
     this.lastPrompt = s.text; // Retry after a failure sends it as a normal message
-    await this.runTurn(s.text, (send) => acceptSuggestionTurn(send, s.id, sessionId));
+    await this.runTurn(s.text, (send) => acceptSuggestionTurn(send, s.id));
   }
 
   /**
    * One turn of the chat: the user's message and a streaming answer, the request (cancelled by
-   * Stop through its token), then the final message, or, when the outcome carries the session,
-   * the transcript reloaded from it.
+   * Stop through its token), then the final message.
    */
   private async runTurn(prompt: string, request: (send: Send) => Promise<Parameters<Transcript['end']>[0] & AcceptOutcome>): Promise<void> {
     const [user, assistant] = this.transcript.begin(prompt);
@@ -331,10 +330,8 @@ export class ChatController implements vscode.Disposable {
     this.cts = undefined;
     this.coalescer.flush(); // everything streamed goes out before the final message
     const final = this.transcript.end(outcome);
-    if (outcome.resume) this.transcript.load(outcome.resume);
     this.rememberSession();
-    if (outcome.resume) this.broadcast(this.snapshot());
-    else if (final) this.broadcast({ type: 'message', message: final });
+    if (final) this.broadcast({ type: 'message', message: final });
     this.broadcast({ type: 'running', running: false });
     void vscode.commands.executeCommand('setContext', 'qwen.chatRunning', false);
   }

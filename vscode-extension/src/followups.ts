@@ -20,7 +20,7 @@
 import { describeError, isCancelled, isMethodNotFound } from './errors';
 import type { Send } from './compaction';
 import type { InlineError, SkillProposal, Suggestion } from './shared/messages';
-import type { ResumeResult, SkillProposalAcceptResult, SkillProposed, SuggestionAcceptResult, SuggestionNotice } from './shared/protocol';
+import type { SkillProposalAcceptResult, SkillProposed, SuggestionNotice } from './shared/protocol';
 
 /** Bounds on what the server sends (its output is model output: untrusted, possibly huge). */
 export const MAX_SUGGESTION_CHARS = 2000;
@@ -194,12 +194,10 @@ export class Followups {
   }
 }
 
-/** How an accepted suggestion's turn ended, for Transcript.end, plus the session to reload. */
+/** How an accepted suggestion's turn ended, for Transcript.end. */
 export interface AcceptOutcome {
   cancelled?: boolean;
   error?: InlineError;
-  /** `applied: true`: the speculative turn was appended to the session; the transcript is reloaded from it. */
-  resume?: ResumeResult;
 }
 
 /**
@@ -207,28 +205,21 @@ export interface AcceptOutcome {
  * (like qwen/chat), so the caller has begun a turn with the suggestion as the user's message.
  *  - `applied: false`: the suggestion ran as a normal turn; what streamed is the answer.
  *  - `applied: true`: the speculative result was applied (its edits through workspace/applyEdit)
- *    and its turn appended to the session, which may not have been streamed, so the transcript
- *    is re-read from the session (qwen/sessions/resume), as a window reload would show it. If
- *    that read fails, what streamed stays.
+ *    and its turn appended to the session; the server replays the turn's chat events under the
+ *    accept's turnId before answering (docs/protocol.md), so what streamed is the answer, tool
+ *    cards included. (Re-reading the session instead turned the tool cards into plain text.)
  *  - -32601 (an older server) or any other failure: a line saying so, with Retry, which sends
  *    the text as a normal message.
  * `send` carries the turn's cancellation (Stop cancels the accept like any turn).
  */
-export async function acceptSuggestionTurn(send: Send, suggestionId: string, sessionId: string): Promise<AcceptOutcome> {
-  let r: Partial<SuggestionAcceptResult> | undefined;
+export async function acceptSuggestionTurn(send: Send, suggestionId: string): Promise<AcceptOutcome> {
   try {
-    r = (await send('qwen/suggestion/accept', { suggestionId })) as Partial<SuggestionAcceptResult> | undefined;
+    await send('qwen/suggestion/accept', { suggestionId });
   } catch (err) {
     if (isCancelled(err)) return { cancelled: true };
     if (isMethodNotFound(err)) return { error: { kind: 'unsupported', message: NO_SUGGESTION_SUPPORT, actions: ['retry'] } };
     const error = describeError(err);
     return { error: { ...error, actions: error.actions.includes('retry') ? error.actions : ['retry', ...error.actions] } };
   }
-  if (r?.applied !== true) return {};
-  try {
-    const resume = (await send('qwen/sessions/resume', { sessionId })) as Partial<ResumeResult> | undefined;
-    return Array.isArray(resume?.messages) ? { resume: resume as ResumeResult } : {};
-  } catch {
-    return {};
-  }
+  return {};
 }

@@ -123,30 +123,25 @@ test('suggestion: an older server (-32601) is quiet: a refused dismiss changes n
   assert.equal(ui.chip, null);
 });
 
-test('accept as a turn: applied → the session is re-read (the speculative turn may not have streamed); not applied → what streamed stays', async () => {
-  const resume = { sessionId: 's1', messages: [{ role: 'user', text: 'q' }, { role: 'assistant', text: 'a' }, { role: 'user', text: 'Run the tests' }, { role: 'assistant', text: 'All 12 pass.' }], promptTokens: 900 };
-  const applied = recorder({ 'qwen/suggestion/accept': { applied: true, turnId: 't9' }, 'qwen/sessions/resume': resume });
-  assert.deepEqual(await acceptSuggestionTurn(applied.send, 'a', 's1'), { resume });
-  assert.deepEqual(applied.sent, [['qwen/suggestion/accept', { suggestionId: 'a' }], ['qwen/sessions/resume', { sessionId: 's1' }]]);
+test('accept as a turn: applied or not, what streamed is the answer (the server replays an applied turn as chat events); nothing is re-read', async () => {
+  const applied = recorder({ 'qwen/suggestion/accept': { applied: true, turnId: 't9' } });
+  assert.deepEqual(await acceptSuggestionTurn(applied.send, 'a'), {});
+  assert.deepEqual(applied.sent, [['qwen/suggestion/accept', { suggestionId: 'a' }]], 'no qwen/sessions/resume: it would turn tool cards into text');
   const ran = recorder({ 'qwen/suggestion/accept': { applied: false, turnId: 't9' } });
-  assert.deepEqual(await acceptSuggestionTurn(ran.send, 'a', 's1'), {});
-  assert.deepEqual(ran.sent.map(([m]) => m), ['qwen/suggestion/accept'], 'no re-read: the turn streamed as chat events');
-  const unreadable = recorder({ 'qwen/suggestion/accept': { applied: true }, 'qwen/sessions/resume': () => { throw new ResponseError(-32603, 'gone'); } });
-  assert.deepEqual(await acceptSuggestionTurn(unreadable.send, 'a', 's1'), {}, 'a failed re-read keeps what streamed');
-  const odd = recorder({ 'qwen/suggestion/accept': { applied: true }, 'qwen/sessions/resume': { nothing: 1 } });
-  assert.deepEqual(await acceptSuggestionTurn(odd.send, 'a', 's1'), {}, 'a malformed session is not loaded');
+  assert.deepEqual(await acceptSuggestionTurn(ran.send, 'a'), {});
+  assert.deepEqual(ran.sent.map(([m]) => m), ['qwen/suggestion/accept']);
 });
 
 test('accept as a turn: -32601 is the friendly line with Retry; a cancelled accept is "cancelled"; other errors keep their kind and offer Retry', async () => {
-  assert.deepEqual(await acceptSuggestionTurn(recorder({}).send, 'a', 's1'), { error: { kind: 'unsupported', message: NO_SUGGESTION_SUPPORT, actions: ['retry'] } });
+  assert.deepEqual(await acceptSuggestionTurn(recorder({}).send, 'a'), { error: { kind: 'unsupported', message: NO_SUGGESTION_SUPPORT, actions: ['retry'] } });
   const cancelled = recorder({ 'qwen/suggestion/accept': () => { throw new ResponseError(-32800, 'Request cancelled'); } });
-  assert.deepEqual(await acceptSuggestionTurn(cancelled.send, 'a', 's1'), { cancelled: true });
+  assert.deepEqual(await acceptSuggestionTurn(cancelled.send, 'a'), { cancelled: true });
   const stale = recorder({ 'qwen/suggestion/accept': () => { throw new ResponseError(-32602, 'No suggestion a (it was dismissed or has expired).', { kind: 'bad_request' }); } });
-  const r = await acceptSuggestionTurn(stale.send, 'a', 's1');
+  const r = await acceptSuggestionTurn(stale.send, 'a');
   assert.equal(r.error?.message, 'No suggestion a (it was dismissed or has expired).');
   assert.deepEqual(r.error?.actions, ['retry', 'openSettings']);
   const auth = recorder({ 'qwen/suggestion/accept': () => { throw new ResponseError(-32001, 'bad key', { kind: 'auth' }); } });
-  assert.deepEqual((await acceptSuggestionTurn(auth.send, 'a', 's1')).error?.actions, ['setApiKey', 'retry'], 'Retry is not added twice');
+  assert.deepEqual((await acceptSuggestionTurn(auth.send, 'a')).error?.actions, ['setApiKey', 'retry'], 'Retry is not added twice');
 });
 
 const proposed = (id: string, name = 'run-tests') => ({ proposalId: id, name, description: 'Run the tests', text: `---\nname: ${name}\ndescription: Run the tests\n---\n\nmake test\n` });

@@ -126,26 +126,26 @@ test('controller: accepting a suggestion that ran as a normal turn (applied: fal
   assert.equal(client.methods().filter((m) => m === 'qwen/suggestion/accept').length, 1);
 });
 
-test('controller: an applied speculative result (applied: true) reloads the transcript from the session, as a snapshot', async () => {
+test('controller: an applied speculative result (applied: true) is the turn the server replayed, tool card included; nothing is re-read', async () => {
   const { client, chat, view } = setup();
   await firstTurn(client, view);
   client.notify('qwen/suggestion', { sessionId: 's1', suggestionId: 'g1', text: 'Run the tests', ready: true });
-  const session = [
-    { role: 'user', text: 'add a test' },
-    { role: 'assistant', text: 'Answer to add a test' },
-    { role: 'user', text: 'Run the tests' },
-    { role: 'assistant', text: 'Ran them in the background: all 12 pass.' },
-  ];
-  client.answers['qwen/suggestion/accept'] = () => ({ applied: true, turnId: 't2' });
-  client.answers['qwen/sessions/resume'] = (p: { sessionId: string }) => ({ sessionId: p.sessionId, messages: session, promptTokens: 10 });
+  client.answers['qwen/suggestion/accept'] = () => {
+    // The server replays the speculative turn's events under the accept's turn id before answering.
+    client.notify('qwen/chatEvent', event('t2', 0, 'Running them. '));
+    client.notify('qwen/chatEvent', { sessionId: 's1', turnId: 't2', seq: 1, kind: 'toolCall', tool: { id: 'c1', name: 'edit', args: { file_path: 'tests/test_x.py' } } });
+    client.notify('qwen/chatEvent', { sessionId: 's1', turnId: 't2', seq: 2, kind: 'toolResult', text: 'Edited tests/test_x.py', tool: { id: 'c1', name: 'edit', decision: 'auto' } });
+    client.notify('qwen/chatEvent', event('t2', 3, 'All 12 pass.'));
+    return { applied: true, turnId: 't2' };
+  };
   view.posted = [];
   await view.say({ type: 'acceptSuggestion', id: 'g1' });
-  assert.deepEqual(client.sent.slice(-2), [['qwen/suggestion/accept', { suggestionId: 'g1' }], ['qwen/sessions/resume', { sessionId: 's1' }]]);
-  const snap = view.of('snapshot').at(-1)!.snapshot;
-  assert.deepEqual(snap.messages.map((m) => [m.role, m.text]), session.map((m) => [m.role, m.text]));
-  assert.equal(snap.running, false);
-  assert.equal(snap.suggestion, undefined);
-  assert.equal(chat.transcript.sessionId, 's1');
+  assert.deepEqual(client.sent.at(-1), ['qwen/suggestion/accept', { suggestionId: 'g1' }]);
+  assert.ok(!client.methods().includes('qwen/sessions/resume'), 'no re-read: it would turn the tool card into text');
+  const last = chat.transcript.messages.at(-1)!;
+  assert.deepEqual(chat.transcript.messages.slice(-2).map((m) => [m.role, m.text]), [['user', 'Run the tests'], ['assistant', 'Running them. All 12 pass.']]);
+  assert.deepEqual(last.tools?.map((t) => [t.name, t.decision]), [['edit', 'auto']]);
+  assert.equal(last.streaming, false);
   assert.deepEqual(view.of('running').at(-1), { type: 'running', running: false });
 });
 

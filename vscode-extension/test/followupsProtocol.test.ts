@@ -115,7 +115,7 @@ test('follow-ups with the real server: offered for the chat, ready after its spe
   if (!(await has(send, 'qwen/suggestion/dismiss', { suggestionId: 'no-such-suggestion' }))) {
     // An older server: nothing to offer; an accept (a chip from before a server downgrade) is the friendly line.
     const [, answer] = transcript.begin(SUGGESTION);
-    const outcome = await acceptSuggestionTurn(send, 'g1', r.sessionId);
+    const outcome = await acceptSuggestionTurn(send, 'g1');
     assert.deepEqual(outcome, { error: { kind: 'unsupported', message: NO_SUGGESTION_SUPPORT, actions: ['retry'] } });
     assert.equal(transcript.end(outcome)!.id, answer.id);
     f.onSuggestion({ sessionId: r.sessionId, suggestionId: 'g1', text: SUGGESTION });
@@ -133,16 +133,15 @@ test('follow-ups with the real server: offered for the chat, ready after its spe
   const taken = f.take(offered.id)!;
   assert.equal(ui.chips.at(-1), null, 'the chip went on accept');
   transcript.begin(taken.text);
-  const outcome = await acceptSuggestionTurn(send, taken.id, r.sessionId);
+  const outcome = await acceptSuggestionTurn(send, taken.id);
   assert.equal(outcome.error, undefined, JSON.stringify(outcome.error));
   transcript.end(outcome);
-  if (outcome.resume) transcript.load(outcome.resume);
   const tail = transcript.messages.slice(-2).map((m) => [m.role, m.text]);
   assert.deepEqual(tail, [['user', SUGGESTION], ['assistant', 'Noted.']], 'the accepted turn is in the chat, and in the session when it was applied');
   const resumed = (await send('qwen/sessions/resume', { sessionId: r.sessionId })) as { messages: { role: string; text: string }[] };
   assert.deepEqual(resumed.messages.slice(-2).map((m) => [m.role, m.text]), tail, 'the session has the turn');
   // Accepting the same id again is refused by the server; the line offers Retry.
-  const twice = await acceptSuggestionTurn(send, taken.id, r.sessionId);
+  const twice = await acceptSuggestionTurn(send, taken.id);
   assert.ok(twice.error && twice.error.actions.includes('retry') && !/Traceback/.test(twice.error.message), JSON.stringify(twice));
 });
 
