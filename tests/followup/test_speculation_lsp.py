@@ -249,9 +249,13 @@ async def test_a_write_to_a_real_path_lands_in_the_overlay_and_outside_the_works
         assert notice["ready"] is False and "outside the workspace" in notice["stoppedAt"]
         assert workspace_bytes(workspace) == before and not outside.exists()
         assert lsp.edits == [] and lsp.permissions == []
-        assert not (overlay_root(home) / notice["suggestionId"]).exists()
+        # Round 1 completed (its write is in the overlay, kept for accept to continue from); round 2 stopped.
+        directory = overlay_root(home) / notice["suggestionId"]
+        assert sorted(p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file()) == ["src/x.py"]
         fork_last = scripted.chat_requests()[-1].body["messages"]
         assert fork_last[-1]["role"] == "tool" and "hacked" not in target.read_text()
+        assert await request(lsp, "qwen/suggestion/dismiss", {"suggestionId": notice["suggestionId"]}) == {}
+        assert not directory.exists() and workspace_bytes(workspace) == before
 
 
 async def test_a_speculation_stops_at_a_shell_command_without_asking_and_accept_runs_a_normal_turn(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
