@@ -432,7 +432,8 @@ class Engine:
             return await self._turn(session, prompt, attachments, emit, turn_id or str(uuid.uuid4()))
 
     async def accept_suggestion(self, suggestion_id: str, *, emit: EventSink, turn_id: str) -> SuggestionAcceptResult:
-        """Apply the suggestion's speculative turn, or (not ready, stopped, stale) run it as a normal turn."""
+        """Apply the suggestion's speculative turn; continue one that did not finish from its last complete
+        round (``Followups.resume``); else (nothing complete, stale) run the suggestion as a normal turn."""
         made = await self.followups.take_for_accept(suggestion_id)
         session = await self.open_session(made.session_id)
         cost = self.followups.cost(made)
@@ -441,6 +442,11 @@ class Engine:
             history = session.history
             self._after_turn(session, outcome, lambda: ParentRequest.capture(session.context.system_prompt(), [t.declaration() for t in self.tools], history))
             return SuggestionAcceptResult(applied=True, turn_id=turn_id, cost=cost)
+        async with session.lock:
+            so_far = await self.followups.resume(made, session, emit, self.settings.model.name)
+            if so_far is not None:
+                result = await self._turn(session, made.text, (), emit, turn_id, so_far)
+                return SuggestionAcceptResult(applied=False, turn_id=result.turn_id, cost=cost, continued=True)
         result = await self.chat(made.text, session_id=session.id, emit=emit, turn_id=turn_id)
         return SuggestionAcceptResult(applied=False, turn_id=result.turn_id, cost=cost)
 
@@ -451,31 +457,48 @@ class Engine:
         return self.followups.session_of(suggestion_id)
 
     async def _turn(
-        self, session: ChatSession, prompt: str, attachments: Sequence[Attachment], emit: EventSink, turn_id: str
+        self,
+        session: ChatSession,
+        prompt: str,
+        attachments: Sequence[Attachment],
+        emit: EventSink,
+        turn_id: str,
+        so_far: TurnOutcome | None = None,
     ) -> ChatResult:
+        """Run a turn; ``so_far`` continues one whose rounds are already in the history (an accepted
+        speculation that stopped): no new user message, the model is asked again from the last tool
+        results, and ``so_far`` (those rounds' calls and writes) is the outcome the loop goes on filling."""
         recall = self.hooks.recall(session, prompt)  # runs while the request is assembled; never awaited
         try:
-            return await self._run_turn(session, prompt, attachments, emit, turn_id, recall)
+            return await self._run_turn(session, prompt, attachments, emit, turn_id, recall, so_far)
         finally:
             recall.cancel()
 
     async def _run_turn(
-        self, session: ChatSession, prompt: str, attachments: Sequence[Attachment], emit: EventSink, turn_id: str, recall: Prefetch
+        self,
+        session: ChatSession,
+        prompt: str,
+        attachments: Sequence[Attachment],
+        emit: EventSink,
+        turn_id: str,
+        recall: Prefetch,
+        so_far: TurnOutcome | None,
     ) -> ChatResult:
         client = await self.model_client()
         await self._session_ready(session)
         self.context.memory_block = await asyncio.to_thread(self.hooks.memory_block)
         system = session.context.system_prompt()
-        for att in attachments:
-            self._tool_touched(session, att.path)
-        attached = await asyncio.to_thread(attachment_parts, attachments, self.root)
-        recalled: list[Part] = [{"text": text} for text in recall.take()]
-        user_content: Content = {
-            "role": "user",
-            "parts": [*recalled, *self._reminder_parts(session), *attached, {"text": prompt}],
-        }
-        session.history.append(user_content)
-        session.recorder.record_user(user_content)
+        if so_far is None:
+            for att in attachments:
+                self._tool_touched(session, att.path)
+            attached = await asyncio.to_thread(attachment_parts, attachments, self.root)
+            recalled: list[Part] = [{"text": text} for text in recall.take()]
+            user_content: Content = {
+                "role": "user",
+                "parts": [*recalled, *self._reminder_parts(session), *attached, {"text": prompt}],
+            }
+            session.history.append(user_content)
+            session.recorder.record_user(user_content)
 
         def on_round(done: RoundDone) -> None:
             session.prompt_tokens = done.prompt_tokens
@@ -500,7 +523,9 @@ class Engine:
             late_reminders=recall.take,
         )
         try:
-            outcome = await run_turn(client, req, emit=emit, record=turn_recorder(session.recorder, self.settings.model.name), on_round=on_round)
+            outcome = await run_turn(
+                client, req, emit=emit, record=turn_recorder(session.recorder, self.settings.model.name), on_round=on_round, outcome=so_far
+            )
         except LLMError as exc:
             raise EngineError(exc.message, kind=exc.kind) from exc
         self._after_turn(session, outcome, lambda: ParentRequest.of_turn(req))

@@ -13,10 +13,24 @@ Accepting a ready speculation applies its overlay through the engine's
 applier (``workspace/applyEdit`` in the editor) — but only onto what the
 speculation started from: the chat has had no turn since, and every file
 still reads as it did when the speculation first wrote it; otherwise the
-suggestion simply runs as a normal turn, as it does when the speculation
-had not finished or stopped at a call needing approval. Dismissing, a new
-turn in that chat, or an edit of a file the overlay wrote aborts it and
-deletes the overlay: nothing of it reaches the workspace or the session.
+suggestion simply runs as a normal turn. Dismissing, a new turn in that
+chat, or an edit of a file the overlay wrote aborts it and deletes the
+overlay: nothing of it reaches the workspace or the session.
+
+Accepting a speculation that did not finish — it stopped at a call needing
+approval, failed, or was still running — continues the turn "from where it
+stopped" (:meth:`Followups.resume`): its complete rounds (each model answer
+with all its tool results) land exactly as a ready result does (same
+checks, same records, their chat events replayed), and the engine then
+goes on with the normal loop from the last tool results, so the model
+re-issues the call it stopped at and that call now asks as usual. A
+still-running speculation is cancelled and treated the same way rather
+than waited for or re-run: what its complete rounds did is valid work (the
+same calls, gated the same way, as a finished run's), the round in flight
+is dropped whole (its writes undone in the overlay), and the user, who
+asked for it now, neither waits for the rest of a background run nor pays
+for the finished rounds twice. With no complete round there is nothing to
+keep, and the suggestion runs as a normal turn.
 
 Settings are read at each use, so a change applies from the next turn.
 """
@@ -30,7 +44,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from .agent.events import EventSink, TurnOutcome
+from .agent.events import EventSink, TurnEvent, TurnOutcome
 from .agent.fork import ParentRequest
 from .agent.loop import TurnRequest
 from .agent.side_query import SideQuery, SideQueryError
@@ -74,17 +88,20 @@ def cost_of(run: SpeculationRun | None) -> SpeculationCost | None:
     return SpeculationCost(prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens, requests=u.requests)
 
 
+def _calls(contents: list[Content]) -> int:
+    return sum(1 for c in contents if c.get("role") == "model" for p in c.get("parts", []) if "functionCall" in p)
+
+
 def _outcome(run: SpeculationRun, applied: list[Path]) -> TurnOutcome:
     """An accepted speculation as the turn it stands for: its calls count toward skill review and
     the files it wrote are the turn's writes, as if the user had typed the suggestion."""
-    calls = sum(1 for c in run.produced if c.get("role") == "model" for p in c.get("parts", []) if "functionCall" in p)
     return TurnOutcome(
         text=run.text,
         finish_reason="stop",
         prompt_tokens=run.last_prompt_tokens,
         completion_tokens=run.usage.completion_tokens,
         rounds=run.usage.requests,
-        tool_calls=calls,
+        tool_calls=_calls(run.produced),
         written=[str(p) for p in applied],
     )
 
@@ -166,7 +183,8 @@ class Followups:
         made.status = "ready" if ready else "stopped" if run.status == "stopped" else "failed"
         if not ready:
             made.stopped_at = run.reason or run.status
-            await asyncio.to_thread(overlay.discard)  # accept will run the suggestion as a normal turn
+            # Accept continues from the complete rounds: the overlay keeps just their writes; with none, it runs a normal turn.
+            await asyncio.to_thread(overlay.rewind if run.complete else overlay.discard)
         notify = self._notify()
         if notify is not None and self.pending.is_current(made):
             stopped = None if ready else made.stopped_at
@@ -220,10 +238,12 @@ class Followups:
         return cost_of(made.run) if isinstance(made.run, SpeculationRun) else None
 
     async def take_for_accept(self, suggestion_id: str) -> Suggestion:
-        """The suggestion, no longer pending; a speculation still running is stopped (its work is not used)."""
+        """The suggestion, no longer pending; a speculation still running is cancelled and waited for,
+        its overlay kept: :meth:`apply` or :meth:`resume` uses what it completed, then deletes it."""
         made = self._take(suggestion_id)
-        if made.status != "ready":
-            await self._abort([made])
+        made.cancel.set()
+        if made.task is not None and made.task is not asyncio.current_task():
+            await asyncio.gather(made.task, return_exceptions=True)
         return made
 
     async def apply(self, made: Suggestion, session: ChatSession, emit: EventSink, model_name: str | None) -> TurnOutcome | None:
@@ -231,45 +251,83 @@ class Followups:
         hooks, as a typed turn would); None (and nothing changed) when it cannot be."""
         run = made.run
         overlay = made.overlay
-        if made.status != "ready" or not isinstance(run, SpeculationRun) or overlay is None:
+        if not isinstance(run, SpeculationRun) or run.status != "ready" or overlay is None:
             return None
         try:
             async with session.lock:
-                if len(session.history) != made.history_length:
-                    return None
-                changes = await asyncio.to_thread(overlay.changes)
-                befores = [await self._applier.read(c.path) for c in changes]
-                if any(before.text != c.base for before, c in zip(befores, changes, strict=True)):
-                    log.info("speculation %s: a file changed since it ran; running the suggestion as a turn", made.id)
-                    return None
-                done: list[Path] = []
-                for before, change in zip(befores, changes, strict=True):
-                    try:
-                        await self._applier.write(change.path, before, change.text)
-                    except ApplyError as exc:
-                        applied = f" ({', '.join(str(p) for p in done)} were applied)" if done else " (nothing was applied)"
-                        raise EngineError(f"The speculative result could not be applied: {exc}{applied}.") from None
-                    done.append(change.path)
-                self._forget_reads(session.id, done)
-                self._append_turn(session, made.text, run, model_name)
-            for event in run.events:
-                emit(event)
-            return _outcome(run, done)
+                done = await self._land(made, session, overlay, run.records, run.events, emit, model_name)
+                if done is not None and run.last_prompt_tokens:
+                    session.prompt_tokens = run.last_prompt_tokens
+            return None if done is None else _outcome(run, done)
         finally:
             await asyncio.to_thread(overlay.discard)
 
+    async def resume(self, made: Suggestion, session: ChatSession, emit: EventSink, model_name: str | None) -> TurnOutcome | None:
+        """Land the complete rounds of a speculation that did not finish (module doc), for the caller to
+        continue the turn from; returns the turn so far (its calls and writes, for the after-turn hooks),
+        or None (nothing changed) when there is nothing to continue. The caller holds ``session.lock``,
+        so no other turn can slip in between these rounds and their continuation."""
+        run = made.run
+        overlay = made.overlay
+        if overlay is None:
+            return None
+        try:
+            if not isinstance(run, SpeculationRun) or run.status == "ready" or not run.complete:
+                return None
+            await asyncio.to_thread(overlay.rewind)  # a cancelled run's round in flight may have written
+            kept = run.records[: run.complete]
+            done = await self._land(made, session, overlay, kept, run.events[: run.complete_events], emit, model_name)
+            if done is None:
+                return None
+            log.info("speculation %s: continuing after %d complete rounds", made.id, len(kept) // 2)
+            return TurnOutcome(text="", finish_reason="stop", tool_calls=_calls([c for c, _ in kept]), written=[str(p) for p in done])
+        finally:
+            await asyncio.to_thread(overlay.discard)
+
+    async def _land(
+        self,
+        made: Suggestion,
+        session: ChatSession,
+        overlay: Overlay,
+        records: list[tuple[Content, dict[str, Any]]],
+        events: list[TurnEvent],
+        emit: EventSink,
+        model_name: str | None,
+    ) -> list[Path] | None:
+        """Apply the overlay onto what the speculation started from, append the suggestion and ``records``
+        to the session, replay ``events``; None (nothing changed) when the chat or a file moved on.
+        The caller holds ``session.lock``."""
+        if len(session.history) != made.history_length:
+            return None
+        changes = await asyncio.to_thread(overlay.changes)
+        befores = [await self._applier.read(c.path) for c in changes]
+        if any(before.text != c.base for before, c in zip(befores, changes, strict=True)):
+            log.info("speculation %s: a file changed since it ran; running the suggestion as a turn", made.id)
+            return None
+        done: list[Path] = []
+        for before, change in zip(befores, changes, strict=True):
+            try:
+                await self._applier.write(change.path, before, change.text)
+            except ApplyError as exc:
+                applied = f" ({', '.join(str(p) for p in done)} were applied)" if done else " (nothing was applied)"
+                raise EngineError(f"The speculative result could not be applied: {exc}{applied}.") from None
+            done.append(change.path)
+        self._forget_reads(session.id, done)
+        self._append_turn(session, made.text, records, model_name)
+        for event in events:
+            emit(event)
+        return done
+
     @staticmethod
-    def _append_turn(session: ChatSession, text: str, run: SpeculationRun, model_name: str | None) -> None:
+    def _append_turn(session: ChatSession, text: str, records: list[tuple[Content, dict[str, Any]]], model_name: str | None) -> None:
         """The speculative turn as if it had just run: the suggestion as the user's message, then the fork's Contents."""
         user: Content = {"role": "user", "parts": [{"text": text}]}
         session.history.append(user)
         session.recorder.record_user(user)
         record = turn_recorder(session.recorder, model_name)
-        for content, meta in run.records:
+        for content, meta in records:
             session.history.append(content)
             record(content, **meta)
-        if run.last_prompt_tokens:
-            session.prompt_tokens = run.last_prompt_tokens
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)

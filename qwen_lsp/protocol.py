@@ -289,11 +289,13 @@ class SuggestionNotice(WireResult):
 
 
 class SuggestionAcceptResult(WireResult):
-    """``qwen/suggestion/accept``: ``applied`` when the speculative result was applied, else the suggestion ran as a turn."""
+    """``qwen/suggestion/accept``: ``applied`` when the speculative result was applied, else the suggestion ran as a turn
+    (``continued``: a turn that went on from the complete rounds of a speculation that stopped or was still running)."""
 
     applied: bool
     turn_id: str | None = Field(None, alias="turnId")
     cost: SpeculationCost | None = None
+    continued: bool | None = None
 
 
 class EmptyResult(WireResult):

@@ -88,7 +88,8 @@ async def run_turn(
     max_rounds: int = MAX_ROUNDS,
     outcome: TurnOutcome | None = None,
 ) -> TurnOutcome:
-    """Run the turn; ``outcome``, when given, is filled in as the turn goes (a fork reads it after a cancel)."""
+    """Run the turn; ``outcome``, when given, is filled in as the turn goes (a fork reads it after a cancel;
+    a turn continued from an accepted speculation's rounds starts from their counts)."""
     tools_by_name = {t.name: t for t in req.tools}
     declarations = (req.declarations if req.declarations is not None else [t.declaration() for t in req.tools]) or None
     answer: list[str] = []

@@ -21,6 +21,14 @@ paths (:class:`_OverlayView`).
 The run's Contents (with the loop's metadata, for the session file), its
 events (replayed to the chat panel on accept) and its token usage (the cost
 reported to the user) are kept on the :class:`SpeculationRun`.
+
+A run that did not finish (it stopped at a call needing approval, failed,
+or was cancelled by accept) can still be continued from its last complete
+round. A round is complete exactly when the loop sends the next request
+(the model's answer and all its tool results are in the history then), so
+each request marks the checkpoint: how many records and events belong to
+complete rounds (:attr:`SpeculationRun.complete`), and an overlay
+checkpoint, so the writes of the round after it can be undone.
 """
 
 from __future__ import annotations
@@ -83,19 +91,25 @@ class SpeculationRun:
     events: list[TurnEvent] = field(default_factory=list)
     usage: SpeculationUsage = field(default_factory=SpeculationUsage)
     last_prompt_tokens: int = 0
+    complete: int = 0
+    """How many of ``records`` belong to complete rounds (see the module doc); always even."""
+    complete_events: int = 0
+    """How many of ``events`` those complete rounds emitted."""
 
 
 class _Metered:
     """The model client, counting what the speculation costs."""
 
-    def __init__(self, model: StreamingModel, usage: SpeculationUsage, last: Callable[[int], None]) -> None:
+    def __init__(self, model: StreamingModel, usage: SpeculationUsage, last: Callable[[int], None], starting: Callable[[], None]) -> None:
         self._model = model
         self._usage = usage
         self._last = last
+        self._starting = starting
 
     async def stream(
         self, messages: Sequence[Mapping[str, object]], *, tools: list[dict[str, Any]] | None = None, max_tokens: int | None = None
     ) -> AsyncIterator[StreamEvent]:
+        self._starting()
         self._usage.requests += 1
         async with contextlib.aclosing(self._model.stream(messages, tools=tools, max_tokens=max_tokens)) as events:  # type: ignore[type-var]
             async for event in events:
@@ -242,10 +256,15 @@ async def run_speculation(
     def record(content: Content, **meta: Any) -> None:
         run.records.append((content, dict(meta)))
 
+    def round_starts() -> None:
+        """Everything recorded so far is a complete round (the module doc): the checkpoint."""
+        run.complete, run.complete_events = len(run.records), len(run.events)
+        overlay.checkpoint()
+
     root = overlay.workspace
     context = ToolContext(workspace_root=root, cwd=root, approve=_approve_gated, applier=OverlayApplier(overlay, applier))
     fork = await run_fork(
-        _Metered(model, run.usage, last),
+        _Metered(model, run.usage, last, round_starts),
         parent,
         suggestion,
         root=root,

@@ -9,6 +9,13 @@ workspace. Accepting copies the shadows' texts to the workspace (through the
 editor); dismissing deletes the directory, so the workspace was never
 touched.
 
+A speculation that stopped part-way is accepted only up to its last
+complete round (model answer plus every tool result): the writes of the
+round it stopped in must not land. So the overlay keeps an undo journal of
+the writes since the last :meth:`Overlay.checkpoint` (taken as each round
+starts), and :meth:`Overlay.rewind` undoes them. The journal holds only the
+current round's overwritten shadows, never the whole run.
+
 Paths are the model's, hence untrusted: a path is mapped only when, with
 its symlinks resolved, it lies inside the workspace — ``..`` and links that
 lead out are refused (:class:`OutsideWorkspace`), so a shadow can never be
@@ -54,6 +61,10 @@ class Overlay:
         self._lock = threading.Lock()
         self._discarded = False
         """Set by :meth:`discard`; a write still in flight on a worker thread then fails instead of re-creating the directory."""
+        self._sealed = False
+        """Set by :meth:`rewind`: the run is over, a late write (a cancelled tool's thread) must not add to what accept applies."""
+        self._journal: list[tuple[Path, str | None]] = []
+        """Writes since the last checkpoint: (workspace path, its shadow's text before the write, None when it had none)."""
 
     def workspace_path(self, raw: str | os.PathLike[str]) -> Path:
         """``raw`` resolved (links followed) and checked to lie inside the workspace."""
@@ -100,14 +111,33 @@ class Overlay:
         path = self.workspace_path(raw)
         target = self.shadow(path)
         with self._lock:
-            if self._discarded:
-                raise OutsideWorkspace("the speculation was discarded")
+            if self._discarded or self._sealed:
+                raise OutsideWorkspace("the speculation was discarded" if self._discarded else "the speculation has ended")
             target.parent.mkdir(parents=True, exist_ok=True)
             if not target.parent.resolve().is_relative_to(self.directory.resolve()):  # a link planted in the overlay
                 raise OutsideWorkspace(f"the shadow of {path} would leave the overlay directory {self.directory}")
+            previous = target.read_text(encoding="utf-8") if path in self._bases else None
             atomic_write_text(target, text)
+            self._journal.append((path, previous))
             self._bases.setdefault(path, base)
         return path
+
+    def checkpoint(self) -> None:
+        """The writes so far are kept for good; :meth:`rewind` undoes only later ones. Cheap (no IO)."""
+        with self._lock:
+            self._journal.clear()
+
+    def rewind(self) -> None:
+        """Undo every write since the last checkpoint and refuse further writes (idempotent)."""
+        with self._lock:
+            self._sealed = True
+            for path, previous in reversed(self._journal):
+                if previous is None:
+                    self.shadow(path).unlink(missing_ok=True)
+                    self._bases.pop(path, None)
+                else:
+                    atomic_write_text(self.shadow(path), previous)
+            self._journal.clear()
 
     def shadows_under(self, path: Path) -> list[Path]:
         """Workspace paths written by the speculation at or below the (resolved) ``path``."""
@@ -121,4 +151,5 @@ class Overlay:
         with self._lock:
             self._discarded = True
             self._bases.clear()
+            self._journal.clear()
             shutil.rmtree(self.directory, ignore_errors=True)

@@ -7,6 +7,9 @@ One suggestion per chat is live at a time: a new one replaces the last
                         ├─► stopped    (it reached a call nobody may approve)
                         └─► failed     (the model or a limit ended it)
 
+(accept continues a stopped, failed or still running one from its last
+complete round, or runs the suggestion as a turn when it has none)
+
 and a suggestion is forgotten when it is accepted, dismissed or aborted
 (``take``). An id that is not (or no longer) known is a clear error for the
 caller: :class:`UnknownSuggestion`.

@@ -97,3 +97,26 @@ def test_discard_deletes_the_directory_and_later_writes_fail(ws: Path, overlay: 
 def test_an_overlay_directory_inside_the_workspace_is_refused(ws: Path) -> None:
     with pytest.raises(ValueError):
         Overlay(ws, ws / ".speculation")
+
+
+def test_rewind_undoes_the_writes_since_the_checkpoint_and_seals_the_overlay(ws: Path, overlay: Overlay) -> None:
+    a, b = ws / "src" / "a.py", ws / "src" / "b.py"
+    overlay.write_text(a, "a = 2\n", base="a = 1\n")
+    overlay.checkpoint()  # round 1 complete
+    overlay.write_text(a, "a = 3\n", base="a = 2\n")
+    overlay.write_text(b, "b\n", base=None)
+    overlay.write_text(b, "bb\n", base="b\n")
+    overlay.rewind()
+    [change] = overlay.changes()
+    assert (change.path, change.base, change.text) == (a.resolve(), "a = 1\n", "a = 2\n")
+    assert not (overlay.directory / "src" / "b.py").exists() and not overlay.touches(b)
+    with pytest.raises(OutsideWorkspace, match="ended"):
+        overlay.write_text(a, "late\n", base="a = 1\n")  # a cancelled tool's thread finishing after the rewind
+    overlay.rewind()  # idempotent
+    assert overlay.read_text(a) == "a = 2\n" and a.read_text() == "a = 1\n"
+
+
+def test_rewind_without_a_checkpoint_leaves_nothing(ws: Path, overlay: Overlay) -> None:
+    overlay.write_text(ws / "src" / "a.py", "a = 2\n", base="a = 1\n")
+    overlay.rewind()
+    assert overlay.changes() == [] and overlay.touched() == []

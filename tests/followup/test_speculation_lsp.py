@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
-from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
+from support.scripted_openai import Reply, ScriptedOpenAI, Stall, ToolCallSpec
 
 from lsp_harness import as_dict, chat, server_env, start_client, wait_for
 
@@ -249,9 +249,13 @@ async def test_a_write_to_a_real_path_lands_in_the_overlay_and_outside_the_works
         assert notice["ready"] is False and "outside the workspace" in notice["stoppedAt"]
         assert workspace_bytes(workspace) == before and not outside.exists()
         assert lsp.edits == [] and lsp.permissions == []
-        assert not (overlay_root(home) / notice["suggestionId"]).exists()
+        # Round 1 completed (its write is in the overlay, kept for accept to continue from); round 2 stopped.
+        directory = overlay_root(home) / notice["suggestionId"]
+        assert sorted(p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file()) == ["src/x.py"]
         fork_last = scripted.chat_requests()[-1].body["messages"]
         assert fork_last[-1]["role"] == "tool" and "hacked" not in target.read_text()
+        assert await request(lsp, "qwen/suggestion/dismiss", {"suggestionId": notice["suggestionId"]}) == {}
+        assert not directory.exists() and workspace_bytes(workspace) == before
 
 
 async def test_a_speculation_stops_at_a_shell_command_without_asking_and_accept_runs_a_normal_turn(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
@@ -302,3 +306,117 @@ async def test_unknown_suggestion_ids_are_invalid_params(home: Path, workspace: 
                 await request(lsp, method, {"suggestionId": "nope"})
             with pytest.raises(JsonRpcInvalidParams):
                 await request(lsp, method, {})
+
+
+CONTINUED = "make f return 2 and run the tests"
+
+
+def session_records(home: Path, session_id: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in session_file(home, session_id).read_text().splitlines()]
+
+
+def call_ids(records: list[dict[str, Any]]) -> list[str]:
+    return [p["functionCall"]["id"] for r in records if r["type"] == "assistant" for p in r["message"]["parts"] if "functionCall" in p]
+
+
+def turn_events(lsp: Any, turn_id: str) -> list[dict[str, Any]]:
+    return [as_dict(e) for e in lsp.rec.chat_events if as_dict(e)["turnId"] == turn_id]
+
+
+async def test_accepting_a_stopped_speculation_continues_from_its_last_complete_round(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
+    target, readme, marker = workspace / "src" / "x.py", workspace / "README.md", workspace / "ran.txt"
+    scripted.enqueue(
+        Reply(chunks=["f returns 1 today."]),
+        suggestion_reply(CONTINUED),
+        edit_reply(target),  # round 1: completes (the edit lands in the overlay)
+        Reply(  # round 2: a write the overlay takes, then a shell command: stopped, the whole round is dropped
+            chunks=["Now the tests."],
+            tool_calls=[
+                ToolCallSpec("write_file", {"file_path": str(readme), "content": "# changed\n"}, id="w2"),
+                ToolCallSpec("run_shell_command", {"command": f"touch {marker}"}, id="sh1"),
+            ],
+        ),
+    )
+    async with editor(home, workspace, scripted, shell=True) as lsp:
+        result = as_dict(await chat(lsp, "what does f return?"))
+        await wait_for(lambda: ready(lsp), "the speculation to stop")
+        notice = ready(lsp)[0]
+        assert notice["ready"] is False and notice["stoppedAt"].startswith("run_shell_command")
+        assert lsp.permissions == [] and lsp.edits == [] and not marker.exists()
+        directory = overlay_root(home) / notice["suggestionId"]
+        assert sorted(p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file()) == ["src/x.py"]  # README's write undone
+        fork_round2 = scripted.chat_requests()[3].body
+        before = session_file(home, result["sessionId"]).read_bytes()
+
+        scripted.enqueue(
+            Reply(chunks=["Running them."], tool_calls=[ToolCallSpec("run_shell_command", {"command": f"touch {marker}"}, id="sh2")]),
+            Reply(chunks=["The shell was denied; f returns 2."]),
+            Reply(chunks=['{"suggestion": ""}']),  # the continued turn's own follow-up: none
+        )
+        accepted = await request(lsp, "qwen/suggestion/accept", {"suggestionId": notice["suggestionId"]})
+        assert accepted["applied"] is False and accepted["continued"] is True and accepted["turnId"]
+
+        # Round 1's edit went through the editor; the dropped round's README write did not.
+        assert len(lsp.edits) == 1
+        change = lsp.edits[0].document_changes[0]
+        assert change.text_document.uri == target.as_uri() and change.edits[0].new_text == "def f():\n    return 2\n"
+        assert readme.read_text() == "# demo\n" and not directory.exists()
+
+        # The model was asked again from round 1's tool results: exactly what the fork sent before round 2.
+        continued = scripted.chat_requests()[4].body
+        assert continued["messages"] == fork_round2["messages"] and continued["tools"] == fork_round2["tools"]
+        sent = json.dumps(continued["messages"])
+        assert sent.count(CONTINUED) == 1 and "sh1" not in sent and "w2" not in sent and "# changed" not in sent
+        assert continued["messages"][-1]["role"] == "tool" and continued["messages"][-1]["tool_call_id"] == "s1"
+
+        # The re-issued shell call asked through qwen/permission (the editor denied); the turn finished.
+        assert [p["tool"] for p in lsp.permissions] == ["run_shell_command"] and not marker.exists()
+        last = scripted.chat_requests()[5].body["messages"]
+        assert last[-1]["role"] == "tool" and last[-1]["tool_call_id"] == "sh2"
+
+        # The panel saw round 1 (replayed) and the continuation, nothing of the dropped round.
+        events = turn_events(lsp, accepted["turnId"])
+        assert [e["tool"]["id"] for e in events if e["kind"] == "toolCall"] == ["s1", "sh2"]
+        text = "".join(e["text"] for e in events if e["kind"] == "text")
+        assert text == "Editing.Running them.The shell was denied; f returns 2."
+        assert all(e["sessionId"] == result["sessionId"] for e in events)
+
+        # The session file holds everything once, appended after what was there.
+        after = session_file(home, result["sessionId"]).read_bytes()
+        assert after.startswith(before)
+        records = session_records(home, result["sessionId"])
+        new = records[len(before.splitlines()) :]
+        assert [r["type"] for r in new] == ["user", "assistant", "tool_result", "assistant", "tool_result", "assistant"]
+        assert new[0]["message"]["parts"] == [{"text": CONTINUED}]
+        assert call_ids(records) == ["s1", "sh2"]
+        assert after.count(CONTINUED.encode()) == 1 and b"sh1" not in after and b"# changed" not in after
+
+        resumed = await request(lsp, "qwen/sessions/resume", {"sessionId": result["sessionId"]})
+        assert [m["text"] for m in resumed["messages"]][-4:] == [CONTINUED, "Editing.", "Running them.", "The shell was denied; f returns 2."]
+        scripted.enqueue(Reply(chunks=["ok"]), Reply(chunks=['{"suggestion": ""}']))
+        await chat(lsp, "thanks", sessionId=result["sessionId"])
+        [typed] = [r.body for r in scripted.chat_requests() if "tools" in r.body and "thanks" in json.dumps(r.body["messages"][-1])]  # not the side query
+        history = json.dumps(typed["messages"])
+        assert history.count(CONTINUED) == 1 and history.count('"s1"') == 2 and history.count('"sh2"') == 2  # a call and its result each
+
+
+async def test_accepting_a_running_speculation_cancels_it_and_continues_from_its_complete_rounds(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
+    target = workspace / "src" / "x.py"
+    scripted.enqueue(Reply(chunks=["f returns 1 today."]), suggestion_reply(), edit_reply(target), Stall(chunks=["Still think"]))
+    async with editor(home, workspace, scripted) as lsp:
+        result = as_dict(await chat(lsp, "what does f return?"))
+        await wait_for(lambda: len(scripted.chat_requests()) == 4, "the speculation's second round to start")
+        notice = lsp.suggestions[0]
+        assert ready(lsp) == []
+        scripted.enqueue(Reply(chunks=["f now returns 2."]), Reply(chunks=['{"suggestion": ""}']))
+        accepted = await request(lsp, "qwen/suggestion/accept", {"suggestionId": notice["suggestionId"]})
+        assert accepted["applied"] is False and accepted["continued"] is True
+        assert len(lsp.edits) == 1 and lsp.edits[0].document_changes[0].edits[0].new_text == "def f():\n    return 2\n"
+        stalled, continued = scripted.chat_requests()[3].body, scripted.chat_requests()[4].body
+        assert continued["messages"] == stalled["messages"]
+        text = "".join(e["text"] for e in turn_events(lsp, accepted["turnId"]) if e["kind"] == "text")
+        assert text == "Editing.f now returns 2."  # the cancelled round's "Still think" is not replayed
+        records = session_records(home, result["sessionId"])
+        assert [r["type"] for r in records[-4:]] == ["user", "assistant", "tool_result", "assistant"]
+        assert b"Still think" not in session_file(home, result["sessionId"]).read_bytes()
+        assert list(overlay_root(home).iterdir()) == []

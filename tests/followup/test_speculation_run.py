@@ -88,6 +88,23 @@ async def test_a_stop_answers_the_rest_of_the_response_and_ends_the_run(scripted
     model, tools = run.produced
     assert [p["functionResponse"]["id"] for p in tools["parts"]] == ["r", "s", "r2"]  # every call answered
     assert "OLD_NAME" in json.dumps(tools["parts"][0]) and "Not run" in json.dumps(tools["parts"][2])
+    assert (run.complete, run.complete_events) == (0, 0)  # stopped in its first round: nothing to continue from
+
+
+async def test_the_checkpoint_marks_the_complete_rounds_of_a_stopped_run(scripted: ScriptedOpenAI, ws: Path, tmp_path: Path) -> None:
+    app = ws / "src" / "app.py"
+    scripted.enqueue(
+        Reply(chunks=["Renaming."], tool_calls=[call("edit", {"file_path": str(app), "old_string": "OLD_NAME", "new_string": "NEW_NAME"}, "e")]),
+        Reply(chunks=["Checking."], tool_calls=[call("write_file", {"file_path": str(ws / "log.txt"), "content": "x"}, "w"), call("run_shell_command", {"command": "pytest"}, "s")]),
+    )
+    run, overlay = await speculate(scripted, ws, tmp_path, shell=True)
+    assert run.status == "stopped" and len(run.records) == 4
+    assert run.complete == 2 and [c["role"] for c, _ in run.records[:2]] == ["model", "user"]
+    kept = run.events[: run.complete_events]
+    assert [e.kind for e in kept] == ["text", "toolCall", "toolResult"] and kept[0].text == "Renaming."
+    assert all(e.text != "Checking." for e in kept) and len(run.events) > len(kept)
+    overlay.rewind()  # what accept does before landing the complete rounds
+    assert [c.path for c in overlay.changes()] == [app.resolve()]
 
 
 async def test_edits_in_default_mode_stop_instead_of_asking(scripted: ScriptedOpenAI, ws: Path, tmp_path: Path) -> None:
