@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
+import threading
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from cattrs import ClassValidationError, transform_error
 from lsprotocol import types
@@ -34,6 +36,7 @@ from ..llm.tokens import TokenCounter
 from ..protocol import ContextStatus, MemoryChanged, SkillsChanged
 from .approvals import EditorApplier, asker_for
 from .configuration import EditorConfiguration
+from .stdio import Output, pipes_usable, serve_stdio
 from .uris import uri_to_path
 
 log = logging.getLogger(__name__)
@@ -190,6 +193,22 @@ class QwenLanguageServer(LanguageServer):
         self.pending_settings: asyncio.Future[None] | None = None
         """A ``workspace/configuration`` pull in flight; turns wait for it."""
         self._progress_tasks: set[asyncio.Future[None]] = set()
+        self.output = Output()
+        """stdout with flow control (``server/stdio.py``); never paused when pygls owns the transport (TCP)."""
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """LSP on stdio through ``server/stdio.py``: resynchronising framing, bounded sizes, non-blocking output."""
+        stdin, stdout = stdin or sys.stdin.buffer, stdout or sys.stdout.buffer
+        if not pipes_usable(stdin, stdout):
+            super().start_io(stdin, stdout)
+            return
+        self._stop_event = stop = threading.Event()
+        try:
+            asyncio.run(serve_stdio(self.protocol, self.output, stop.is_set, stdin, stdout))
+        except (KeyboardInterrupt, SystemExit):  # ``exit`` ends the loop with SystemExit, as in pygls
+            pass
+        finally:
+            self.shutdown()
 
     @property
     def exit_code(self) -> int:
@@ -234,14 +253,16 @@ class QwenLanguageServer(LanguageServer):
 
     def engine_for(self, uri: str | None = None) -> Engine:
         """The engine of the workspace folder containing ``uri`` (a folder or file URI)."""
+        return self.engine_for_path(uri_to_path(uri) if uri else None)
+
+    def engine_for_path(self, path: Path | None) -> Engine:
+        """The engine of the innermost folder holding ``path`` (already resolved: document sync resolves once), else the first."""
         if not self.engines:
             raise JsonRpcServerError("The server is not initialized yet.", SERVER_NOT_INITIALIZED)
-        if uri:
-            path = uri_to_path(uri)
-            if path is not None:
-                best = max((r for r in self.engines if path == r or r in path.parents), key=lambda r: len(r.parts), default=None)
-                if best is not None:
-                    return self.engines[best]
+        if path is not None:
+            best = max((r for r in self.engines if path == r or r in path.parents), key=lambda r: len(r.parts), default=None)
+            if best is not None:
+                return self.engines[best]
         return next(iter(self.engines.values()))
 
     # --------------------------------------------------------------- notifications
