@@ -41,6 +41,7 @@ PROMISED = {
         "streaming_latency_p99_ms",
         "streaming_coalescing",
     },
+    "didopen_burst": {"didopen_burst_drain_ms"},
     "server_startup": {
         "server_startup_initialize_ms",
         "server_startup_vs_bare_pygls_ms",
