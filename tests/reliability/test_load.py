@@ -10,12 +10,17 @@ business; nothing here is timed.
 from __future__ import annotations
 
 import json
+import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.raw_peer import RawPeer
 from support.scripted_openai import Reply, ScriptedOpenAI
+
+from qwen_lsp.sessions.recording import _SYNCER, SessionRecorder
 
 CHATS = 20
 PIECES = 60
@@ -63,3 +68,24 @@ def test_twenty_concurrent_streams_lose_and_reorder_nothing(tmp_path: Path) -> N
             assert "Traceback" not in peer.stderr()
         finally:
             peer.close()
+
+
+def test_session_records_are_fsynced_off_the_event_loop(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: each record's fsync ran on the caller's thread — the event loop — so 20 chats ending turns stalled every stream.
+
+    ``os.fsync`` is wrapped only to see which thread calls it; the real one still runs.
+    """
+    real_fsync = os.fsync
+    callers: list[str] = []
+
+    def spying_fsync(fd: int) -> None:
+        callers.append(threading.current_thread().name)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", spying_fsync)
+    recorder = SessionRecorder(tmp_path / "project", version="0.1.0")
+    for i in range(5):
+        recorder.record_user(f"message {i}")
+    _SYNCER.submit(lambda: None).result(timeout=30)  # the syncer works in order: all five are done
+    assert len(callers) == 5 and all(name.startswith("session-fsync") for name in callers), callers
+    assert recorder.path.read_text().count('"type":"user"') == 5
