@@ -320,9 +320,13 @@ class Engine:
         if self.context.loaded_conditional_rules() is None:
             await self._workspace_ready()
         loaded = self.context.loaded_conditional_rules()
-        matched = [] if loaded is None else loaded.match([path])  # once, whatever the number of chats
+        live = self.sessions.live()
+        # A rule already announced to the editor that every open chat has would be matched only to be
+        # dropped: skipping it keeps a burst of didOpen from running every rule glob for every file.
+        settled = {p for p in self._editor_rules if all(s.context.has_rule(p) for s in live)}
+        matched = [] if loaded is None else loaded.match([path], skip=settled)  # once, whatever the number of chats
         rules: list[str] = []
-        for session in self.sessions.live():
+        for session in live:
             rules.extend(session.context.give(matched))
         # Announced even before any chat exists; every chat started later gets the rule too.
         first_time = [r for r in matched if r.path not in self._editor_rules]

@@ -41,6 +41,9 @@ PROMISED = {
         "streaming_latency_p99_ms",
         "streaming_coalescing",
     },
+    "didopen_burst": {"didopen_burst_drain_ms"},
+    "soak": {"soak_rss_mb", "soak_rss_growth_per_100_turns_mb"},
+    "load_streams": {"load_streams_overhead_p50_ms", "load_streams_overhead_p99_ms", "load_streams_rss_mb", "load_streams_coalescing"},
     "server_startup": {
         "server_startup_initialize_ms",
         "server_startup_vs_bare_pygls_ms",

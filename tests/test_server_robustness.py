@@ -3,63 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-
-class RawPeer:
-    """A bare-bones LSP peer over the server's stdio, to send what a real client never would."""
-
-    def __init__(self, home: Path, root: Path, *, initialize: bool = True) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "QWEN_", "DASHSCOPE_"))}
-        env["HOME"] = str(home)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "qwen_lsp", "serve", "--stdio"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-        if initialize:
-            self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}, "rootUri": root.as_uri()}})
-            assert self.response(0)["result"]["capabilities"]["experimental"]["qwen"]["chatEvents"] is True
-            self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-
-    def send(self, obj: Any = None, raw: bytes | None = None) -> None:
-        body = raw if raw is not None else json.dumps(obj).encode()
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.proc.stdin.flush()
-
-    def read(self) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        length = None
-        while True:
-            line = self.proc.stdout.readline()
-            assert line, "server closed its output"
-            if line == b"\r\n" and length is not None:
-                return json.loads(self.proc.stdout.read(length))
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":")[1])
-
-    def response(self, msg_id: int) -> dict[str, Any]:
-        while True:
-            msg = self.read()
-            if msg.get("id") == msg_id and "method" not in msg:
-                return msg
-
-    def alive(self) -> bool:
-        self.send({"jsonrpc": "2.0", "id": 999, "method": "qwen/skills/list", "params": {}})
-        return "result" in self.response(999)
-
-    def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait(10)
+from support.raw_peer import RawPeer
 
 
 @pytest.fixture

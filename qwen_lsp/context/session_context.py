@@ -90,6 +90,10 @@ class SessionContext:
             return None
         return self.give(rules.match(list(paths), skip=self._injected))
 
+    def has_rule(self, path: str) -> bool:
+        """Whether this chat was given the rule at ``path`` (queued or sent)."""
+        return path in self._injected
+
     def give(self, matched: Iterable[Rule]) -> list[str]:
         """Queue already-matched rules this chat has not been given (one match serves every chat); their names."""
         newly = [r for r in matched if r.path not in self._injected]

@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
+import threading
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from cattrs import ClassValidationError, transform_error
 from lsprotocol import types
@@ -34,6 +36,7 @@ from ..llm.tokens import TokenCounter
 from ..protocol import ContextStatus, MemoryChanged, SkillProposed, SkillsChanged, SuggestionNotice
 from .approvals import EditorApplier, asker_for
 from .configuration import EditorConfiguration
+from .stdio import Output, pipes_usable, serve_stdio
 from .uris import uri_to_path
 
 log = logging.getLogger(__name__)
@@ -97,6 +100,8 @@ def raw_params_converter():
 
 
 AFTER_SHUTDOWN = JsonRpcInvalidRequest("The server is shutting down: no requests are served after 'shutdown'.")
+BEFORE_INITIALIZE = JsonRpcServerError("The server is not initialized yet.", SERVER_NOT_INITIALIZED)
+INITIALIZED_TWICE = JsonRpcInvalidRequest("The server is already initialized: 'initialize' is sent once per session.")
 
 
 class QwenProtocol(LanguageServerProtocol):
@@ -112,18 +117,42 @@ class QwenProtocol(LanguageServerProtocol):
             if "id" in data and "method" in data:
                 cause = exc.__cause__
                 detail = "; ".join(transform_error(cause, path="params")) if isinstance(cause, ClassValidationError) else str(cause or exc)
-                error = AFTER_SHUTDOWN if self._shutdown else JsonRpcInvalidParams(f"Invalid params for {data['method']}: {detail}")
+                error = self._refusal(data["method"]) or JsonRpcInvalidParams(f"Invalid params for {data['method']}: {detail}")
                 self._send_response(data["id"], error=error.to_response_error())
             raise
 
     exit_code = 0
     """What the process exits with: LSP says 1 for an ``exit`` that no ``shutdown`` preceded."""
 
+    initialize_received = False
+
+    def _refusal(self, method: str) -> JsonRpcException | None:
+        """Why a request for ``method`` is refused in this state of the session, if it is."""
+        if self._shutdown and method != types.EXIT:
+            return AFTER_SHUTDOWN
+        if method == types.INITIALIZE:
+            return INITIALIZED_TWICE if self.initialize_received else None
+        return None if self.initialize_received or method == types.EXIT else BEFORE_INITIALIZE
+
     def handle_message(self, message: Any) -> None:
-        """Refuse requests after ``shutdown`` with InvalidRequest, as LSP says; pygls drops them unanswered."""
-        if self._shutdown and getattr(message, "id", None) is not None and getattr(message, "method", None) not in (None, types.EXIT):
-            self._send_response(message.id, error=AFTER_SHUTDOWN.to_response_error())
+        """The session order LSP prescribes, which pygls does not enforce.
+
+        Before ``initialize``: requests get ServerNotInitialized (-32002),
+        notifications other than ``exit`` are dropped (pygls ran them, and
+        took an early ``shutdown`` so that the real ``initialize`` was then
+        refused). A second ``initialize`` and every request after ``shutdown``
+        get InvalidRequest (pygls dropped the latter unanswered).
+        """
+        method = getattr(message, "method", None)
+        refusal = None if method is None else self._refusal(method)
+        if refusal is not None:
+            if getattr(message, "id", None) is not None:
+                self._send_response(message.id, error=refusal.to_response_error())
+            elif method != types.EXIT:
+                log.info("dropped notification %s: %s", method, refusal)
             return
+        if method == types.INITIALIZE:
+            self.initialize_received = True
         super().handle_message(message)
 
     def _send_response(self, msg_id: Any, result: Any | None = None, error: ResponseError | None = None) -> None:
@@ -168,6 +197,8 @@ class _OneLineForClientErrors(logging.Filter):
     """pygls logs every failed request with a traceback; ours are ordinary answers, not crashes."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and record.msg.startswith("Unable to deserialize message"):
+            return False  # its traceback is of the client's params; the reader logs the message in one line
         exc = record.exc_info[1] if record.exc_info else None
         if isinstance(exc, CLIENT_ERRORS):
             record.msg, record.args, record.exc_info, record.exc_text = "request failed: %s", (exc,), None, None
@@ -194,6 +225,22 @@ class QwenLanguageServer(LanguageServer):
         self.pending_settings: asyncio.Future[None] | None = None
         """A ``workspace/configuration`` pull in flight; turns wait for it."""
         self._progress_tasks: set[asyncio.Future[None]] = set()
+        self.output = Output()
+        """stdout with flow control (``server/stdio.py``); never paused when pygls owns the transport (TCP)."""
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """LSP on stdio through ``server/stdio.py``: resynchronising framing, bounded sizes, non-blocking output."""
+        stdin, stdout = stdin or sys.stdin.buffer, stdout or sys.stdout.buffer
+        if not pipes_usable(stdin, stdout):
+            super().start_io(stdin, stdout)
+            return
+        self._stop_event = stop = threading.Event()
+        try:
+            asyncio.run(serve_stdio(self.protocol, self.output, stop.is_set, stdin, stdout))
+        except (KeyboardInterrupt, SystemExit):  # ``exit`` ends the loop with SystemExit, as in pygls
+            pass
+        finally:
+            self.shutdown()
 
     @property
     def exit_code(self) -> int:
@@ -240,14 +287,16 @@ class QwenLanguageServer(LanguageServer):
 
     def engine_for(self, uri: str | None = None) -> Engine:
         """The engine of the workspace folder containing ``uri`` (a folder or file URI)."""
+        return self.engine_for_path(uri_to_path(uri) if uri else None)
+
+    def engine_for_path(self, path: Path | None) -> Engine:
+        """The engine of the innermost folder holding ``path`` (already resolved: document sync resolves once), else the first."""
         if not self.engines:
             raise JsonRpcServerError("The server is not initialized yet.", SERVER_NOT_INITIALIZED)
-        if uri:
-            path = uri_to_path(uri)
-            if path is not None:
-                best = max((r for r in self.engines if path == r or r in path.parents), key=lambda r: len(r.parts), default=None)
-                if best is not None:
-                    return self.engines[best]
+        if path is not None:
+            best = max((r for r in self.engines if path == r or r in path.parents), key=lambda r: len(r.parts), default=None)
+            if best is not None:
+                return self.engines[best]
         return next(iter(self.engines.values()))
 
     # --------------------------------------------------------------- notifications

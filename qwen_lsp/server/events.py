@@ -5,7 +5,10 @@ at once — no added latency for a slow model. Writing marks the stream busy
 until the event loop next gets control (``call_soon``); deltas arriving
 before then (the HTTP reader drained several buffered chunks without
 yielding, or the loop was blocked writing) are merged and go out together
-when it does, so a fast model cannot flood the pipe. Any other event kind
+when it does, so a fast model cannot flood the pipe. While the client is
+not reading (``output.paused``, see ``server/stdio.py``) text merges the
+same way until it has caught up, so a stalled client costs one growing
+string per chat, not one message per chunk. Any other event kind
 first flushes pending text, so order always holds. Everything runs on the
 event-loop thread.
 
@@ -26,14 +29,16 @@ from pygls.exceptions import JsonRpcException
 from ..agent.events import TurnEvent
 from ..errors import EngineError
 from .app import internal_error_message
+from .stdio import Output
 
 CHAT_EVENT = "qwen/chatEvent"
 _MERGEABLE = ("text", "thought")
 
 
 class ChatEventStream:
-    def __init__(self, notify: Callable[[str, dict[str, Any]], None], session_id: str, turn_id: str) -> None:
+    def __init__(self, notify: Callable[[str, dict[str, Any]], None], session_id: str, turn_id: str, output: Output | None = None) -> None:
         self._notify = notify
+        self._output = output
         self._session_id = session_id
         self._turn_id = turn_id
         self._loop = asyncio.get_running_loop()
@@ -47,19 +52,37 @@ class ChatEventStream:
         if self.closed:
             return
         if event.kind in _MERGEABLE and event.text:
-            if not self._busy:
+            if not self._busy and not self._client_lagging():
                 self._send(event.kind, event.text, None)
                 return
             if self._pending_kind not in (None, event.kind):
                 self.flush()
             self._pending_kind = event.kind
             self._pending.append(event.text)
+            self._hold()
             return
         self.flush()
         self._send(event.kind, event.text, event.tool)
 
+    def _client_lagging(self) -> bool:
+        return self._output is not None and self._output.paused
+
+    def _hold(self) -> None:
+        """Keep merging until the loop gets control back (and the client has caught up)."""
+        if not self._busy:
+            self._busy = True
+            self._loop.call_soon(self._idle)
+
+    def _idle_soon(self) -> None:
+        """Not from inside the transport's own callback: on the next loop turn."""
+        self._loop.call_soon(self._idle)
+
     def _idle(self) -> None:
-        """The loop got control back: the pipe is free; send what piled up meanwhile."""
+        """The loop got control back: unless the client still lags, send what piled up meanwhile."""
+        if self._client_lagging() and not self.closed:
+            assert self._output is not None
+            self._output.call_when_writable(self._idle_soon)
+            return
         self._busy = False
         self.flush()
 
@@ -93,6 +116,4 @@ class ChatEventStream:
             payload["tool"] = tool
         self.seq += 1
         self._notify(CHAT_EVENT, payload)
-        if not self._busy:
-            self._busy = True
-            self._loop.call_soon(self._idle)
+        self._hold()

@@ -97,7 +97,7 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
     async def on_open(ls: QwenLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         if (path := uri_to_path(params.text_document.uri)) is not None:
             try:
-                await ls.engine_for(params.text_document.uri).document_opened(path, params.text_document.uri)
+                await ls.engine_for_path(path).document_opened(path, params.text_document.uri)
             except EngineError as exc:  # a notification has no answer to carry it
                 log.warning("didOpen %s: %s", params.text_document.uri, exc.message)
 
@@ -109,19 +109,19 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def on_save(ls: QwenLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
         if (path := uri_to_path(params.text_document.uri)) is not None:
-            ls.engine_for(params.text_document.uri).document_saved(path)
+            ls.engine_for_path(path).document_saved(path)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def on_close(ls: QwenLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         """Activation lasts until the next skills refresh, not until close (spec §12.4)."""
         if (path := uri_to_path(params.text_document.uri)) is not None:
-            ls.engine_for(params.text_document.uri).document_closed(path)
+            ls.engine_for_path(path).document_closed(path)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def on_watched(ls: QwenLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
         for change in params.changes:
             if (path := uri_to_path(change.uri)) is not None:
-                ls.engine_for(change.uri).document_saved(path)
+                ls.engine_for_path(path).document_saved(path)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -188,7 +188,7 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
         attachments = [_attachment(a.uri, a.range) for a in p.attachments]
         session = await engine.open_session(p.session_id)
         turn_id = str(uuid.uuid4())
-        with ChatEventStream(ls.protocol.notify, session.id, turn_id) as stream:
+        with ChatEventStream(ls.protocol.notify, session.id, turn_id, output=ls.output) as stream:
             return await engine.chat(p.prompt, session_id=session.id, attachments=attachments, emit=stream, turn_id=turn_id)
 
     @qwen_request(server, "qwen/suggestion/accept", SuggestionParams)

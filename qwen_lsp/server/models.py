@@ -34,8 +34,16 @@ class AttachmentParam(WireModel):
     range: Range | None = None
 
 
+MAX_PROMPT_CHARS = 4 * 1024 * 1024
+"""About a million tokens of prose: the largest context window of any Qwen model, so no prompt over it can ever be sent.
+
+Without a bound a 50 MB prompt was counted (seconds of CPU, ~3 GB at peak)
+and sent whole to the model.
+"""
+
+
 class ChatParams(WireModel):
-    prompt: str
+    prompt: str = Field(max_length=MAX_PROMPT_CHARS)
     session_id: str | None = Field(None, alias="sessionId")
     attachments: list[AttachmentParam] = []
     workspace_uri: str | None = Field(None, alias="workspaceUri")

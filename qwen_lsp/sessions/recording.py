@@ -9,8 +9,12 @@ record written before it. Field order follows the CLI's
 gitBranch`` and then the type's own fields) so files diff cleanly.
 
 Durability: every record is one ``write`` of a whole line to a file opened in
-append mode, then ``flush`` and ``os.fsync``; a crash can at worst tear the
-last line, which the reader skips. A lock serialises writers so lines from
+append mode, then ``flush``; a crash can at worst tear the last line, which
+the reader skips. The ``os.fsync`` runs on one worker thread: records are
+written on the event loop, an fsync takes milliseconds, and 20 chats ending
+their turns at once stalled every stream for tens of ms (issue 15,
+``bench/load_streams.py``). A killed process loses nothing by it (the page
+cache outlives the process); only a power loss within those milliseconds can. A lock serialises writers so lines from
 concurrent threads never interleave. Before the first append to an existing
 file, and after any failed write, a missing final newline is restored so a
 torn tail never swallows the next record.
@@ -25,10 +29,12 @@ partial text is kept.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import uuid as uuid_mod
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +43,21 @@ from qwen_lsp.llm.content import Content, Part
 from qwen_lsp.sessions.files import session_path
 from qwen_lsp.sessions.reader import read_records
 from qwen_lsp.sessions.records import content_problem
+
+log = logging.getLogger(__name__)
+
+_SYNCER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session-fsync")
+"""Where records are fsynced, in order; Python joins it at exit, so a clean exit syncs everything."""
+
+
+def _sync_and_close(fd: int) -> None:
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        log.warning("could not fsync a session file: %s", exc.strerror or exc)
+    finally:
+        os.close(fd)
+
 
 MessageInput = str | Content | list[Part]
 """A message to record: plain text, a list of parts, or a whole Content."""
@@ -251,7 +272,7 @@ class SessionRecorder:
                     line = b"\n" + line
                 handle.write(line)
                 handle.flush()
-                os.fsync(handle.fileno())
+                _SYNCER.submit(_sync_and_close, os.dup(handle.fileno()))
         except OSError as exc:
             self._tail_suspect = True
             reason = exc.strerror or str(exc)
