@@ -161,10 +161,17 @@ def run_target(mutmut: str, target: Target, equivalents: dict[str, dict[str, str
         configure(workdir, target)
         subprocess.run(["git", "init", "-q", "."], cwd=workdir, check=False)
         log(f"mutation: {target.name}: mutmut run on {target.module}")
-        subprocess.run([mutmut, "run", "--max-children", "2"], cwd=workdir, check=False,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        meta = json.loads((workdir / "mutants" / f"{target.module}.meta").read_text(encoding="utf-8"))
-        codes: dict[str, int | None] = meta["exit_code_by_key"]
+        # Tests that start `python -m qwen_lsp` must find the mutated copy, which is not installed.
+        env = {**os.environ, "PYTHONPATH": str(workdir / "mutants")}
+        done = subprocess.run([mutmut, "run", "--max-children", "2"], cwd=workdir, env=env, check=False,
+                              capture_output=True, text=True)
+        meta_file = workdir / "mutants" / f"{target.module}.meta"
+        codes: dict[str, int | None] = (
+            json.loads(meta_file.read_text(encoding="utf-8"))["exit_code_by_key"] if meta_file.exists() else {}
+        )
+        if done.returncode != 0 or not codes or all(v is None for v in codes.values()):
+            tail = (done.stdout + done.stderr).replace("\r", "\n")[-3000:]
+            raise RuntimeError(f"mutmut did not run the tests for {target.name} (exit {done.returncode}):\n{tail}")
         if target.functions:
             codes = {k: v for k, v in codes.items() if _function_of(k) in target.functions}
         excluded: list[str] = []
@@ -231,14 +238,20 @@ def main(argv: list[str]) -> int:
     if unknown:
         print(f"bench.mutation: unknown target(s) {sorted(unknown)}; known: {[t.name for t in TARGETS]}", file=sys.stderr)
         return 2
+    status = 0
     for target in TARGETS:
         if wanted and target.name not in wanted:
             continue
-        result = run_target(mutmut, target, equivalents.get(target.name, {}))
+        try:
+            result = run_target(mutmut, target, equivalents.get(target.name, {}))
+        except RuntimeError as exc:
+            log(f"mutation: {exc}")
+            status = 1
+            continue
         total = int(result["total"])  # type: ignore[call-overload]
         share = 100.0 * int(result["killed"]) / total if total else 0.0  # type: ignore[call-overload]
         emit(f"mutation.{target.name}", round(share, 1), "% killed", None, module=target.module, **result)
-    return 0
+    return status
 
 
 if __name__ == "__main__":

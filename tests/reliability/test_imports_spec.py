@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 
 from qwen_lsp.context import find_imports, process_imports
-from qwen_lsp.context.imports import MAX_IMPORTED_BYTES, MAX_IMPORTS, ImportTrace
+import errno
+import logging
+
+from qwen_lsp.context.imports import MAX_IMPORTED_BYTES, MAX_IMPORTS, ImportTrace, LeavesProject
 from qwen_lsp.context.text import Problem
 
 LIMIT = f"Import limit reached ({MAX_IMPORTS} imports or {MAX_IMPORTED_BYTES >> 20} MiB per context build)"
@@ -133,9 +136,9 @@ def test_depth_limit_problem_names_the_file_left_unexpanded(tmp_path: Path) -> N
 
 
 def test_a_directory_import_fails_with_nodes_message(tmp_path: Path) -> None:
-    make(tmp_path, {"QWEN.md": "@./sub", "sub/x.md": "x"})
+    make(tmp_path, {"QWEN.md": "@./sub @./a.md", "sub/x.md": "x", "a.md": "A"})
     out, trace = expand(tmp_path / "QWEN.md")
-    assert out == "<!-- Import failed: ./sub - EISDIR: illegal operation on a directory, read -->"
+    assert out == "<!-- Import failed: ./sub - EISDIR: illegal operation on a directory, read --> " + block("./a.md", "A")
     assert trace.problems == [Problem(str(tmp_path / "QWEN.md"), "import './sub' failed: EISDIR: illegal operation on a directory, read")]
 
 
@@ -270,10 +273,62 @@ def test_flat_mode_leaves_imports_in_code_alone(tmp_path: Path) -> None:
 
 def test_flat_mode_spends_the_budget_once_per_file(tmp_path: Path) -> None:
     half = "y" * (MAX_IMPORTED_BYTES // 2 + 1)
-    make(tmp_path, {"QWEN.md": "@./s.md @./h2.md @./h1.md @./h1.md", "h1.md": half, "h2.md": half, "s.md": "S"})
+    text = "@../out.md @./s.md @./h2.md @./h1.md @./h1.md"
+    make(tmp_path, {"QWEN.md": text, "h1.md": half, "h2.md": half, "s.md": "S"})
     out, trace = expand(tmp_path / "QWEN.md", "flat")
-    # Walked last to first: h1 is admitted once, h2 is refused, and so is every later one (s).
-    assert out == flat((tmp_path / "QWEN.md", "@./s.md @./h2.md @./h1.md @./h1.md"), (tmp_path / "h1.md", half))
+    # Walked last to first: h1 is admitted once, h2 is refused, and so is every later one (s);
+    # the walk goes on, so the traversal before them is still reported.
+    assert out == flat((tmp_path / "QWEN.md", text), (tmp_path / "h1.md", half))
     assert trace.problems == [
-        Problem(str(tmp_path / "QWEN.md"), f"import './h2.md' refused, and every later one in this build: {LIMIT}")
+        Problem(str(tmp_path / "QWEN.md"), f"import './h2.md' refused, and every later one in this build: {LIMIT}"),
+        Problem(str(tmp_path / "QWEN.md"), "import '../out.md' refused: outside the project or a URL"),
     ]
+
+
+def test_invalid_utf8_in_flat_mode_is_reported_for_the_imported_file(tmp_path: Path) -> None:
+    make(tmp_path, {"QWEN.md": "@./bad.md"})
+    (tmp_path / "bad.md").write_bytes(b"ok \xff end")
+    out, trace = expand(tmp_path / "QWEN.md", "flat")
+    assert out == flat((tmp_path / "QWEN.md", "@./bad.md"), (tmp_path / "bad.md", "ok \ufffd end"))
+    assert [p.path for p in trace.problems] == [str(tmp_path / "bad.md")]
+
+
+@pytest.mark.parametrize("fmt", ["tree", "flat"])
+def test_a_symlink_loop_fails_with_nodes_message_naming_the_path(tmp_path: Path, fmt: str) -> None:
+    make(tmp_path, {"QWEN.md": "@./loop.md"})
+    os.symlink("loop.md", tmp_path / "loop.md")
+    out, trace = expand(tmp_path / "QWEN.md", fmt)
+    message = f"ELOOP: too many symbolic links encountered, access '{tmp_path / 'loop.md'}'"
+    assert trace.problems == [Problem(str(tmp_path / "QWEN.md"), f"import './loop.md' failed: {message}")]
+    if fmt == "tree":
+        assert out == f"<!-- Import failed: ./loop.md - {message} -->"
+
+
+def test_a_problem_repeated_in_one_build_is_listed_and_logged_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    make(tmp_path, {"QWEN.md": "@../x.md @../x.md"})
+    with caplog.at_level(logging.WARNING, logger="qwen_lsp.context.imports"):
+        out, trace = expand(tmp_path / "QWEN.md")
+    assert out == "<!-- Import failed: ../x.md - Path traversal attempt --> <!-- Import failed: ../x.md - Path traversal attempt -->"
+    message = "import '../x.md' refused: outside the project or a URL"
+    assert trace.problems == [Problem(str(tmp_path / "QWEN.md"), message)]
+    assert [r.getMessage() for r in caplog.records if r.name == "qwen_lsp.context.imports"] == [
+        f"{tmp_path / 'QWEN.md'}: {message}"
+    ]
+
+
+def test_trace_read_errors_say_what_and_where(tmp_path: Path, outside: Path) -> None:
+    """The errors ImportTrace.read raises carry errno, message and file, like any OSError."""
+    repo = tmp_path / "repo"
+    make(repo, {"big.md": "x" * (MAX_IMPORTED_BYTES + 1)})
+    os.symlink(outside / "secret.md", repo / "l.md")
+    trace = ImportTrace()
+    with pytest.raises(LeavesProject) as leaves:
+        trace.read(str(repo / "l.md"), str(repo))
+    assert (leaves.value.errno, leaves.value.strerror, leaves.value.filename) == (
+        errno.EACCES, "Symlink resolves outside the project", str(repo / "l.md")
+    )
+    with pytest.raises(OSError) as big:
+        trace.read(str(repo / "big.md"), str(repo))
+    assert (big.value.errno, big.value.strerror, big.value.filename) == (
+        errno.EFBIG, f"File larger than the {MAX_IMPORTED_BYTES >> 20} MiB import limit", str(repo / "big.md")
+    )
