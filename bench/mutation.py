@@ -108,6 +108,7 @@ TARGETS = (
 
 _NOT_KILLED = (0, 2, 5, 33, 34, None)
 """mutmut exit codes: 0 survived, 5/33 no test ran, 2 interrupted, 34 skipped, None not run; failures and timeouts kill."""
+_SPINNER = tuple("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
 _MUTANT_FUNCTION = re.compile(r"\.x_?(?:ǁ\w+ǁ)?(\w+?)__mutmut_\d+$")
 
 
@@ -119,7 +120,7 @@ def mutmut_command() -> str | None:
 
 
 def load_equivalents() -> dict[str, dict[str, dict[str, str]]]:
-    """``{target: {mutant: {"diff": changed line, "reason": why it cannot be killed}}}``."""
+    """``{target: {mutant: {"diff": the mutated line, stripped, "reason": why no test can kill it}}}``."""
     data = json.loads(EQUIVALENTS_FILE.read_text(encoding="utf-8"))
     return {name: dict(entries) for name, entries in data.items() if not name.startswith("_")}
 
@@ -154,6 +155,10 @@ def mutant_diff(mutmut: str, workdir: Path, mutant: str) -> str:
     return "\n".join(line for line in shown.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---"))
 
 
+def _added_lines(diff: str) -> list[str]:
+    return [line[1:].strip() for line in diff.splitlines() if line.startswith("+")]
+
+
 def run_target(mutmut: str, target: Target, equivalents: dict[str, dict[str, str]]) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix=f"mutation-{target.name}-") as tmp:
         workdir = Path(tmp)
@@ -162,6 +167,9 @@ def run_target(mutmut: str, target: Target, equivalents: dict[str, dict[str, str
         subprocess.run(["git", "init", "-q", "."], cwd=workdir, check=False)
         log(f"mutation: {target.name}: mutmut run on {target.module}")
         # Tests that start `python -m qwen_lsp` must find the mutated copy, which is not installed.
+        # The directory must exist before mutmut starts: an entry missing at start-up is cached as
+        # "nothing here" by the import system, and mutmut then skips adding the same path itself.
+        (workdir / "mutants").mkdir()
         env = {**os.environ, "PYTHONPATH": str(workdir / "mutants")}
         done = subprocess.run([mutmut, "run", "--max-children", "2"], cwd=workdir, env=env, check=False,
                               capture_output=True, text=True)
@@ -170,14 +178,15 @@ def run_target(mutmut: str, target: Target, equivalents: dict[str, dict[str, str
             json.loads(meta_file.read_text(encoding="utf-8"))["exit_code_by_key"] if meta_file.exists() else {}
         )
         if done.returncode != 0 or not codes or all(v is None for v in codes.values()):
-            tail = (done.stdout + done.stderr).replace("\r", "\n")[-3000:]
+            lines = (done.stdout + done.stderr).replace("\r", "\n").splitlines()
+            tail = "\n".join(line for line in lines if line.strip() and not line.startswith(_SPINNER))[-3000:]
             raise RuntimeError(f"mutmut did not run the tests for {target.name} (exit {done.returncode}):\n{tail}")
         if target.functions:
             codes = {k: v for k, v in codes.items() if _function_of(k) in target.functions}
         excluded: list[str] = []
         stale: list[str] = []
         for mutant, entry in equivalents.items():
-            if mutant in codes and entry["diff"] in mutant_diff(mutmut, workdir, mutant):
+            if mutant in codes and entry["diff"] in _added_lines(mutant_diff(mutmut, workdir, mutant)):
                 excluded.append(mutant)
                 codes.pop(mutant)
             else:
