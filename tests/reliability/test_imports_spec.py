@@ -332,3 +332,25 @@ def test_trace_read_errors_say_what_and_where(tmp_path: Path, outside: Path) -> 
     assert (big.value.errno, big.value.strerror, big.value.filename) == (
         errno.EFBIG, f"File larger than the {MAX_IMPORTED_BYTES >> 20} MiB import limit", str(repo / "big.md")
     )
+
+
+def test_flat_mode_walks_on_after_a_refused_import(tmp_path: Path, outside: Path) -> None:
+    repo = tmp_path / "repo"
+    make(repo, {"QWEN.md": "@./a.md @./b.md @../x.md @./l.md", "a.md": "A", "b.md": "B"})
+    os.symlink(outside / "secret.md", repo / "l.md")
+    out, trace = expand(repo / "QWEN.md", "flat")
+    # Walked last to first: the link out and the traversal are refused, and a and b still come.
+    assert out == flat((repo / "QWEN.md", "@./a.md @./b.md @../x.md @./l.md"), (repo / "b.md", "B"), (repo / "a.md", "A"))
+    assert [p.message for p in trace.problems] == [
+        "import './l.md' refused: a symlink leads outside the project",
+        "import '../x.md' refused: outside the project or a URL",
+    ]
+
+
+def test_a_symlink_to_a_huge_file_inside_the_project_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    make(tmp_path, {"QWEN.md": "@./link.md", "big.md": "x" * (MAX_IMPORTED_BYTES + 1)})
+    os.symlink(tmp_path / "big.md", tmp_path / "link.md")
+    out, trace = expand(tmp_path / "QWEN.md")
+    message = f"File larger than the {MAX_IMPORTED_BYTES >> 20} MiB import limit"
+    assert out == f"<!-- Import failed: ./link.md - {message} -->"
+    assert trace.problems == [Problem(str(tmp_path / "QWEN.md"), f"import './link.md' failed: {message}")]
