@@ -231,3 +231,20 @@ def test_a_required_field_missing_is_wrapped_with_the_reference_text() -> None:
     with pytest.raises(SkillParseError) as error:
         parse("---\ndescription: d\n---\n")
     assert str(error.value) == 'Failed to parse skill file: Missing "name" in frontmatter'
+
+
+def test_a_yaml_problem_without_context_has_no_parenthesis() -> None:
+    with pytest.raises(SkillParseError) as error:
+        parse("---\nname: a: b\ndescription: d\n---\n")
+    assert str(error.value) == (
+        "Failed to parse skill file: invalid YAML frontmatter at line 2, column 8: mapping values are not allowed in this context"
+    )
+
+
+def test_an_unmarked_yaml_error_is_one_line() -> None:
+    with pytest.raises(SkillParseError) as error:
+        parse("---\nname: s\ndescription: \x00\n---\n")
+    assert str(error.value) == (
+        "Failed to parse skill file: invalid YAML frontmatter: unacceptable character #x0000: "
+        'control characters are not allowed in "<unicode string>", position 21'
+    )
