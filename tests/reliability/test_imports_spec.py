@@ -8,15 +8,14 @@ limit in both formats, flat mode's reverse walk and single emission.
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 from pathlib import Path
 
 import pytest
 
 from qwen_lsp.context import find_imports, process_imports
-import errno
-import logging
-
 from qwen_lsp.context.imports import MAX_IMPORTED_BYTES, MAX_IMPORTS, ImportTrace, LeavesProject
 from qwen_lsp.context.text import Problem
 
