@@ -142,10 +142,10 @@ def js_string(value: Any) -> str:
         if value.is_integer() and abs(value) < 1e21:
             return str(int(value))
         text = repr(value)
-        if "e" in text:
+        if "e" in text:  # Python writes 1.5e-07 where JavaScript writes 1.5e-7 (never a `.0` mantissa, never e+00)
             mantissa, exp = text.split("e")
             sign = "-" if exp.startswith("-") else "+"
-            text = f"{mantissa.removesuffix('.0')}e{sign}{exp.lstrip('+-').lstrip('0') or '0'}"
+            text = f"{mantissa}e{sign}{exp.lstrip('+-').lstrip('0')}"
         return text
     if isinstance(value, list):
         return ",".join("" if v is None else js_string(v) for v in value)

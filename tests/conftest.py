@@ -6,8 +6,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from support.scripted_openai import ScriptedOpenAI
+
+# Property tests must repeat: the same examples on every run and machine (derandomize), no
+# example database carried between runs, and no per-example deadline (a loaded CI machine is
+# slow, and tests never assert wall-clock times). Tests that need fewer examples say so.
+settings.register_profile("repeatable", derandomize=True, database=None, deadline=None, max_examples=100)
+settings.load_profile("repeatable")
 
 
 @pytest.fixture

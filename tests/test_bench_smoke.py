@@ -31,6 +31,7 @@ PROMISED = {
         "globs.exponential",
     },
     "secret_scan": {"secret_scan.1mb_vs_100kb"},
+    "mutation": {"mutation.setup"},
     "recall_heuristic": {"recall_heuristic.query_p50_ms", "recall_heuristic.query_p99_ms", "recall_heuristic.cold_query_ms"},
     "sessions_list": {"sessions_list.cold_ms", "sessions_list.vs_whole_parse", "sessions_list.warm_ms"},
     "skill_activation": {"skill_activation.decide_p50", "skill_activation.decide_p99", "skill_activation.refresh_one_change"},

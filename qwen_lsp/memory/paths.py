@@ -155,24 +155,17 @@ def resolve_leaf_symlink(path: Path) -> Path:
 
 
 def realpath_nearest_existing(path: Path) -> Path:
-    """Where ``path`` really is: leaf links followed, then the nearest existing ancestor realpath'd.
+    """Where ``path`` really is: leaf links followed, then every link above it, the missing tail kept.
 
-    The missing tail is re-appended unchanged, so a file that does not exist
-    yet is placed where creating it would put it.
+    A file that does not exist yet is placed where creating it would put
+    it. Links in the middle are resolved even when they dangle (non-strict
+    ``realpath``): ``root/link/x.md`` with ``link`` → ``/elsewhere/new`` is
+    ``/elsewhere/new/x.md``, not ``root/link/x.md`` — walking up to the
+    nearest *existing* ancestor (``os.path.exists`` is false for a dangling
+    link) used to answer the latter, inside the root. A symlink loop is
+    left where ``realpath`` stops.
     """
-    resolved = str(resolve_leaf_symlink(path))
-    missing: list[str] = []
-    current = resolved
-    while not os.path.exists(current):
-        parent = os.path.dirname(current)
-        if parent == current:
-            return Path(resolved)
-        missing.insert(0, os.path.basename(current))
-        current = parent
-    try:
-        return Path(os.path.realpath(current, strict=True), *missing)
-    except OSError:
-        return Path(resolved)
+    return Path(os.path.realpath(resolve_leaf_symlink(path)))
 
 
 def is_team_path(path: Path, paths: MemoryPaths) -> bool:

@@ -1,0 +1,84 @@
+"""Property tests of the MEMORY.md field sanitiser (spec §5.2) against a character-by-character model.
+
+Properties: the output is one line of at most 120 UTF-16 units with no
+control, invisible or lone-surrogate character, no backtick and no ``](``,
+no outer or doubled whitespace; sanitising twice changes nothing; below the
+cap it equals a plain step-by-step reference; above it, the output is a
+prefix of that reference (cut at a word boundary or at 119 units) plus ``…``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qwen_lsp.jstext import JS_WHITESPACE, u16_len
+from qwen_lsp.memory.index import MAX_INDEX_FIELD_CHARS, sanitize_field
+
+_INVISIBLE = set("\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff")
+
+
+def reference(value: str) -> str:
+    """Spec §5.2 steps 1–6, one character at a time."""
+    out: list[str] = []
+    for ch in value:
+        code = ord(ch)
+        if code <= 0x1F or 0x7F <= code <= 0x9F:
+            ch = " "
+        elif ch in _INVISIBLE or 0xD800 <= code <= 0xDFFF:
+            continue
+        elif ch == "`":
+            ch = "'"
+        out.append(ch)
+    text = "".join(out).replace("](", "] (")
+    words: list[str] = []
+    word: list[str] = []
+    for ch in text + " ":
+        if ch in JS_WHITESPACE:
+            if word:
+                words.append("".join(word))
+                word = []
+        else:
+            word.append(ch)
+    return " ".join(words)
+
+
+_TEXT = st.one_of(
+    st.text(max_size=60),
+    st.lists(
+        st.sampled_from(["a", "word", " ", "\t", "\n", "\x00", "\x85", "\u200b", "\ufeff", "\ud83d", "`", "](", "]", "(",
+                         "\u3000", "中文", "\U0001f600", "\u2028", "\xa0", "x" * 30]),
+        max_size=40,
+    ).map("".join),
+)
+
+
+@settings(max_examples=300)
+@given(value=_TEXT)
+def test_sanitised_field_is_clean_bounded_and_idempotent(value: str) -> None:
+    out = sanitize_field(value)
+    assert u16_len(out) <= MAX_INDEX_FIELD_CHARS
+    assert not re.search("[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff`]", out)
+    assert "](" not in out
+    assert out == out.strip(JS_WHITESPACE) and "  " not in out
+    assert sanitize_field(out) == out
+
+
+@settings(max_examples=300)
+@given(value=_TEXT)
+def test_sanitised_field_agrees_with_the_reference(value: str) -> None:
+    expected = reference(value)
+    out = sanitize_field(value)
+    if u16_len(expected) <= MAX_INDEX_FIELD_CHARS:
+        assert out == expected
+    else:
+        assert out.endswith("\u2026")
+        kept = out[:-1]
+        assert expected.startswith(kept)
+        assert u16_len(kept) <= MAX_INDEX_FIELD_CHARS - 1
+        # a word boundary that keeps ≥ 60 % of the cap, or the hard cut at 119 units (less a split
+        # surrogate pair and the one space trimEnd may drop)
+        at_word = expected[len(kept)] == " " and u16_len(kept) >= 0.6 * MAX_INDEX_FIELD_CHARS
+        assert at_word or u16_len(kept) >= MAX_INDEX_FIELD_CHARS - 3
