@@ -16,7 +16,6 @@ of compactions, and fds / threads at ``WARM`` and at the end.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
 from support.raw_peer import RawPeer  # noqa: E402
+from support.quiet_home import write_quiet_settings  # noqa: E402
 from support.scripted_openai import ScriptedOpenAI  # noqa: E402
 from support.soak import SOAK_SETTINGS, prompt, soak_reply  # noqa: E402
 
@@ -59,9 +59,8 @@ def main(argv: list[str] | None = None) -> None:
     counts: dict[int, tuple[int, int]] = {}
     with ScriptedOpenAI(default=soak_reply) as model, scratch() as root:
         home, ws = root / "home", root / "ws"
-        (home / ".qwen").mkdir(parents=True)
         ws.mkdir()
-        (home / ".qwen" / "settings.json").write_text(json.dumps({**SOAK_SETTINGS, "memory": {"autoExtract": False, "autoDream": False}}))
+        write_quiet_settings(home, SOAK_SETTINGS)
         peer = RawPeer(home, ws, env=dict(OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="bench", OPENAI_MODEL="bench"))
         try:
             session_id = None

@@ -48,6 +48,9 @@ from pygls.lsp.client import LanguageClient
 from bench.harness import emit, log, percentile
 from qwen_lsp.llm.client import ChatClient, TextDelta
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from support.quiet_home import write_quiet_settings  # noqa: E402
+
 CHUNKS = 200
 SPACING = 0.006
 TURNS = 3
@@ -216,11 +219,13 @@ def scratch_server_env(root: Path, base_url: str) -> tuple[Path, dict[str, str]]
     """Lay out a scratch HOME and a workspace (a git root with a QWEN.md) under ``root``.
 
     Returns the workspace and the server's environment: this one minus any
-    model settings, HOME pointing at the scratch home, the model at ``base_url``.
+    model settings, HOME pointing at the scratch home (background model requests off, as in
+    the test suite), the model at ``base_url``.
     """
     home, workspace = root / "home", root / "ws"
     (workspace / ".git").mkdir(parents=True, exist_ok=True)
     home.mkdir(exist_ok=True)
+    write_quiet_settings(home)  # no background model requests beside the measured turns
     (workspace / "QWEN.md").write_text("Benchmark workspace.\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DASHSCOPE_", "QWEN_"))}
     env.update(HOME=str(home), OPENAI_BASE_URL=base_url, OPENAI_API_KEY="bench", OPENAI_MODEL="bench")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from support.quiet_home import write_quiet_settings
 from support.scripted_openai import ScriptedOpenAI
 
 # Property tests must repeat: the same examples on every run and machine (derandomize), no
@@ -32,15 +33,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     child's environment too (``lsp_harness.server_env``).
     """
     h = tmp_path / "home"
-    (h / ".qwen").mkdir(parents=True)
-    # Background memory runs (extraction after every turn, dream) would each take a scripted
-    # reply and make every request count in the suite depend on timing; tests of memory turn
-    # them back on in their own settings layer, which lies over this user file. Follow-up
-    # suggestions (a side query after every turn) and skill review (a fork after 20 tool calls)
-    # likewise; their tests turn them on.
-    (h / ".qwen" / "settings.json").write_text(
-        '{"memory": {"autoExtract": false, "autoDream": false}, "followup": {"enabled": false}, "skills": {"review": {"enabled": false}}}\n'
-    )
+    write_quiet_settings(h)  # background model requests off (support/quiet_home.py says why)
     monkeypatch.setenv("HOME", str(h))
     monkeypatch.delenv("QWEN_HOME", raising=False)
     return h

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from support.quiet_home import NO_BACKGROUND
 from support.scripted_openai import ScriptedOpenAI
 
 from lsp_harness import as_dict, chat, initialize, server_env, start_client
@@ -31,7 +32,7 @@ OUTSIDE = "outside-canary-91ab"
 ENVIRON = "environ-canary-7c1e"
 USER_KEY = "user-key-3f2d"
 ATTACKER_KEY = "attacker-key-0bad"
-NO_BACKGROUND_MEMORY = {"memory": {"autoExtract": False, "autoDream": False}, "followup": {"enabled": False}, "skills": {"review": {"enabled": False}}}
+NO_BACKGROUND_MEMORY = NO_BACKGROUND
 """Extraction, dream, follow-up suggestions and skill review would add requests at times of their own; these tests count the chat's."""
 
 LAUGHS = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(

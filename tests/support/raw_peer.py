@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .quiet_home import write_quiet_settings
+
 
 def frame(obj: Any = None, raw: bytes | None = None, length: int | None = None) -> bytes:
     """One LSP message: ``Content-Length`` (``length`` to lie about it) and the body."""
@@ -26,10 +28,8 @@ class RawPeer:
         clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "QWEN_", "DASHSCOPE_"))}
         clean["HOME"] = str(home)
         clean.update(env or {})
-        settings = home / ".qwen" / "settings.json"
-        if not settings.exists():  # as the suite's ``home`` fixture: background memory runs would take scripted replies
-            settings.parent.mkdir(parents=True, exist_ok=True)
-            settings.write_text('{"memory": {"autoExtract": false, "autoDream": false}}\n')
+        if not (home / ".qwen" / "settings.json").exists():  # as the suite's ``home`` fixture
+            write_quiet_settings(home)
         self.stderr_path = home / "server-stderr.log"
         self._stderr = self.stderr_path.open("wb")
         self.proc = subprocess.Popen(
