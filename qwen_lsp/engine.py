@@ -66,6 +66,7 @@ from .protocol import (
     TranscriptMessage,
     Usage,
 )
+from .sessions.draft import AnswerDraft
 from .sessions.registry import ChatSession, SessionRegistry, transcript, turn_recorder
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
 from .skills.report import listing_signature
@@ -429,7 +430,14 @@ class Engine:
             late_reminders=recall.take,
         )
         try:
-            outcome = await run_turn(client, req, emit=emit, record=turn_recorder(session.recorder, self.settings.model.name), on_round=on_round)
+            outcome = await run_turn(
+                client,
+                req,
+                emit=emit,
+                record=turn_recorder(session.recorder, self.settings.model.name),
+                on_round=on_round,
+                draft=AnswerDraft(session.recorder, self.settings.model.name),
+            )
         except LLMError as exc:
             raise EngineError(exc.message, kind=exc.kind) from exc
         self.hooks.after_turn(session, outcome, req)

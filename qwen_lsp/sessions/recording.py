@@ -20,6 +20,12 @@ ordinary ``assistant`` record with no marker. We add ``"interrupted": true``
 to that record — an extra field the CLI ignores — so our editor can show the
 answer as cut short; resume treats it like any other model turn, so the
 partial text is kept.
+
+Answers still streaming are saved in pieces (``sessions.draft``): records
+that share one ``uuid``, each carrying the text that arrived since the last
+piece, which Qwen Code's reader (and ours) merges into one message. The
+round's final record is a sibling of them (same ``parentUuid``, new uuid), so
+once it exists the pieces are a dead branch that neither reader shows.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import json
 import os
 import threading
 import uuid as uuid_mod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -165,6 +171,27 @@ class SessionRecorder:
             fields["interrupted"] = True
         return self._append("assistant", fields)
 
+    def record_model_piece(self, piece_uuid: str, content: Content, *, model: str | None, still_wanted: Callable[[], bool]) -> bool:
+        """Append one piece of an answer still streaming (``sessions.draft``), marked interrupted.
+
+        Every piece of one answer shares ``piece_uuid`` and the ``parentUuid``
+        the next real record would get; the chain does not advance, so the
+        round's final record becomes the pieces' sibling. ``still_wanted`` is
+        asked under the writer lock: once the round has settled it answers
+        False and nothing is written, so a piece can never land after the
+        final record. Returns whether the piece was written.
+        """
+        fields: dict[str, Any] = {}
+        if model is not None:
+            fields["model"] = model
+        fields["message"] = _content("model", content)
+        fields["interrupted"] = True
+        with self._lock:
+            if not still_wanted():
+                return False
+            self._append_locked("assistant", fields, record_uuid=piece_uuid, advance=False)
+            return True
+
     def record_tool_result(self, content: MessageInput, tool_call_result: Mapping[str, Any] | None) -> str:
         """Function responses sent back to the model (role ``user``), with the UI's call metadata."""
         fields: dict[str, Any] = {"message": _content("user", content)}
@@ -217,25 +244,29 @@ class SessionRecorder:
 
     def _append(self, record_type: str, fields: Mapping[str, Any]) -> str:
         with self._lock:
-            if not self._opened:
-                self._last_uuid = self._last_uuid_on_disk()
-                self._opened = True
-            record: dict[str, Any] = {
-                "uuid": str(uuid_mod.uuid4()),
-                "parentUuid": self._last_uuid,
-                "sessionId": self.session_id,
-                "timestamp": iso_timestamp(),
-                "type": record_type,
-                "provenance": _PROVENANCE[record_type],
-                "cwd": str(self.cwd),
-                "version": self.version,
-            }
-            if self.git_branch:
-                record["gitBranch"] = self.git_branch
-            record.update(fields)
-            self._write_line(_dump(record))
+            return self._append_locked(record_type, fields)
+
+    def _append_locked(self, record_type: str, fields: Mapping[str, Any], *, record_uuid: str | None = None, advance: bool = True) -> str:
+        if not self._opened:
+            self._last_uuid = self._last_uuid_on_disk()
+            self._opened = True
+        record: dict[str, Any] = {
+            "uuid": record_uuid or str(uuid_mod.uuid4()),
+            "parentUuid": self._last_uuid,
+            "sessionId": self.session_id,
+            "timestamp": iso_timestamp(),
+            "type": record_type,
+            "provenance": _PROVENANCE[record_type],
+            "cwd": str(self.cwd),
+            "version": self.version,
+        }
+        if self.git_branch:
+            record["gitBranch"] = self.git_branch
+        record.update(fields)
+        self._write_line(_dump(record))
+        if advance:
             self._last_uuid = record["uuid"]
-            return record["uuid"]
+        return record["uuid"]
 
     def _last_uuid_on_disk(self) -> str | None:
         for record in reversed(read_records(self.path).records):
