@@ -39,6 +39,10 @@ class ServerProcess:
         self.proc = proc
         self.pid = proc.pid
         self.notifications: list[tuple[str, Any]] = []
+        self.asked: list[str] = []
+        """Methods of the requests the server sent us, in order."""
+        self.hold: set[str] = set()
+        """Server requests left unanswered (an editor still showing the question when the kill comes)."""
         self._next_id = 0
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._reader = asyncio.ensure_future(self._read_loop())
@@ -84,6 +88,7 @@ class ServerProcess:
             future.set_exception(ServerGone(f"{method}: the server is gone"))
             return future
         self._pending[self._next_id] = future
+        future.add_done_callback(_retrieve)  # a request left in flight by a kill is expected to fail
         self._send({"id": self._next_id, "method": method, "params": params})
         return future
 
@@ -113,6 +118,9 @@ class ServerProcess:
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         if "method" in message and "id" in message:
+            self.asked.append(message["method"])
+            if message["method"] in self.hold:
+                return
             self._send({"id": message["id"], "result": self._answer(message["method"], message.get("params"))})
         elif "method" in message:
             self.notifications.append((message["method"], message.get("params")))
@@ -155,6 +163,11 @@ class ServerProcess:
         except (ServerGone, asyncio.TimeoutError, RuntimeError):
             pass
         await self.kill()
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def uri_path(uri: str) -> Path:
