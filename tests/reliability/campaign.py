@@ -173,6 +173,8 @@ def model_router(project: Project, rng: random.Random) -> Callable[[dict[str, An
                 for k in range(3)
             ]
             return Reply(chunks=["Consolidating."], tool_calls=calls, delay=0.005)
+        if "QUICK" in (texts[-1] if texts else ""):
+            return Reply(chunks=["Noted."])  # a turn that only sets up the work the kill is aimed at
         if "EDIT" in (texts[-1] if texts else ""):
             target = project.workspace / "src" / "app.py"
             return Reply(chunks=["Editing."], tool_calls=[ToolCallSpec("write_file", {"file_path": str(target), "content": f"def f():\n    return {n}\n"})])
@@ -323,13 +325,13 @@ class Campaign:
             await self._kill_within(server, 1.5)
 
     async def _extract(self, server: ServerProcess, _lock: bool) -> None:
-        await self._settle(self._chat(server, "remember that we use tabs"))
+        await self._settle(self._chat(server, "QUICK: remember that we use tabs"))
         self._track(server)
         await self._kill_within(server, 0.4)
 
     async def _dream(self, server: ServerProcess, lock_before: bool) -> None:
         seen = len(self.scripted.requests)
-        await self._settle(self._chat(server, "one more thing"))
+        await self._settle(self._chat(server, "QUICK: one more thing"))
         self._track(server)
         started = await wait_until(lambda: any(DREAM_MARK in "\n".join(_texts(r.body)) for r in self.scripted.requests[seen:]), 15.0)
         self.counters.work_done["dreams_started"] = self.counters.work_done.get("dreams_started", 0) + started
@@ -339,7 +341,7 @@ class Campaign:
         await self._kill_within(server, 0.3)
 
     async def _compress(self, server: ServerProcess, _lock: bool) -> None:
-        result = await self._settle(self._chat(server, "something to compress later"))
+        result = await self._settle(self._chat(server, "QUICK: something to compress later"))
         self._track(server)
         if not isinstance(result, dict):
             return
@@ -362,7 +364,7 @@ class Campaign:
                 if await self.resume(server, sid) is None:
                     continue
                 seen = len(self.scripted.requests)
-                result = await self._settle(self._chat(server, "are we still fine?", sid))
+                result = await self._settle(self._chat(server, "QUICK: are we still fine?", sid))
                 requests = [r for r in self.scripted.requests[seen:] if r.path.endswith("/chat/completions") and r.body.get("stream")]
                 if result is None or not requests or not tool_calls_paired(requests[0].body):
                     self.counters.unsendable_sessions += 1

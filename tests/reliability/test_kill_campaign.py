@@ -9,12 +9,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from reliability.campaign import SCENARIOS, run_campaign
 
 KILLS = 50
 SEED = 15
 
 
+@pytest.mark.timeout(900)  # a hang detector: about a minute on an idle 2-core machine, several when it is shared
 async def test_fifty_kills_lose_nothing_and_every_session_resumes(tmp_path: Path) -> None:
     counters = await run_campaign(tmp_path, kills=KILLS, seed=SEED)
     report = counters.as_dict()
