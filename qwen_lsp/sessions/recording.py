@@ -13,7 +13,10 @@ append mode, then ``flush`` and ``os.fsync``; a crash can at worst tear the
 last line, which the reader skips. A lock serialises writers so lines from
 concurrent threads never interleave. Before the first append to an existing
 file, and after any failed write, a missing final newline is restored so a
-torn tail never swallows the next record.
+torn tail never swallows the next record. When another process appended to
+the file since our last write (the same session continued in two editor
+windows), the chain continues from its last record, so no window's turns
+fall off the branch that resume follows.
 
 Interrupted answers: Qwen Code records a cancelled partial answer as an
 ordinary ``assistant`` record with no marker. We add ``"interrupted": true``
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import threading
 import uuid as uuid_mod
 from collections.abc import Callable, Mapping, Sequence
@@ -141,6 +145,8 @@ class SessionRecorder:
         self._opened = False
         self._tail_suspect = True
         """True when the file may end without a newline: before our first write, after a failure."""
+        self._end: int | None = None
+        """The file's size after our last write; another size means another writer appended since."""
 
     @property
     def last_uuid(self) -> str | None:
@@ -250,6 +256,8 @@ class SessionRecorder:
         if not self._opened:
             self._last_uuid = self._last_uuid_on_disk()
             self._opened = True
+        elif self._appended_by_another():
+            self._last_uuid = self._last_uuid_on_disk() or self._last_uuid
         record: dict[str, Any] = {
             "uuid": record_uuid or str(uuid_mod.uuid4()),
             "parentUuid": self._last_uuid,
@@ -268,6 +276,21 @@ class SessionRecorder:
             self._last_uuid = record["uuid"]
         return record["uuid"]
 
+    def _appended_by_another(self) -> bool:
+        """True when the file grew since our last write: another window continues this session too.
+
+        The chain then continues from the other writer's last record, not
+        ours, so resume (which follows ``parentUuid`` back from the last
+        record) shows both windows' turns instead of dropping the other's.
+        """
+        if self._end is None:
+            return False
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return False
+        return stat.S_ISREG(info.st_mode) and info.st_size > self._end
+
     def _last_uuid_on_disk(self) -> str | None:
         for record in reversed(read_records(self.path).records):
             if isinstance(record.get("uuid"), str):
@@ -283,6 +306,7 @@ class SessionRecorder:
                 handle.write(line)
                 handle.flush()
                 os.fsync(handle.fileno())
+                self._end = os.fstat(handle.fileno()).st_size
         except OSError as exc:
             self._tail_suspect = True
             reason = exc.strerror or str(exc)

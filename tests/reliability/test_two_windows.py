@@ -79,3 +79,21 @@ async def test_two_servers_on_one_project_lose_and_corrupt_nothing(home: Path, t
         assert result.skipped == []
         texts = [visible_text(c) for c in build_conversation(result.records)]
         assert texts == [text for turn in range(TURNS) for text in (f"{tag} turn {turn}", "answer in pieces")]
+
+
+async def test_one_session_continued_in_both_windows_keeps_every_turn(home: Path, tmp_path: Path, scripted: ScriptedOpenAI) -> None:
+    """Found by this campaign: the window that wrote less recently chained past the other's turns, which resume then dropped."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    scripted.default = Reply(chunks=["ok"])
+    env = server_env(home, scripted.base_url)
+    first, second = await asyncio.gather(ServerProcess.start(env, workspace), ServerProcess.start(env, workspace))
+    try:
+        session_id = (await first.request("qwen/chat", {"prompt": "A1"}))["sessionId"]
+        await second.request("qwen/sessions/resume", {"sessionId": session_id})
+        await second.request("qwen/chat", {"prompt": "B2", "sessionId": session_id})
+        await first.request("qwen/chat", {"prompt": "A3", "sessionId": session_id})
+        resumed = await second.request("qwen/sessions/resume", {"sessionId": session_id})
+    finally:
+        await asyncio.gather(first.close(), second.close())
+    assert [m["text"] for m in resumed["messages"]] == ["A1", "ok", "B2", "ok", "A3", "ok"]
