@@ -110,3 +110,15 @@ def test_records_sharing_a_uuid_merge_as_qwen_code_aggregates_them(tmp_path: Pat
     assert [r["uuid"] for r in branch] == ["a", "b"]
     assert branch[1]["message"]["parts"] == [{"text": "one "}, {"text": "two"}]
     assert branch[1]["usageMetadata"] == {"totalTokenCount": 5} and branch[1]["timestamp"] == "2026-01-01T00:00:02.000Z"
+
+
+async def test_an_answer_done_within_the_interval_writes_no_piece(home: Path, tmp_path: Path) -> None:
+    rec = SessionRecorder(tmp_path, version="0.1.0")
+    rec.record_user("q")
+    draft = AnswerDraft(rec, None, interval=3600.0)
+    text = ["quick"]
+    draft.grew([], text, 5)
+    await asyncio.sleep(0.05)
+    draft.settle()
+    rec.record_model({"role": "model", "parts": [{"text": "quick"}]}, usage=None, model=None)
+    assert [line["type"] for line in lines_of(rec.path)] == ["user", "assistant"]

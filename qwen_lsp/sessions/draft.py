@@ -4,7 +4,9 @@ A round's answer is recorded when its stream ends (``agent.loop``); a crash
 before that used to lose every word already on the user's screen. The draft
 saves the text in pieces while the stream runs: at most
 :data:`SAVE_INTERVAL` seconds after a delta arrives, or at once when
-:data:`SAVE_BYTES` characters are waiting, whichever comes first. Each piece
+:data:`SAVE_BYTES` characters are waiting, whichever comes first. The
+interval counts from the round's first delta, so an answer that completes
+within it (most short ones) writes no piece at all. Each piece
 holds only the text that arrived since the previous one, so the bytes
 written grow with the answer, not with its square.
 
@@ -30,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid as uuid_mod
-from concurrent.futures import Future
 
 from qwen_lsp.llm.content import Content, Part
 from qwen_lsp.sessions.recording import SessionRecorder
@@ -60,6 +61,8 @@ class AnswerDraft:
         self._saved_text = 0
         self._waiting = 0
         self._last_save = float("-inf")
+        self._first_delta: float | None = None
+        """When the round's first delta arrived: an answer done within the interval writes no piece at all."""
         self._timer: asyncio.TimerHandle | None = None
         self._in_flight: asyncio.Future[bool] | None = None
 
@@ -67,6 +70,8 @@ class AnswerDraft:
         """The round's lists (only ever appended to) gained a delta of ``added`` characters."""
         self._thought, self._text = thought, text
         self._waiting += added
+        if self._first_delta is None:
+            self._first_delta = asyncio.get_running_loop().time()
         if self._in_flight is None:
             self._schedule()
 
@@ -76,6 +81,7 @@ class AnswerDraft:
         self._piece_uuid = str(uuid_mod.uuid4())
         self._thought, self._text = [], []
         self._saved_thought = self._saved_text = self._waiting = 0
+        self._first_delta = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -90,7 +96,8 @@ class AnswerDraft:
             self._timer = None
             self._save()
         elif self._timer is None:
-            self._timer = loop.call_later(max(0.0, self._last_save + self._interval - loop.time()), self._save)
+            since = max(self._last_save, self._first_delta if self._first_delta is not None else loop.time())
+            self._timer = loop.call_later(max(0.0, since + self._interval - loop.time()), self._save)
 
     def _save(self) -> None:
         self._timer = None
@@ -119,7 +126,7 @@ class AnswerDraft:
             parts.append({"text": text})
         return {"role": "model", "parts": parts} if parts else None
 
-    def _saved(self, done: Future[bool] | asyncio.Future[bool]) -> None:
+    def _saved(self, done: asyncio.Future[bool]) -> None:
         self._in_flight = None
         if not done.cancelled() and done.exception() is not None:
             # The final record will try again and report a failure to the user; a lost preview only warrants a log line.

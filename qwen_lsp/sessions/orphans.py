@@ -48,7 +48,7 @@ def answer_orphaned_calls(history: Sequence[Content]) -> list[Content]:
             out.append(history[at])
             at += 1
         missing: list[Part] = [
-            {"functionResponse": {"id": call.get("id"), "name": call.get("name"), "response": {"error": UNKNOWN_OUTCOME}}}  # type: ignore[typeddict-item]
+            {"functionResponse": {"id": call.get("id"), "name": call.get("name"), "response": {"error": UNKNOWN_OUTCOME}}}
             for call in calls
             if call.get("id") not in answered
         ]

@@ -37,6 +37,7 @@ from urllib.parse import unquote
 
 from support.scripted_openai import Reply, Response, ScriptedOpenAI, ToolCallSpec
 
+from lsp_harness import server_env
 from qwen_lsp.memory.scan import parse_memory
 from qwen_lsp.memory.store import MemoryStore
 from qwen_lsp.paths import sanitize_cwd
@@ -96,7 +97,7 @@ class Project:
         (self.home / ".qwen").mkdir(parents=True, exist_ok=True)
         (self.home / ".qwen" / "settings.json").write_text('{"memory": {"autoExtract": false, "autoDream": false}}\n')
         self.log = root / "server.log"
-        self.env = _server_env(self.home, base_url)
+        self.env = server_env(self.home, base_url)
         self.store = MemoryStore(self.workspace.resolve(), home=self.home, env={})
         self.chats = self.home / ".qwen" / "projects" / sanitize_cwd(self.workspace.resolve()) / "chats"
         self.memory_root = self.store.root("project")
@@ -121,14 +122,6 @@ class Project:
     def forget_last_dream(self) -> None:
         """The dream gates allow one dream a day; the campaign wants one per dream round."""
         (self.store.state_dir() / "meta.json").unlink(missing_ok=True)
-
-
-def _server_env(home: Path, base_url: str) -> dict[str, str]:
-    import os
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DASHSCOPE_", "QWEN_"))}
-    env.update(HOME=str(home), OPENAI_BASE_URL=base_url, OPENAI_API_KEY="test-key", OPENAI_MODEL="scripted-model")
-    return env
 
 
 # ---------------------------------------------------------------------- the model
