@@ -171,7 +171,7 @@ def model_router(project: Project, rng: random.Random) -> Callable[[dict[str, An
         if "EDIT" in (texts[-1] if texts else ""):
             target = project.workspace / "src" / "app.py"
             return Reply(chunks=["Editing."], tool_calls=[ToolCallSpec("write_file", {"file_path": str(target), "content": f"def f():\n    return {n}\n"})])
-        return Reply(chunks=slow(60), delay=0.01)
+        return Reply(chunks=slow(150), delay=0.01)  # 1.5 s: past the draft's 1 s, so kills land before and after a piece
 
     return answer
 
@@ -305,7 +305,7 @@ class Campaign:
 
     async def _turn(self, server: ServerProcess, _lock: bool) -> None:
         self._chat(server, "tell me about the project")
-        await self._kill_within(server, 0.9)
+        await self._kill_within(server, 2.0)
 
     async def _edit(self, server: ServerProcess, _lock: bool) -> None:
         self._chat(server, "EDIT src/app.py so f returns something else")
