@@ -55,8 +55,15 @@ class CompressionSettings(_Section):
     threshold: float | None = Field(None, ge=0, le=1, description="Share of the window that triggers auto-compression (default 0.7).")
 
 
+class SkillReviewSettings(_Section):
+    """Skill review after busy sessions (chapter §5.9); applies from the next turn, no restart."""
+
+    enabled: bool = Field(True, description="After 20 tool calls in a chat, a background run may propose a reusable skill.")
+
+
 class SkillsSettings(_Section):
     enabled: bool = True
+    review: SkillReviewSettings = SkillReviewSettings()
 
 
 class MemorySettings(_Section):
@@ -99,6 +106,13 @@ class ContextFileSettings(_Section):
         return names or ("QWEN.md", "AGENTS.md")
 
 
+class FollowupSettings(_Section):
+    enabled: bool = Field(True, description="After a turn, suggest what the user may want to ask next (qwen/suggestion).")
+    speculate: bool | None = Field(
+        None, description="Run the suggestion in the background before it is accepted (default: when tools.approvalMode is auto-edit or yolo)."
+    )
+
+
 class GeneralSettings(_Section):
     output_language: str = Field("auto", alias="outputLanguage", description="Qwen Code's reply language; 'auto' follows the user.")
 
@@ -111,6 +125,7 @@ class Settings(_Section):
     memory: MemorySettings = MemorySettings()
     tools: ToolsSettings = ToolsSettings()
     context: ContextFileSettings = ContextFileSettings()
+    followup: FollowupSettings = FollowupSettings()
     folder_trust: bool = Field(True, alias="folderTrust")
 
     def api_key(self) -> str | None:

@@ -27,9 +27,11 @@ from typing import Any
 
 from . import __version__
 from .agent.approvals import ApprovalPolicy, Asker, offered_mode
-from .agent.events import EventSink, RoundDone, TurnEvent
+from .agent.events import EventSink, RoundDone, TurnEvent, TurnOutcome
+from .agent.fork import ParentRequest
 from .agent.hooks import Prefetch, TurnHooks
 from .agent.loop import TurnRequest, run_turn
+from .agent.skill_review_fork import SkillReviewForks
 from .agent.tool import Tool, ToolContext
 from .agent.tools import read_only_tools
 from .agent.tools.save_memory import SaveMemoryTool
@@ -44,6 +46,7 @@ from .context.inspector import count_request
 from .edits.applier import Applier, DiskApplier
 from .edits.offer import WRITE_TOOL_NAMES, write_tools
 from .errors import EngineError
+from .followups import Followups
 from .llm.client import ChatClient
 from .llm.content import Content, Part
 from .llm.client_cache import ModelEndpoint
@@ -62,14 +65,20 @@ from .protocol import (
     SessionListItem,
     SessionResumeResult,
     SessionsListResult,
+    SkillProposalAcceptResult,
+    SkillProposed,
     SkillsChanged,
+    SuggestionAcceptResult,
+    SuggestionNotice,
     TranscriptMessage,
     Usage,
 )
 from .sessions.draft import AnswerDraft
 from .sessions.registry import ChatSession, SessionRegistry, transcript, turn_recorder
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
+from .skills.proposals import ProposalStore
 from .skills.report import listing_signature
+from .skills.review import SkillReviewer
 from .watching import DebouncedWatcher
 
 log = logging.getLogger(__name__)
@@ -84,10 +93,13 @@ class Listeners:
     context_status: Callable[[ContextStatus], None] = lambda _s: None
     skills_changed: Callable[[SkillsChanged], None] = lambda _c: None
     memory_changed: Callable[[MemoryChanged], None] = lambda _c: None
+    skill_proposed: Callable[[SkillProposed], None] = lambda _p: None
     progress: Progress = lambda _title: lambda _message: None
     """Work-done progress: ``begin(title)`` returns ``end(message)``."""
     warning: Callable[[str], None] = lambda _message: None
     """Something the user should know once (e.g. edits are off because nobody can approve them)."""
+    suggestion: Callable[[SuggestionNotice], None] | None = None
+    """Follow-up suggestions (``followups.py``); None: nobody shows them, so none are made."""
 
 
 class Engine:
@@ -138,11 +150,28 @@ class Engine:
         self.context = ContextAssembler(self.root, self._context_settings(), env=env)  # its prompt names self.tools
         self.sessions = SessionRegistry(self.root, version=__version__, new_context=lambda: SessionContext(self.context))
         self.hooks = hooks or memory_hooks(self.memory)
+        self.skill_review = SkillReviewer(
+            ProposalStore(self.root),
+            SkillReviewForks(self.model_client, workspace_root=self.root),
+            enabled=lambda: self.settings.skills.enabled and self.settings.skills.review.enabled,
+            existing_names=lambda: [s.name for s in self.skills.skills()],
+            on_proposed=lambda proposal: self.listeners.skill_proposed(proposal),
+            progress=lambda title: self.listeners.progress(title),
+        )
         self._editor_rules: set[str] = set()
         """Paths of rules announced for files opened in the editor (each announced once per workspace)."""
         self._watcher: DebouncedWatcher | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.history_tokens = HistoryTokens(counter.count_content)
+        self.followups = Followups(
+            self.root,
+            settings=lambda: self.settings,
+            model=self.model_client,
+            applier=self._applier,
+            sessions=self.sessions,
+            notify=lambda: self.listeners.suggestion,
+            forget_reads=lambda session_id, paths: self.read_caches.for_session(session_id).forget(paths),
+        )
         self.compactor = Compactor(
             self.root,
             model=self.model_client,
@@ -225,6 +254,7 @@ class Engine:
         # caught by one more load now; anything later, the watches see.
         self._apply_skill_change(self.skills.refresh())
         self.context.invalidate(None)
+        self._spawn(self._announce_pending_proposals())
         await self._rewatch()
 
     async def _rewatch(self) -> None:
@@ -251,6 +281,18 @@ class Engine:
             self._skills_on_disk = signature
             self.listeners.skills_changed(SkillsChanged(activated=added, deactivated=removed))
 
+    async def _announce_pending_proposals(self) -> None:
+        """Skill proposals drafted before a restart are offered to the editor again."""
+        if self.settings.skills.enabled and self.settings.skills.review.enabled:
+            for proposal in await asyncio.to_thread(self.skill_review.pending):
+                self.listeners.skill_proposed(proposal)
+
+    async def accept_skill_proposal(self, proposal_id: str) -> SkillProposalAcceptResult:
+        """The proposal becomes a project skill, listed at once (not only when the watcher notices)."""
+        result = await self.skill_review.accept(proposal_id)
+        self._apply_skill_change(await self.skills.reload())
+        return result
+
     def _memory_changed(self, change: MemoryChanged) -> None:
         self.listeners.memory_changed(change)
 
@@ -266,6 +308,8 @@ class Engine:
             self._watcher.stop()
             self._watcher = None
         await self.memory.drain()
+        await self.skill_review.drain()
+        await self.followups.drain()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         await self.endpoint.aclose()
@@ -306,6 +350,11 @@ class Engine:
     def document_saved(self, path: Path) -> None:
         """didSave: a context file edited in the editor is picked up without waiting for the watcher."""
         self.context.invalidate([path])
+        self.followups.file_changed(path)
+
+    def document_changed(self, path: Path) -> None:
+        """didChange: a speculation that wrote this file is stale."""
+        self.followups.file_changed(path)
 
     async def _workspace_ready(self) -> None:
         """Rebuild stale workspace context on a worker thread, so loop-side reads only hit caches."""
@@ -360,10 +409,12 @@ class Engine:
         return SessionResumeResult(session_id=session.id, messages=messages, prompt_tokens=session.prompt_tokens)
 
     async def delete_session(self, session_id: str) -> SessionDeleteResult:
+        await self.followups.abort_session(session_id)
         self.sessions.forget(session_id)
         self.compactor.forget(session_id)
         self.approvals.forget(session_id)
         self.read_caches.forget(session_id)
+        self.skill_review.forget(session_id)
         return SessionDeleteResult(deleted=await asyncio.to_thread(self.sessions.delete, session_id))
 
     # ----------------------------------------------------------------- the turn
@@ -377,8 +428,28 @@ class Engine:
         turn_id: str | None = None,
     ) -> ChatResult:
         session = await self.open_session(session_id)
+        await self.followups.abort_session(session.id)  # typing anything else throws the suggestion away
         async with session.lock:
             return await self._turn(session, prompt, attachments, emit, turn_id or str(uuid.uuid4()))
+
+    async def accept_suggestion(self, suggestion_id: str, *, emit: EventSink, turn_id: str) -> SuggestionAcceptResult:
+        """Apply the suggestion's speculative turn, or (not ready, stopped, stale) run it as a normal turn."""
+        made = await self.followups.take_for_accept(suggestion_id)
+        session = await self.open_session(made.session_id)
+        cost = self.followups.cost(made)
+        outcome = await self.followups.apply(made, session, emit, self.settings.model.name)
+        if outcome is not None:
+            history = session.history
+            self._after_turn(session, outcome, lambda: ParentRequest.capture(session.context.system_prompt(), [t.declaration() for t in self.tools], history))
+            return SuggestionAcceptResult(applied=True, turn_id=turn_id, cost=cost)
+        result = await self.chat(made.text, session_id=session.id, emit=emit, turn_id=turn_id)
+        return SuggestionAcceptResult(applied=False, turn_id=result.turn_id, cost=cost)
+
+    async def dismiss_suggestion(self, suggestion_id: str) -> None:
+        await self.followups.dismiss(suggestion_id)
+
+    def session_of_suggestion(self, suggestion_id: str) -> str | None:
+        return self.followups.session_of(suggestion_id)
 
     async def _turn(
         self, session: ChatSession, prompt: str, attachments: Sequence[Attachment], emit: EventSink, turn_id: str
@@ -440,7 +511,8 @@ class Engine:
             )
         except LLMError as exc:
             raise EngineError(exc.message, kind=exc.kind) from exc
-        self.hooks.after_turn(session, outcome, req)
+        self._after_turn(session, outcome, lambda: ParentRequest.of_turn(req))
+        self.followups.turn_done(session, outcome, req)
         return ChatResult(
             session_id=session.id,
             turn_id=turn_id,
@@ -448,6 +520,12 @@ class Engine:
             finish_reason="length" if outcome.finish_reason == "length" else "stop",
             usage=Usage(prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens),
         )
+
+    def _after_turn(self, session: ChatSession, outcome: TurnOutcome, capture: Callable[[], ParentRequest]) -> None:
+        """Memory and skill review see every answered turn, typed or an accepted speculation;
+        ``capture`` copies the request only if one of them starts a fork."""
+        self.hooks.after_turn(session, outcome, capture)
+        self.skill_review.after_turn(session.id, tool_calls=outcome.tool_calls, written=outcome.written, capture=capture)
 
     async def _before_request(self, session: ChatSession, emit: EventSink) -> None:
         """Compaction first (it may shrink the history), then whatever else hooked in."""

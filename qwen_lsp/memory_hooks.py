@@ -8,7 +8,7 @@ into :class:`~.agent.hooks.TurnHooks` and gives the manager its model access
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import asyncio
@@ -19,7 +19,6 @@ from .agent.hooks import Prefetch, TurnHooks
 from .agent.memory_fork import MemoryForks
 from .agent.side_query import SideQuery
 from .errors import EngineError
-from .agent.loop import TurnRequest
 from .agent.events import TurnOutcome
 from .llm.content import Content
 from .context import SessionContext
@@ -50,8 +49,8 @@ def memory_hooks(memory: MemoryManager) -> TurnHooks:
     def recall(session: ChatSession, prompt: str) -> Prefetch:
         return Prefetch(memory.start_recall(session.id, prompt, recent_tools(session.history)))
 
-    def after_turn(session: ChatSession, outcome: TurnOutcome, req: TurnRequest) -> None:
-        memory.after_turn(session.id, lambda: ParentRequest.of_turn(req))
+    def after_turn(session: ChatSession, outcome: TurnOutcome, capture: Callable[[], ParentRequest]) -> None:
+        memory.after_turn(session.id, capture)
 
     return TurnHooks(memory_block=memory.prompt_block, recall=recall, after_turn=after_turn)
 

@@ -169,6 +169,24 @@ class SkillsChanged(WireResult):
     trigger: str | None = None
 
 
+class SkillProposed(WireResult):
+    """``qwen/skillProposed``: skill review found a repeatable procedure; ``text`` is the whole proposed SKILL.md."""
+
+    proposal_id: str = Field(alias="proposalId")
+    name: str
+    description: str
+    text: str
+
+
+class SkillProposalAcceptResult(WireResult):
+    path: str
+    """The SKILL.md the accepted proposal became."""
+
+
+class SkillProposalDiscardResult(WireResult):
+    """``qwen/skillProposal/discard`` answers ``{}``."""
+
+
 class AddToProjectRulesResult(WireResult):
     """Result of the ``qwen.addToProjectRules`` command ("Add to QWEN.md")."""
 
@@ -241,3 +259,42 @@ class DreamResult(WireResult):
     status: str
     reason: str | None = None
     touched: list[str] = []
+
+
+# ---------------------------------------------------------------- follow-up suggestions
+
+
+class SpeculationCost(WireResult):
+    """What a speculation cost (optional, beyond design §3's shapes): tokens summed over its requests."""
+
+    prompt_tokens: int = Field(alias="promptTokens")
+    completion_tokens: int = Field(alias="completionTokens")
+    requests: int
+
+
+class SuggestionNotice(WireResult):
+    """``qwen/suggestion``: a follow-up suggestion; sent again when its speculation ends.
+
+    ``ready: true`` — the speculative result is done (accept applies it);
+    ``ready: false`` with ``stoppedAt`` — it stopped at a call needing approval or failed
+    (accept runs the suggestion as a normal turn). ``cost`` and ``stoppedAt`` are optional extras.
+    """
+
+    session_id: str = Field(alias="sessionId")
+    suggestion_id: str = Field(alias="suggestionId")
+    text: str
+    ready: bool | None = None
+    stopped_at: str | None = Field(None, alias="stoppedAt")
+    cost: SpeculationCost | None = None
+
+
+class SuggestionAcceptResult(WireResult):
+    """``qwen/suggestion/accept``: ``applied`` when the speculative result was applied, else the suggestion ran as a turn."""
+
+    applied: bool
+    turn_id: str | None = Field(None, alias="turnId")
+    cost: SpeculationCost | None = None
+
+
+class EmptyResult(WireResult):
+    """``{}``: a request that only acknowledges (``qwen/suggestion/dismiss``)."""

@@ -19,7 +19,7 @@ def scripted() -> Iterator[ScriptedOpenAI]:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A scratch HOME whose ``~/.qwen`` holds only a settings file turning background memory runs off.
+    """A scratch HOME whose ``~/.qwen`` holds only a settings file turning background memory runs and skill review off.
 
     Tests that start the server or the CLI as a subprocess pass it through the
     child's environment too (``lsp_harness.server_env``).
@@ -28,8 +28,12 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (h / ".qwen").mkdir(parents=True)
     # Background memory runs (extraction after every turn, dream) would each take a scripted
     # reply and make every request count in the suite depend on timing; tests of memory turn
-    # them back on in their own settings layer, which lies over this user file.
-    (h / ".qwen" / "settings.json").write_text('{"memory": {"autoExtract": false, "autoDream": false}}\n')
+    # them back on in their own settings layer, which lies over this user file. Follow-up
+    # suggestions (a side query after every turn) and skill review (a fork after 20 tool calls)
+    # likewise; their tests turn them on.
+    (h / ".qwen" / "settings.json").write_text(
+        '{"memory": {"autoExtract": false, "autoDream": false}, "followup": {"enabled": false}, "skills": {"review": {"enabled": false}}}\n'
+    )
     monkeypatch.setenv("HOME", str(h))
     monkeypatch.delenv("QWEN_HOME", raising=False)
     return h

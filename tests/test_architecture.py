@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "qwen_lsp"
-CORES = ("context", "memory", "skills", "compaction", "sessions", "llm")
+CORES = ("context", "memory", "skills", "compaction", "sessions", "llm", "followup")
 FORBIDDEN = ("pygls", "lsprotocol", "qwen_lsp.server", "qwen_lsp.engine", "qwen_lsp.agent", "qwen_lsp.memory_hooks", "qwen_lsp.cli")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,6 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 from qwen_lsp.agent.events import TurnEvent, TurnOutcome
 from qwen_lsp.agent.fork import ParentRequest, run_fork
 from qwen_lsp.agent.hooks import Prefetch, TurnHooks
-from qwen_lsp.agent.loop import TurnRequest
 from qwen_lsp.agent.tools import read_only_tools
 from qwen_lsp.engine import Engine, Listeners
 from qwen_lsp.errors import EngineError
@@ -109,8 +109,8 @@ async def test_hooks_see_every_request_and_the_turn(repo: Path, scripted: Script
     async def before(session: ChatSession) -> None:
         seen.append(f"before:{len(session.history)}")
 
-    def after(session: ChatSession, outcome: TurnOutcome, req: TurnRequest) -> None:
-        seen.append(f"after:{outcome.text}:{req.system == system(scripted)}")
+    def after(session: ChatSession, outcome: TurnOutcome, capture: Callable[[], ParentRequest]) -> None:
+        seen.append(f"after:{outcome.text}:{capture().system == system(scripted)}")
 
     hooks = TurnHooks(memory_block=lambda: "# MEMORY INDEX", recall=recall, before_request=before, after_turn=after)
     engine, _ = make_engine(repo, scripted, hooks=hooks)

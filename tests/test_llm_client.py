@@ -336,6 +336,9 @@ async def test_arguments_that_are_not_json_say_so_with_a_bounded_excerpt(scripte
         ({"prompt_tokens": -5, "completion_tokens": -1, "total_tokens": -6}, UsageEvent(0, 0, 0)),
         ({"prompt_tokens": "abc", "completion_tokens": 3, "total_tokens": "abc"}, UsageEvent(0, 3, 3)),
         ({"prompt_tokens": 1e999, "completion_tokens": 2.0, "total_tokens": True}, UsageEvent(0, 2, 2)),
+        # finite but absurd: counted as absent, not as an overflowing window
+        ({"prompt_tokens": 10**20, "completion_tokens": 2**31, "total_tokens": 10**20 + 2**31}, UsageEvent(0, 0, 0)),
+        ({"prompt_tokens": 2**31 - 1, "completion_tokens": 1, "total_tokens": 1e30}, UsageEvent(2**31 - 1, 1, 2**31)),
     ],
 )
 async def test_usage_is_clamped_and_junk_counts_as_absent(scripted: ScriptedOpenAI, client: ChatClient, usage: dict, expected: UsageEvent) -> None:
@@ -377,3 +380,14 @@ async def test_early_eof_after_text_is_a_protocol_error(scripted: ScriptedOpenAI
         async for event in client.stream(HI):
             seen.append(event)
     assert seen == [TextDelta("half")] and info.value.kind == "protocol"
+
+
+async def test_an_event_that_is_json_but_not_an_object_is_skipped_with_a_warning(
+    scripted: ScriptedOpenAI, client: ChatClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    scripted.enqueue(Raw([_chunk({"content": "a"}), "[1, 2]", '"text"', _chunk({"content": "b"}, "stop")]))
+    with caplog.at_level(logging.WARNING, logger="qwen_lsp.llm.client"):
+        events = await collect(client)
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "ab"
+    assert events[-1] == FinishEvent("stop")
+    assert caplog.text.count("JSON but not an object") == 2

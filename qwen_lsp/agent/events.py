@@ -35,6 +35,8 @@ class TurnOutcome:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     rounds: int = 0
+    tool_calls: int = 0
+    """Tool calls the model made in this turn (refused and failed ones too): skill review counts them."""
     touched: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
     """Absolute paths a tool reported writing (``ToolResult.extra["written"]``), in call order."""

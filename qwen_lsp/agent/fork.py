@@ -56,7 +56,7 @@ from typing import Any, Literal
 
 from ..llm.content import Content, Part
 from .events import EventSink, TurnEvent, TurnOutcome
-from .loop import StreamingModel, TurnRequest, run_turn
+from .loop import Recorder, StreamingModel, TurnRequest, run_turn
 from .permissions import Permissions
 from .tool import Tool, ToolContext
 
@@ -92,7 +92,7 @@ class ParentRequest:
 class ForkResult:
     status: ForkStatus
     reason: str
-    """``goal``, ``max_turns``, ``timeout``, ``cancelled`` or ``error: <message>``."""
+    """``goal``, ``max_turns``, ``stopped`` (a tool ended the run), ``timeout``, ``cancelled`` or ``error: <message>``."""
     text: str = ""
     rounds: int = 0
     files_written: list[str] = field(default_factory=list)
@@ -140,12 +140,17 @@ async def run_fork(
     max_tokens: int | None = None,
     open_call_note: str = "Background task started.",
     emit: EventSink | None = None,
+    tool_context: ToolContext | None = None,
+    record: Recorder | None = None,
 ) -> ForkResult:
     """Run ``task`` as a fork of ``parent``; never raises for the run's own failures (see the module doc).
 
     ``tools`` are the implementations the fork may run (by name);
     ``permissions`` vote on every call; ``read_roots`` are directories
     outside ``root`` the read tools may also open (the memory roots).
+    ``tool_context`` replaces the plain one built from those (a speculation
+    gives its write tools an applier that writes into its overlay);
+    ``record`` sees each Content the fork adds, with the loop's metadata.
     """
     declared = {d.get("function", {}).get("name") for d in parent.declarations}
     appended = [t for t in tools if t.name not in declared]
@@ -159,27 +164,28 @@ async def run_fork(
         system=parent.system,
         history=history,
         tools=tools,
-        tool_context=ToolContext(workspace_root=root, cwd=root, read_roots=tuple(read_roots)),
+        tool_context=tool_context or ToolContext(workspace_root=root, cwd=root, read_roots=tuple(read_roots)),
         max_tokens=max_tokens,
         declarations=declarations,
         permissions=permissions,
     )
     outcome = TurnOutcome(text="", finish_reason="stop")
 
-    def keep_nothing(content: Content, **meta: Any) -> None:
-        return None
+    def keep(content: Content, **meta: Any) -> None:
+        if record is not None:
+            record(content, **meta)
 
     def forward(event: TurnEvent) -> None:
         if emit is not None:
             emit(event)
 
     async def turn() -> TurnOutcome:
-        return await run_turn(model, req, emit=forward, record=keep_nothing, max_rounds=max_turns, outcome=outcome)
+        return await run_turn(model, req, emit=forward, record=keep, max_rounds=max_turns, outcome=outcome)
 
     status, reason = await _race(asyncio.create_task(turn()), cancel, max_seconds)
     written = list(dict.fromkeys(outcome.written))
     if status == "completed":
-        reason = "max_turns" if outcome.finish_reason == "length" else "goal"
+        reason = {"length": "max_turns", "stopped": "stopped"}.get(outcome.finish_reason, "goal")
     return ForkResult(
         status=status,
         reason=reason,

@@ -14,9 +14,12 @@ and background review attach here instead of growing the engine:
 - ``before_request`` — runs before every model request of a turn, with the
   chat and its history: where microcompaction and compression will shrink
   the history before the window overflows;
-- ``after_turn`` — runs after a turn that got an answer, with the request it
-  sent (system prompt and tools, byte for byte, for a forked run to reuse):
-  where memory extraction, dream and skill review get scheduled.
+- ``after_turn`` — runs after a turn that got an answer (typed, or an accepted
+  speculative turn), with a ``capture`` that copies the request it sent
+  (system prompt and tools, byte for byte, for a forked run to reuse) only
+  when called: where memory extraction and dream get scheduled. (Skill
+  review is wired by the engine beside it, so a test's own hooks never
+  switch it off.)
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from .events import TurnOutcome
 
 if TYPE_CHECKING:
     from ..sessions.registry import ChatSession
-    from .loop import TurnRequest
+    from .fork import ParentRequest
 
 log = logging.getLogger(__name__)
 
@@ -80,4 +83,4 @@ class TurnHooks:
     memory_block: Callable[[], str] = lambda: ""
     recall: Callable[[ChatSession, str], Prefetch] = _no_recall
     before_request: Callable[[ChatSession], Awaitable[None]] = _nothing_before
-    after_turn: Callable[[ChatSession, TurnOutcome, TurnRequest], None] = lambda _s, _o, _r: None
+    after_turn: Callable[[ChatSession, TurnOutcome, Callable[[], ParentRequest]], None] = lambda _s, _o, _c: None

@@ -18,6 +18,9 @@ The same loop runs forked runs (``fork.py``): a fork sends its parent's
 ``tools`` array verbatim (``TurnRequest.declarations``) while running its
 own tool implementations under its own ``permissions``; a refused call is
 answered with a tool error the model can read, never by ending the turn.
+Only a tool may end a turn early, by marking its result ``stop`` (a
+speculation that reached a call nobody may approve): the calls after it in
+the same answer get a "not run" response, and the outcome says ``stopped``.
 """
 
 from __future__ import annotations
@@ -160,15 +163,21 @@ async def run_turn(
             break
         responses: list[Part] = []
         results: list[dict[str, Any]] = []
+        stopped = False
         try:
             for call in calls:
-                part, result = await _run_tool(call, tools_by_name, req, emit, outcome)
+                part, result, stopped = await _run_tool(call, tools_by_name, req, emit, outcome)
                 responses.append(part)
                 results.append(result)
+                if stopped:
+                    for skipped in calls[len(responses) :]:
+                        responses.append(_unrun_response(skipped, NOT_RUN_AFTER_STOP))
+                        results.append({"callId": skipped.id, "status": "cancelled"})
+                    break
         except asyncio.CancelledError:
             # Every recorded tool call needs its response, or the history can never be sent again.
             for call in calls[len(responses) :]:
-                responses.append(_cancelled_response(call))
+                responses.append(_unrun_response(call, CANCELLED_NOTE))
                 results.append({"callId": call.id, "status": "cancelled"})
             raise
         else:
@@ -178,6 +187,9 @@ async def run_turn(
             tool_content: Content = {"role": "user", "parts": responses}
             req.history.append(tool_content)
             record(tool_content, tool_results=results)
+        if stopped:
+            outcome.finish_reason = "stopped"
+            break
     else:
         note = f"Stopped after {max_rounds} tool rounds in one turn."
         emit(TurnEvent("status", text=note))
@@ -197,15 +209,21 @@ def _model_content(thought: list[str], text: list[str], calls: list[ToolCallEven
     return {"role": "model", "parts": parts}
 
 
-def _cancelled_response(call: ToolCallEvent) -> Part:
-    return {"functionResponse": {"id": call.id, "name": call.name, "response": {"error": "Cancelled by the user before the tool finished."}}}
+CANCELLED_NOTE = "Cancelled by the user before the tool finished."
+NOT_RUN_AFTER_STOP = "Not run: the run stopped at an earlier call of this response."
+
+
+def _unrun_response(call: ToolCallEvent, note: str) -> Part:
+    return {"functionResponse": {"id": call.id, "name": call.name, "response": {"error": note}}}
 
 
 async def _run_tool(
     call: ToolCallEvent, tools: dict[str, Tool], req: TurnRequest, emit: EventSink, outcome: TurnOutcome
-) -> tuple[Part, dict[str, Any]]:
-    """Run one call; returns its function response and Qwen Code's ``toolCallResult`` for the session file."""
+) -> tuple[Part, dict[str, Any], bool]:
+    """Run one call: its function response, Qwen Code's ``toolCallResult`` for the session file, and whether
+    the tool ended the turn (``ToolResult.extra["stop"]``: a speculation reached a call nobody may approve)."""
     emit(TurnEvent("toolCall", tool={"id": call.id, "name": call.name, "args": call.arguments}))
+    outcome.tool_calls += 1
     tool = tools.get(call.name)
     refusal = req.permissions.refusal(call.name, call.arguments) if req.permissions is not None and tool is not None else None
     if call.arguments_error is not None:
@@ -241,4 +259,4 @@ async def _run_tool(
         recorded["error"] = {"message": result.output}
     if isinstance(decision, str):
         recorded["decision"] = decision
-    return {"functionResponse": {"id": call.id, "name": call.name, "response": body}}, recorded
+    return {"functionResponse": {"id": call.id, "name": call.name, "response": body}}, recorded, result.extra.get("stop") is True

@@ -150,11 +150,20 @@ def parse_arguments(raw: str, name: str) -> tuple[dict[str, Any], str | None]:
     return value, None
 
 
+# No request has ever used two billion tokens; a usage figure above this is a broken endpoint, and
+# taken at face value it would make the meter and the compaction threshold believe the window is
+# overflowing forever.
+MAX_USAGE_TOKENS = 2**31 - 1
+
+
 def _token_count(value: object) -> int | None:
-    """A usage figure as a count ≥ 0; None for anything that is not a finite number (``"abc"``, ``1e999``)."""
+    """A usage figure as a count ≥ 0; None for anything that is not a plausible finite number
+    (``"abc"``, ``1e999``, ``1e20``)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value > MAX_USAGE_TOKENS:
         return None
     return max(0, int(value))
 
@@ -491,9 +500,11 @@ class ChatClient:
                 except ValueError:
                     log.warning("Skipping a stream event that is not JSON: %.200s", data)
                     continue
-                if isinstance(chunk, dict):
-                    for event in reader.feed(chunk):
-                        yield event
+                if not isinstance(chunk, dict):
+                    log.warning("Skipping a stream event that is JSON but not an object: %.200s", data)
+                    continue
+                for event in reader.feed(chunk):
+                    yield event
         for event in reader.finish(saw_done):
             yield event
 

@@ -31,7 +31,7 @@ from .. import __version__
 from ..engine import Engine, Listeners
 from ..errors import EngineError
 from ..llm.tokens import TokenCounter
-from ..protocol import ContextStatus, MemoryChanged, SkillsChanged
+from ..protocol import ContextStatus, MemoryChanged, SkillProposed, SkillsChanged, SuggestionNotice
 from .approvals import EditorApplier, asker_for
 from .configuration import EditorConfiguration
 from .uris import uri_to_path
@@ -77,6 +77,10 @@ CUSTOM_METHODS = (
     "qwen/memory/remember",
     "qwen/memory/forgetCandidates",
     "qwen/memory/forget",
+    "qwen/skillProposal/accept",
+    "qwen/skillProposal/discard",
+    "qwen/suggestion/accept",
+    "qwen/suggestion/dismiss",
 )
 
 
@@ -207,6 +211,8 @@ class QwenLanguageServer(LanguageServer):
             context_status=self.send_context_status,
             skills_changed=self.send_skills_changed,
             memory_changed=self.send_memory_changed,
+            skill_proposed=self.send_skill_proposed,
+            suggestion=self.send_suggestion,
             progress=self.begin_progress,
             warning=lambda message: self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message)),
         )
@@ -253,6 +259,12 @@ class QwenLanguageServer(LanguageServer):
 
     def send_memory_changed(self, change: MemoryChanged) -> None:
         self.protocol.notify("qwen/memoryChanged", change.wire())
+
+    def send_skill_proposed(self, proposal: SkillProposed) -> None:
+        self.protocol.notify("qwen/skillProposed", proposal.wire())
+
+    def send_suggestion(self, notice: SuggestionNotice) -> None:
+        self.protocol.notify("qwen/suggestion", notice.wire())
 
     def begin_progress(self, title: str) -> Callable[[str], None]:
         """Work-done progress for long work (compression); returns ``end(message)``. Silent for clients without it."""

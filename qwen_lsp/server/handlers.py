@@ -16,12 +16,14 @@ from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
-from ..engine import Attachment
+from ..engine import Attachment, Engine
 from ..errors import EngineError
-from ..protocol import AddToProjectRulesResult, WireResult
+from ..followup.state import UnknownSuggestion
+from ..protocol import AddToProjectRulesResult, EmptyResult, WireResult
 from ..skills.report import skills_list_result
 from .app import QwenLanguageServer, engine_error, unwrap_settings, uri_to_path
 from .events import ChatEventStream
+from . import skill_proposals
 from .requests import qwen_request
 from .models import (
     ChatParams,
@@ -33,6 +35,7 @@ from .models import (
     RememberParams,
     SelectionArgs,
     SessionParams,
+    SuggestionParams,
     WorkspaceParams,
     parse,
 )
@@ -97,6 +100,11 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
                 await ls.engine_for(params.text_document.uri).document_opened(path, params.text_document.uri)
             except EngineError as exc:  # a notification has no answer to carry it
                 log.warning("didOpen %s: %s", params.text_document.uri, exc.message)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def on_change(ls: QwenLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        if (path := uri_to_path(params.text_document.uri)) is not None:
+            ls.engine_for(params.text_document.uri).document_changed(path)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def on_save(ls: QwenLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -183,6 +191,19 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
         with ChatEventStream(ls.protocol.notify, session.id, turn_id) as stream:
             return await engine.chat(p.prompt, session_id=session.id, attachments=attachments, emit=stream, turn_id=turn_id)
 
+    @qwen_request(server, "qwen/suggestion/accept", SuggestionParams)
+    async def on_suggestion_accept(ls: QwenLanguageServer, p: SuggestionParams) -> WireResult:
+        engine, session_id = _suggestion_owner(ls, p.suggestion_id)
+        turn_id = str(uuid.uuid4())
+        with ChatEventStream(ls.protocol.notify, session_id, turn_id) as stream:
+            return await engine.accept_suggestion(p.suggestion_id, emit=stream, turn_id=turn_id)
+
+    @qwen_request(server, "qwen/suggestion/dismiss", SuggestionParams)
+    async def on_suggestion_dismiss(ls: QwenLanguageServer, p: SuggestionParams) -> WireResult:
+        engine, _session = _suggestion_owner(ls, p.suggestion_id)
+        await engine.dismiss_suggestion(p.suggestion_id)
+        return EmptyResult()
+
     @qwen_request(server, "qwen/compress", CompressParams)
     async def on_compress(ls: QwenLanguageServer, p: CompressParams) -> WireResult:
         return await ls.engine_for(p.workspace_uri).compress(p.session_id, p.mode)
@@ -206,6 +227,17 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
     @qwen_request(server, "qwen/skills/list", WorkspaceParams)
     async def on_skills_list(ls: QwenLanguageServer, p: WorkspaceParams) -> WireResult:
         return skills_list_result(ls.engine_for(p.workspace_uri).skills)
+
+    skill_proposals.register(server)
+
+
+def _suggestion_owner(ls: QwenLanguageServer, suggestion_id: str) -> tuple[Engine, str]:
+    """The workspace holding a pending suggestion (ids are unique across workspaces), and its chat."""
+    for engine in ls.engines.values():
+        session_id = engine.session_of_suggestion(suggestion_id)
+        if session_id is not None:
+            return engine, session_id
+    raise EngineError(str(UnknownSuggestion(suggestion_id)), kind="invalid_params", param="suggestionId")
 
 
 def _attachment(uri: str, rng: Any) -> Attachment:

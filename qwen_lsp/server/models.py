@@ -64,6 +64,10 @@ class OptionalSessionParams(WireModel):
     workspace_uri: str | None = Field(None, alias="workspaceUri")
 
 
+class SuggestionParams(WireModel):
+    suggestion_id: str = Field(alias="suggestionId", min_length=1)
+
+
 class WorkspaceParams(WireModel):
     workspace_uri: str | None = Field(None, alias="workspaceUri")
 
@@ -99,6 +103,11 @@ class ForgetCandidatesParams(WireModel):
 
 class ForgetParams(WireModel):
     paths: list[str] = Field(min_length=1, max_length=1_000)
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+
+class SkillProposalParams(WireModel):
+    proposal_id: str = Field(alias="proposalId", pattern=r"^[0-9a-f]{32}$")
     workspace_uri: str | None = Field(None, alias="workspaceUri")
 
 

@@ -98,6 +98,14 @@ class SkillManager:
         """Reload every level from disk now; returns how the model-visible set moved."""
         return self._install(self._load(self._catalog.cache))
 
+    async def reload(self) -> SkillSetChange:
+        """:meth:`refresh` with the disk work on a worker thread, for a change of our own (an accepted proposal).
+
+        A watcher refresh still in flight is dropped: it may have read the disk before the change.
+        """
+        self._generation += 1
+        return self._install(await asyncio.to_thread(self._load, self._catalog.cache))
+
     @property
     def enabled(self) -> bool:
         """``skills.enabled``; after changing it, call :meth:`refresh` to apply."""

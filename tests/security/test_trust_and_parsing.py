@@ -31,8 +31,8 @@ OUTSIDE = "outside-canary-91ab"
 ENVIRON = "environ-canary-7c1e"
 USER_KEY = "user-key-3f2d"
 ATTACKER_KEY = "attacker-key-0bad"
-NO_BACKGROUND_MEMORY = {"memory": {"autoExtract": False, "autoDream": False}}
-"""Extraction and dream would add requests at times of their own; these tests count the chat's."""
+NO_BACKGROUND_MEMORY = {"memory": {"autoExtract": False, "autoDream": False}, "followup": {"enabled": False}, "skills": {"review": {"enabled": False}}}
+"""Extraction, dream, follow-up suggestions and skill review would add requests at times of their own; these tests count the chat's."""
 
 LAUGHS = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
     f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)

@@ -16,8 +16,11 @@ import { memoryNotice } from './memory';
 import { compactErrorText, compactingText, compactSession } from './compaction';
 import { PermissionBroker } from './permission';
 import { DiffEditorUi } from './diffEditor';
+import { acceptSuggestionTurn, Followups } from './followups';
+import type { AcceptOutcome } from './followups';
+import type { Send } from './compaction';
 import type { AttachmentChip, CompactState, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
-import type { ChatEvent, ChatParams, ChatResult, CompressMode, MemoryChanged, PermissionParams, PermissionResult, ResumeResult, SessionSummary, SkillsChanged } from './shared/protocol';
+import type { ChatEvent, ChatParams, ChatResult, CompressMode, MemoryChanged, PermissionParams, PermissionResult, ResumeResult, SessionSummary, SkillProposed, SkillsChanged, SuggestionNotice } from './shared/protocol';
 
 const SESSION_KEY = 'qwen.sessionId';
 const MAX_NOTICES = 5;
@@ -36,6 +39,8 @@ export class ChatController implements vscode.Disposable {
   private compactingLine: string | undefined;
   /** Called after a compaction made the model's history smaller (the Context view refreshes). */
   onCompacted: (() => void) | undefined;
+  /** Called after a proposed skill was saved (the Skills view refreshes). */
+  onSkillSaved: (() => void) | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly coalescer = new FrameCoalescer((patches: StreamPatch[]) => this.broadcast({ type: 'patches', patches }));
   private readonly diffs = new DiffEditorUi();
@@ -49,6 +54,22 @@ export class ChatController implements vscode.Disposable {
       openDiff: this.diffs.openDiff,
     },
     (p) => vscode.workspace.asRelativePath(p),
+  );
+  /** qwen/suggestion (the chip above the composer) and qwen/skillProposed (cards with Accept / Discard). */
+  private readonly followups = new Followups(
+    async (method, params) => {
+      const client = await this.server.ready();
+      if (!client) throw new Error('Client is not running');
+      return client.sendRequest(method, params);
+    },
+    {
+      chat: () => ({ sessionId: this.transcript.sessionId, running: this.transcript.running }),
+      suggestion: (suggestion) => this.broadcast({ type: 'suggestion', suggestion }),
+      proposals: (proposals) => this.broadcast({ type: 'skillProposals', proposals }),
+      notice: (text, file) => this.addNotice({ text, ...(file ? { uri: vscode.Uri.file(file).toString(), openLabel: 'Open skill' } : {}) }),
+      skillSaved: () => this.onSkillSaved?.(),
+    },
+    (p) => vscode.workspace.asRelativePath(p, false),
   );
 
   constructor(
@@ -70,6 +91,8 @@ export class ChatController implements vscode.Disposable {
       if (patch) this.coalescer.push(patch);
     });
     client.onRequest('qwen/permission', (params: PermissionParams, token) => this.onPermission(params, token));
+    client.onNotification('qwen/suggestion', (p: SuggestionNotice) => this.followups.onSuggestion(p));
+    client.onNotification('qwen/skillProposed', (p: SkillProposed) => this.followups.onSkillProposed(p));
   }
 
   /**
@@ -108,9 +131,18 @@ export class ChatController implements vscode.Disposable {
 
   private snapshot(): HostToWebview {
     const approval = this.permissions.current;
+    const suggestion = this.followups.suggestion;
+    const skillProposals = this.followups.proposals;
     return {
       type: 'snapshot',
-      snapshot: this.transcript.snapshot({ attachments: this.attachments, notices: this.notices, compact: this.compactState(), ...(approval ? { approval } : {}) }),
+      snapshot: this.transcript.snapshot({
+        attachments: this.attachments,
+        notices: this.notices,
+        compact: this.compactState(),
+        ...(approval ? { approval } : {}),
+        ...(suggestion ? { suggestion } : {}),
+        ...(skillProposals.length ? { skillProposals } : {}),
+      }),
     };
   }
 
@@ -175,6 +207,15 @@ export class ChatController implements vscode.Disposable {
       case 'approvalReply':
         this.permissions.reply(m.id, m.optionId, m.reason);
         break;
+      case 'acceptSuggestion':
+        await this.acceptSuggestion(m.id);
+        break;
+      case 'dismissSuggestion':
+        this.followups.dismiss(m.id);
+        break;
+      case 'skillProposalReply':
+        await this.followups.answerProposal(m.id, m.accept);
+        break;
     }
   }
 
@@ -238,25 +279,50 @@ export class ChatController implements vscode.Disposable {
 
   async send(prompt: string): Promise<void> {
     if (this.transcript.running || !prompt.trim()) return;
+    this.followups.clear(false); // the server aborts the suggestion's speculation on any new qwen/chat
     this.lastPrompt = prompt;
-    const [user, assistant] = this.transcript.begin(prompt);
     const attachments = this.attachments.map(({ uri, range }) => (range ? { uri, range } : { uri }));
     this.attachments = [];
     this.broadcast({ type: 'attachments', attachments: [] });
+    await this.runTurn(prompt, async (send) => {
+      const params: ChatParams = { prompt, ...(this.transcript.sessionId ? { sessionId: this.transcript.sessionId } : {}), ...(attachments.length ? { attachments } : {}) };
+      const r = (await send('qwen/chat', params)) as ChatResult;
+      return { sessionId: r.sessionId, text: r.text, cancelled: r.finishReason === 'cancelled' };
+    });
+  }
+
+  /**
+   * Tab / Enter on the suggestion chip: the suggestion runs as a turn of this chat (its text is
+   * the user's message); see acceptSuggestionTurn. A stale id (replaced meanwhile) does nothing.
+   */
+  async acceptSuggestion(id: string): Promise<void> {
+    const sessionId = this.transcript.sessionId;
+    if (this.transcript.running || !sessionId) return;
+    const s = this.followups.take(id);
+    if (!s) return;
+    this.lastPrompt = s.text; // Retry after a failure sends it as a normal message
+    await this.runTurn(s.text, (send) => acceptSuggestionTurn(send, s.id, sessionId));
+  }
+
+  /**
+   * One turn of the chat: the user's message and a streaming answer, the request (cancelled by
+   * Stop through its token), then the final message, or, when the outcome carries the session,
+   * the transcript reloaded from it.
+   */
+  private async runTurn(prompt: string, request: (send: Send) => Promise<Parameters<Transcript['end']>[0] & AcceptOutcome>): Promise<void> {
+    const [user, assistant] = this.transcript.begin(prompt);
     this.broadcast({ type: 'message', message: user });
     this.broadcast({ type: 'message', message: assistant });
     this.broadcast({ type: 'running', running: true });
     void vscode.commands.executeCommand('setContext', 'qwen.chatRunning', true);
     const cts = (this.cts = new vscode.CancellationTokenSource());
-    let outcome: Parameters<Transcript['end']>[0];
+    let outcome: Parameters<Transcript['end']>[0] & AcceptOutcome;
     const client = await this.server.ready();
     if (!client) {
       outcome = { error: describeError(new Error('Client is not running')) };
     } else {
-      const params: ChatParams = { prompt, ...(this.transcript.sessionId ? { sessionId: this.transcript.sessionId } : {}), ...(attachments.length ? { attachments } : {}) };
       try {
-        const r: ChatResult = await client.sendRequest('qwen/chat', params, cts.token);
-        outcome = { sessionId: r.sessionId, text: r.text, cancelled: r.finishReason === 'cancelled' };
+        outcome = await request((method, params) => client.sendRequest(method, params, cts.token));
       } catch (err) {
         outcome = isCancelled(err) || cts.token.isCancellationRequested ? { cancelled: true } : { error: describeError(err) };
       }
@@ -265,8 +331,10 @@ export class ChatController implements vscode.Disposable {
     this.cts = undefined;
     this.coalescer.flush(); // everything streamed goes out before the final message
     const final = this.transcript.end(outcome);
+    if (outcome.resume) this.transcript.load(outcome.resume);
     this.rememberSession();
-    if (final) this.broadcast({ type: 'message', message: final });
+    if (outcome.resume) this.broadcast(this.snapshot());
+    else if (final) this.broadcast({ type: 'message', message: final });
     this.broadcast({ type: 'running', running: false });
     void vscode.commands.executeCommand('setContext', 'qwen.chatRunning', false);
   }
@@ -282,6 +350,7 @@ export class ChatController implements vscode.Disposable {
 
   newChat(): void {
     if (this.transcript.running) this.stop();
+    this.followups.clear(true);
     this.coalescer.discard();
     this.transcript.reset();
     this.rememberSession();
@@ -307,6 +376,7 @@ export class ChatController implements vscode.Disposable {
     if (!client) return;
     try {
       const r: ResumeResult = await client.sendRequest('qwen/sessions/resume', { sessionId });
+      if (r.sessionId !== this.transcript.sessionId) this.followups.clear(true);
       this.transcript.load(r);
       this.rememberSession();
       this.broadcast(this.snapshot());

@@ -23,6 +23,7 @@ export function activate(context: vscode.ExtensionContext): void {
   contextView.sessionId = () => chat.transcript.sessionId;
   chat.onCompacted = () => void contextView.refresh();
   const skillsView = new SkillsView(server);
+  chat.onSkillSaved = () => void skillsView.refresh();
   const memoryView = new MemoryView(server);
   server.commandHook = runServerCommand;
   const provider = new ChatViewProvider(context.extensionUri, chat);

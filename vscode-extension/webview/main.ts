@@ -9,6 +9,8 @@ import type { SessionSummary } from '../src/shared/protocol';
 import { MarkdownView } from './markdown';
 import { AutoScroller } from './scroll';
 import { ApprovalCard } from './approval';
+import { SuggestionChip } from './suggestion';
+import { SkillProposalCards } from './skillProposals';
 
 interface VsCodeApi {
   postMessage(msg: unknown): void;
@@ -61,6 +63,7 @@ const compactBtn = button('Compact', {
 header.append(newChatBtn, historyBtn, compactBtn);
 const historyPanel = h('div', { id: 'history-panel', class: 'history', hidden: '', role: 'region', 'aria-label': 'Chat history' });
 const notices = h('div', { id: 'notices', class: 'notices', role: 'status', 'aria-live': 'polite' });
+const proposals = h('div', { id: 'proposals', class: 'proposals', role: 'region', 'aria-label': 'Proposed skills', hidden: '' });
 const scrollBox = h('div', { id: 'transcript', class: 'transcript', tabindex: '0', 'aria-label': 'Conversation' });
 const transcript = h('div', { id: 'messages', role: 'log', 'aria-label': 'Messages' });
 scrollBox.append(transcript);
@@ -68,6 +71,7 @@ const jumpBtn = button('Jump to latest ↓', { id: 'jump', class: 'jump', hidden
 const footer = h('div', { class: 'footer' });
 const chips = h('div', { id: 'attachments', class: 'chips', 'aria-label': 'Attachments' });
 const approvals = h('div', { id: 'approvals', class: 'approvals', role: 'region', 'aria-label': 'Approvals' });
+const suggestionBox = h('div', { id: 'suggestion', class: 'suggestion', role: 'group', 'aria-label': 'Suggested follow-up' });
 const prompt = h('textarea', { id: 'prompt', rows: '3', placeholder: 'Ask Qwen… (Enter to send, Shift+Enter for a new line)', 'aria-label': 'Message to Qwen' });
 const row = h('div', { class: 'composer-row' });
 const attachSelBtn = button('+ Selection', { id: 'attach-selection', 'aria-label': 'Attach editor selection' });
@@ -76,11 +80,11 @@ const spacer = h('span', { class: 'spacer' });
 const stopBtn = button('Stop', { id: 'stop', 'aria-label': 'Stop generating', disabled: '' });
 const sendBtn = button('Send', { id: 'send', class: 'primary', 'aria-label': 'Send message' });
 row.append(attachSelBtn, attachFileBtn, spacer, stopBtn, sendBtn);
-footer.append(approvals, chips, prompt, row);
+footer.append(approvals, suggestionBox, chips, prompt, row);
 const live = h('div', { id: 'live', class: 'sr-only', 'aria-live': 'polite', role: 'status' });
 const main = h('div', { class: 'main' });
 main.append(scrollBox, jumpBtn);
-app.append(header, historyPanel, notices, main, footer, live);
+app.append(header, historyPanel, notices, proposals, main, footer, live);
 
 // ---- state --------------------------------------------------------------------------------
 let running = false;
@@ -93,6 +97,18 @@ const scroller = new AutoScroller(scrollBox, transcript, (pinned) => {
 const approvalCard = new ApprovalCard(approvals, (id, optionId, reason) => {
   post({ type: 'approvalReply', id, optionId, ...(reason ? { reason } : {}) });
 });
+
+const suggestion = new SuggestionChip(
+  suggestionBox,
+  prompt,
+  {
+    accept: (id) => post({ type: 'acceptSuggestion', id }),
+    dismiss: (id) => post({ type: 'dismissSuggestion', id }),
+  },
+  () => running,
+);
+
+const skillCards = new SkillProposalCards(proposals, (id, accept) => post({ type: 'skillProposalReply', id, accept }));
 
 let persistTimer: number | undefined;
 function persist(): void {
@@ -302,6 +318,8 @@ function applySnapshot(s: Snapshot): void {
   renderNotices(s.notices);
   setCompactState(s.compact);
   approvalCard.show(s.approval ?? null);
+  suggestion.show(s.suggestion ?? null);
+  skillCards.show(s.skillProposals);
   scroller.restore(saved.scrollTop ?? 0, saved.pinned ?? true);
   saved.scrollTop = undefined;
   saved.pinned = undefined;
@@ -313,6 +331,7 @@ function send(): void {
   const text = prompt.value.trim();
   if (!text || running) return;
   post({ type: 'send', prompt: text });
+  suggestion.show(null); // a sent prompt replaces the suggestion (the host drops it too)
   prompt.value = '';
   persist();
 }
@@ -324,6 +343,7 @@ function stop(): void {
 prompt.value = saved.draft ?? '';
 prompt.addEventListener('input', persist);
 prompt.addEventListener('keydown', (e) => {
+  if (suggestion.handleKey(e)) return;
   if (e.key === 'Enter' && !e.shiftKey) {
     // Never send while an IME composition is open (keyCode 229 covers browsers that clear isComposing early).
     if (e.isComposing || e.keyCode === 229) return;
@@ -432,6 +452,12 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
     case 'approval':
       approvalCard.show(m.approval);
       if (m.approval) announce(`Approval needed: ${m.approval.title}`);
+      break;
+    case 'suggestion':
+      suggestion.show(m.suggestion);
+      break;
+    case 'skillProposals':
+      skillCards.show(m.proposals);
       break;
     case 'running':
       setRunning(m.running);

@@ -76,6 +76,23 @@ export interface ApprovalOption {
   kind: 'allow' | 'reject';
 }
 
+/** The follow-up suggestion shown as a chip above the composer (qwen/suggestion). */
+export interface Suggestion {
+  id: string;
+  text: string;
+  /** Its speculative result is ready: accepting applies it at once. */
+  ready: boolean;
+}
+
+/** A skill the server proposes after a busy session (qwen/skillProposed), shown as a card with Accept / Discard. */
+export interface SkillProposal {
+  id: string;
+  name: string;
+  description: string;
+  /** The proposed SKILL.md, shown as code. */
+  text: string;
+}
+
 export interface Snapshot {
   sessionId?: string;
   messages: TranscriptMessage[];
@@ -86,6 +103,9 @@ export interface Snapshot {
   compact?: CompactState;
   /** The pending approval, so a hidden-then-shown or reloaded view shows the card again. */
   approval?: ApprovalRequest;
+  /** The follow-up suggestion, so it survives hide and reload like the rest. */
+  suggestion?: Suggestion;
+  skillProposals?: SkillProposal[];
 }
 
 /** Whether "Compact" can run now (a chat with a session exists) and whether it is running. */
@@ -111,6 +131,8 @@ export type HostToWebview =
   | { type: 'notices'; notices: Notice[] }
   | { type: 'compactState'; state: CompactState }
   | { type: 'approval'; approval: ApprovalRequest | null }
+  | { type: 'suggestion'; suggestion: Suggestion | null }
+  | { type: 'skillProposals'; proposals: SkillProposal[] }
   | { type: 'showHistory' }
   | { type: 'focusComposer' };
 
@@ -132,4 +154,7 @@ export type WebviewToHost =
   | { type: 'openNotice'; id: string }
   | { type: 'openLink'; href: string }
   | { type: 'action'; action: ErrorAction }
-  | { type: 'approvalReply'; id: string; optionId: string; reason?: string };
+  | { type: 'approvalReply'; id: string; optionId: string; reason?: string }
+  | { type: 'acceptSuggestion'; id: string }
+  | { type: 'dismissSuggestion'; id: string }
+  | { type: 'skillProposalReply'; id: string; accept: boolean };

@@ -176,3 +176,32 @@ export interface PermissionResult {
   /** Only with `deny`: passed to the model after the denial text. */
   reason?: string;
 }
+
+/** Server → client notification `qwen/suggestion`: a follow-up after a turn; sent again with `ready` when its speculation ends. */
+export interface SuggestionNotice {
+  sessionId: string;
+  suggestionId: string;
+  text: string;
+  /** True: the speculative result is done and accepting applies it at once. */
+  ready?: boolean;
+}
+
+/** `qwen/suggestion/accept`: `applied` when the speculative result was applied; otherwise the suggestion ran as a normal turn. */
+export interface SuggestionAcceptResult {
+  applied: boolean;
+  turnId?: string;
+}
+
+/** Server → client notification `qwen/skillProposed`: skill review wrote a proposed SKILL.md (not yet a skill). */
+export interface SkillProposed {
+  proposalId: string;
+  name: string;
+  description: string;
+  /** The whole proposed SKILL.md. */
+  text: string;
+}
+
+/** `qwen/skillProposal/accept`: where the skill was saved. */
+export interface SkillProposalAcceptResult {
+  path: string;
+}

@@ -1,0 +1,203 @@
+// ChatController's wiring of issue 14 (src/chatController.ts with the `vscode` API faked by
+// fakeVscode.ts, a fake language client and a fake webview): qwen/suggestion and
+// qwen/skillProposed reach the webview and its snapshot; accepting runs as a turn of the chat
+// (applied → the transcript re-read from the session; not applied → the streamed turn); typing,
+// a new chat and Retry; an older server.
+import { executed } from './fakeVscode';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ResponseError } from 'vscode-jsonrpc/node';
+import { ChatController } from '../src/chatController';
+import { NO_SUGGESTION_SUPPORT } from '../src/followups';
+import type { ServerManager } from '../src/server';
+import type { HostToWebview, WebviewToHost } from '../src/shared/messages';
+import type { ChatEvent, ChatResult } from '../src/shared/protocol';
+import type * as vscode from 'vscode';
+import type { LanguageClient } from 'vscode-languageclient/node';
+
+type Answer = (params: any) => unknown;
+
+/** The language client as ChatController uses it: notifications in, requests out (unknown methods: -32601). */
+class FakeClient {
+  readonly sent: [string, any][] = [];
+  readonly answers: Record<string, Answer> = {};
+  private readonly handlers = new Map<string, (p: unknown) => void>();
+  onNotification(method: string, h: (p: unknown) => void) {
+    this.handlers.set(method, h);
+    return { dispose() {} };
+  }
+  onRequest() {
+    return { dispose() {} };
+  }
+  async sendRequest(method: string, params: unknown) {
+    this.sent.push([method, params]);
+    const a = this.answers[method];
+    if (!a) throw new ResponseError(-32601, `Unhandled method: ${method}`);
+    return a(params);
+  }
+  notify(method: string, params: unknown): void {
+    this.handlers.get(method)?.(params);
+  }
+  methods(): string[] {
+    return this.sent.map(([m]) => m);
+  }
+}
+
+class FakeWebview {
+  posted: HostToWebview[] = [];
+  private handler: ((m: WebviewToHost) => Promise<void>) | undefined;
+  onDidReceiveMessage(h: (m: WebviewToHost) => Promise<void>) {
+    this.handler = h;
+    return { dispose() {} };
+  }
+  postMessage(m: HostToWebview) {
+    this.posted.push(structuredClone(m)); // the host mutates its transcript afterwards
+    return Promise.resolve(true);
+  }
+  say(m: WebviewToHost): Promise<void> {
+    return this.handler!(m);
+  }
+  of<T extends HostToWebview['type']>(type: T): Extract<HostToWebview, { type: T }>[] {
+    return this.posted.filter((m): m is Extract<HostToWebview, { type: T }> => m.type === type);
+  }
+}
+
+function setup() {
+  const client = new FakeClient();
+  const server = { ready: async () => client, output: { show() {} } } as unknown as ServerManager;
+  const context = { workspaceState: { get: () => undefined, update: async () => undefined } } as unknown as vscode.ExtensionContext;
+  const chat = new ChatController(context, server);
+  chat.bindClient(client as unknown as LanguageClient);
+  const view = new FakeWebview();
+  chat.attach(view as unknown as vscode.Webview);
+  return { client, chat, view };
+}
+
+const event = (turnId: string, seq: number, text: string): ChatEvent => ({ sessionId: 's1', turnId, seq, kind: 'text', text });
+
+/** A first turn so the chat has session s1; qwen/chat streams one event, as the server does before answering. */
+async function firstTurn(client: FakeClient, view: FakeWebview): Promise<void> {
+  client.answers['qwen/chat'] = (p: { prompt: string }): ChatResult => {
+    client.notify('qwen/chatEvent', event(`t-${p.prompt}`, 0, `Answer to ${p.prompt}`));
+    return { sessionId: 's1', turnId: `t-${p.prompt}`, text: `Answer to ${p.prompt}`, finishReason: 'stop', usage: { promptTokens: 1, completionTokens: 1 } };
+  };
+  await view.say({ type: 'ready' });
+  await view.say({ type: 'send', prompt: 'add a test' });
+}
+
+test('controller: qwen/suggestion for the open chat reaches the webview and its snapshot; ready updates it; other chats do not', async () => {
+  const { client, view } = setup();
+  await firstTurn(client, view);
+  client.notify('qwen/suggestion', { sessionId: 's1', suggestionId: 'g1', text: 'Run the tests' });
+  client.notify('qwen/suggestion', { sessionId: 's1', suggestionId: 'g1', text: 'Run the tests', ready: true });
+  client.notify('qwen/suggestion', { sessionId: 'elsewhere', suggestionId: 'g2', text: 'Other chat' });
+  assert.deepEqual(view.of('suggestion'), [
+    { type: 'suggestion', suggestion: { id: 'g1', text: 'Run the tests', ready: false } },
+    { type: 'suggestion', suggestion: { id: 'g1', text: 'Run the tests', ready: true } },
+  ]);
+  await view.say({ type: 'ready' }); // the view was hidden and shown again, or reloaded
+  assert.deepEqual(view.of('snapshot').at(-1)!.snapshot.suggestion, { id: 'g1', text: 'Run the tests', ready: true });
+});
+
+test('controller: accepting a suggestion that ran as a normal turn (applied: false) shows the streamed turn under the suggestion text', async () => {
+  const { client, chat, view } = setup();
+  await firstTurn(client, view);
+  client.notify('qwen/suggestion', { sessionId: 's1', suggestionId: 'g1', text: 'Run the tests' });
+  client.answers['qwen/suggestion/accept'] = () => {
+    client.notify('qwen/chatEvent', event('t2', 0, 'All 12 '));
+    client.notify('qwen/chatEvent', event('t2', 1, 'pass.'));
+    return { applied: false, turnId: 't2' };
+  };
+  view.posted = [];
+  await view.say({ type: 'acceptSuggestion', id: 'g1' });
+  assert.deepEqual(client.sent.at(-1), ['qwen/suggestion/accept', { suggestionId: 'g1' }]);
+  assert.deepEqual(view.of('suggestion'), [{ type: 'suggestion', suggestion: null }], 'the chip went first');
+  const messages = view.of('message').map((m) => m.message);
+  assert.equal(messages[0].role, 'user');
+  assert.equal(messages[0].text, 'Run the tests');
+  assert.equal(messages.at(-1)!.text, 'All 12 pass.', 'the streamed answer is kept as the final text');
+  assert.equal(messages.at(-1)!.streaming, false);
+  assert.deepEqual(view.of('running').map((m) => m.running), [true, false]);
+  assert.deepEqual(chat.transcript.messages.slice(-2).map((m) => [m.role, m.text]), [['user', 'Run the tests'], ['assistant', 'All 12 pass.']]);
+  assert.ok(!client.methods().includes('qwen/sessions/resume'), 'nothing to re-read');
+  assert.deepEqual(executed.at(-1), ['setContext', 'qwen.chatRunning', false]);
+  // The same id again (a double Tab, a stale view) sends nothing.
+  await view.say({ type: 'acceptSuggestion', id: 'g1' });
+  assert.equal(client.methods().filter((m) => m === 'qwen/suggestion/accept').length, 1);
+});
+
+test('controller: an applied speculative result (applied: true) reloads the transcript from the session, as a snapshot', async () => {
+  const { client, chat, view } = setup();
+  await firstTurn(client, view);
+  client.notify('qwen/suggestion', { sessionId: 's1', suggestionId: 'g1', text: 'Run the tests', ready: true });
+  const session = [
+    { role: 'user', text: 'add a test' },
+    { role: 'assistant', text: 'Answer to add a test' },
+    { role: 'user', text: 'Run the tests' },
+    { role: 'assistant', text: 'Ran them in the background: all 12 pass.' },
+  ];
+  client.answers['qwen/suggestion/accept'] = () => ({ applied: true, turnId: 't2' });
+  client.answers['qwen/sessions/resume'] = (p: { sessionId: string }) => ({ sessionId: p.sessionId, messages: session, promptTokens: 10 });
+  view.posted = [];
+  await view.say({ type: 'acceptSuggestion', id: 'g1' });
+  assert.deepEqual(client.sent.slice(-2), [['qwen/suggestion/accept', { suggestionId: 'g1' }], ['qwen/sessions/resume', { sessionId: 's1' }]]);
+  const snap = view.of('snapshot').at(-1)!.snapshot;
+  assert.deepEqual(snap.messages.map((m) => [m.role, m.text]), session.map((m) => [m.role, m.text]));
+  assert.equal(snap.running, false);
+  assert.equal(snap.suggestion, undefined);
+  assert.equal(chat.transcript.sessionId, 's1');
+  assert.deepEqual(view.of('running').at(-1), { type: 'running', running: false });
+});
+
+test('controller: typing dismisses (qwen/suggestion/dismiss); a new chat dismisses; a sent prompt clears it without a dismiss', async () => {
+  const { client, view } = setup();
+  await firstTurn(client, view);
+  client.answers['qwen/suggestion/dismiss'] = () => ({});
+  client.notify('qwen/suggestion', { sessionId: 's1', suggestionId: 'g1', text: 'Run the tests' });
+  await view.say({ type: 'dismissSuggestion', id: 'g1' });
+  client.notify('qwen/suggestion', { sessionId: 's1', suggestionId: 'g2', text: 'Commit it' });
+  await view.say({ type: 'send', prompt: 'something else' });
+  client.notify('qwen/suggestion', { sessionId: 's1', suggestionId: 'g3', text: 'Open a PR' });
+  await view.say({ type: 'newChat' });
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(client.sent.filter(([m]) => m === 'qwen/suggestion/dismiss'), [
+    ['qwen/suggestion/dismiss', { suggestionId: 'g1' }],
+    ['qwen/suggestion/dismiss', { suggestionId: 'g3' }],
+  ]);
+  assert.equal(view.of('snapshot').at(-1)!.snapshot.suggestion, undefined, 'the new chat has no chip');
+  assert.equal(view.of('suggestion').at(-1)!.suggestion, null);
+});
+
+test('controller: a proposed skill reaches the webview and its snapshot; Accept saves it, a notice opens it, the Skills view refreshes', async () => {
+  const { client, chat, view } = setup();
+  let refreshed = 0;
+  chat.onSkillSaved = () => refreshed++;
+  await view.say({ type: 'ready' });
+  const text = '---\nname: run-tests\ndescription: Run the tests\n---\n\nmake test\n';
+  client.notify('qwen/skillProposed', { proposalId: 'p1', name: 'run-tests', description: 'Run the tests', text });
+  assert.deepEqual(view.of('skillProposals').at(-1)!.proposals, [{ id: 'p1', name: 'run-tests', description: 'Run the tests', text }]);
+  await view.say({ type: 'ready' });
+  assert.equal(view.of('snapshot').at(-1)!.snapshot.skillProposals?.length, 1, 'in the snapshot');
+  client.answers['qwen/skillProposal/accept'] = () => ({ path: '/ws/.qwen/skills/run-tests/SKILL.md' });
+  await view.say({ type: 'skillProposalReply', id: 'p1', accept: true });
+  assert.deepEqual(client.sent.at(-1), ['qwen/skillProposal/accept', { proposalId: 'p1' }]);
+  assert.deepEqual(view.of('skillProposals').at(-1)!.proposals, []);
+  const notice = view.of('notices').at(-1)!.notices.at(-1)!;
+  assert.equal(notice.text, 'Skill run-tests saved to .qwen/skills/run-tests/SKILL.md');
+  assert.equal(notice.uri, 'file:///ws/.qwen/skills/run-tests/SKILL.md');
+  assert.equal(notice.openLabel, 'Open skill');
+  assert.equal(refreshed, 1);
+});
+
+test('controller: an older server (-32601 on accept) ends the turn with the friendly line; Retry sends the suggestion as a message', async () => {
+  const { client, view } = setup();
+  await firstTurn(client, view);
+  client.notify('qwen/suggestion', { sessionId: 's1', suggestionId: 'g1', text: 'Run the tests' });
+  view.posted = [];
+  await view.say({ type: 'acceptSuggestion', id: 'g1' });
+  const final = view.of('message').at(-1)!.message;
+  assert.deepEqual(final.error, { kind: 'unsupported', message: NO_SUGGESTION_SUPPORT, actions: ['retry'] });
+  assert.deepEqual(view.of('running').at(-1), { type: 'running', running: false });
+  await view.say({ type: 'action', action: 'retry' });
+  assert.deepEqual(client.sent.at(-1), ['qwen/chat', { prompt: 'Run the tests', sessionId: 's1' }]);
+});
