@@ -299,13 +299,22 @@ class Campaign:
     def _track(self, server: ServerProcess) -> None:
         self._to_resume.update(p["sessionId"] for m, p in server.notifications if m == "qwen/chatEvent" and isinstance(p, dict) and p.get("sessionId"))
 
-    async def _kill_within(self, server: ServerProcess, window: float) -> None:
-        await asyncio.sleep(self.rng.uniform(0.0, window))
+    async def _kill_within(self, server: ServerProcess, window: float, *, after: float = 0.0) -> None:
+        await asyncio.sleep(self.rng.uniform(after, window))
         self._track(server)
 
     async def _turn(self, server: ServerProcess, _lock: bool) -> None:
         self._chat(server, "tell me about the project")
-        await self._kill_within(server, 2.0)
+        where = self.rng.random()
+        if where < 0.25:
+            await self._kill_within(server, 0.5)  # before or as the answer starts
+            return
+        await wait_until(lambda: bool(server.chat_texts()), 15.0)
+        # the answer streams for 1.5 s and its first piece is saved 1 s in: aim half the rest between the two
+        if where < 0.6:
+            await self._kill_within(server, 1.45, after=1.1)
+        else:
+            await self._kill_within(server, 1.6)
 
     async def _edit(self, server: ServerProcess, _lock: bool) -> None:
         self._chat(server, "EDIT src/app.py so f returns something else")
