@@ -73,6 +73,7 @@ from .protocol import (
     TranscriptMessage,
     Usage,
 )
+from .sessions.draft import AnswerDraft
 from .sessions.registry import ChatSession, SessionRegistry, transcript, turn_recorder
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
 from .skills.proposals import ProposalStore
@@ -528,7 +529,13 @@ class Engine:
         )
         try:
             outcome = await run_turn(
-                client, req, emit=emit, record=turn_recorder(session.recorder, self.settings.model.name), on_round=on_round, outcome=so_far
+                client,
+                req,
+                emit=emit,
+                record=turn_recorder(session.recorder, self.settings.model.name),
+                on_round=on_round,
+                outcome=so_far,
+                draft=AnswerDraft(session.recorder, self.settings.model.name),
             )
         except LLMError as exc:
             raise EngineError(exc.message, kind=exc.kind) from exc

@@ -233,3 +233,15 @@ def test_chats_dir_being_a_file_is_a_clear_error(home: Path, project: Path) -> N
 def test_invalid_session_id_is_refused(home: Path, project: Path) -> None:
     with pytest.raises(ValueError, match="Invalid session id"):
         SessionRecorder(project, "../escape", version="0.1.0")
+
+
+def test_a_second_writer_of_one_session_keeps_the_chain_through_both(home: Path, project: Path) -> None:
+    """Two windows continuing one session: each record's parent is the last record in the file, whoever wrote it."""
+    first = SessionRecorder(project, version="0.1.0")
+    a1 = first.record_user("A1")
+    second = SessionRecorder(project, first.session_id, version="0.1.0")
+    b2 = second.record_user("B2")
+    a3 = first.record_user("A3")
+    lines = lines_of(first.path)
+    assert [(r["uuid"], r["parentUuid"]) for r in lines] == [(a1, None), (b2, a1), (a3, b2)]
+    assert [c["parts"][0]["text"] for c in build_history(read_records(first.path).records)] == ["A1", "B2", "A3"]

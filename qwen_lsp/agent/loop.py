@@ -6,7 +6,9 @@ answers without calling a tool or the round budget runs out. Every Content
 is handed to ``record`` the moment it exists, so a crash or a cancel never
 loses what already happened; a round that ends early (a cancel, a stall, a
 cut stream) records the partial text it had streamed, marked interrupted,
-before the cancellation or error propagates.
+before the cancellation or error propagates. While a round streams, a
+``draft`` (``sessions.draft``) saves its text in pieces, so even a kill -9
+keeps what the user already saw.
 
 An answer cut off by the token limit ends the turn with ``length`` and a
 status line; the client has already dropped any tool call it was writing,
@@ -54,6 +56,14 @@ class Recorder(Protocol):
     def __call__(self, content: Content, **meta: Any) -> None: ...
 
 
+class Draft(Protocol):
+    """Saves a round's answer while it streams (``sessions.draft.AnswerDraft``)."""
+
+    def grew(self, thought: list[str], text: list[str], added: int) -> None: ...
+
+    def settle(self) -> None: ...
+
+
 @dataclass
 class TurnRequest:
     """Everything one turn needs; built fresh by the engine for every turn."""
@@ -87,9 +97,14 @@ async def run_turn(
     on_round: RoundSink | None = None,
     max_rounds: int = MAX_ROUNDS,
     outcome: TurnOutcome | None = None,
+    draft: Draft | None = None,
 ) -> TurnOutcome:
     """Run the turn; ``outcome``, when given, is filled in as the turn goes (a fork reads it after a cancel;
-    a turn continued from an accepted speculation's rounds starts from their counts)."""
+    a turn continued from an accepted speculation's rounds starts from their counts).
+
+    ``draft``, when given, sees every delta and is settled when a round's
+    stream ends, before that round's answer is recorded.
+    """
     tools_by_name = {t.name: t for t in req.tools}
     declarations = (req.declarations if req.declarations is not None else [t.declaration() for t in req.tools]) or None
     answer: list[str] = []
@@ -109,9 +124,13 @@ async def run_turn(
                 if isinstance(ev, TextDelta):
                     text.append(ev.text)
                     emit(TurnEvent("text", text=ev.text))
+                    if draft is not None:
+                        draft.grew(thought, text, len(ev.text))
                 elif isinstance(ev, ThoughtDelta):
                     thought.append(ev.text)
                     emit(TurnEvent("thought", text=ev.text))
+                    if draft is not None:
+                        draft.grew(thought, text, len(ev.text))
                 elif isinstance(ev, ToolCallEvent):
                     calls.append(ev)
                 elif isinstance(ev, UsageEvent):
@@ -119,11 +138,15 @@ async def run_turn(
                 elif isinstance(ev, FinishEvent):
                     finish = ev.reason
         except (asyncio.CancelledError, Exception):
+            if draft is not None:
+                draft.settle()
             partial = _model_content(thought, text, [])
             if partial["parts"]:
                 req.history.append(partial)
                 record(partial, interrupted=True)
             raise
+        if draft is not None:
+            draft.settle()
         answer.extend(text)
         content = _model_content(thought, text, calls)
         req.history.append(content)

@@ -19,7 +19,7 @@ What each field is then:
 * ``updated_at`` — the timestamp of the last record read; the file's mtime
   when none has one.
 * ``message_count`` — user and assistant records carrying a message (tool
-  results and system records are not counted). Exact when the file was
+  results and system records are not counted; records sharing a uuid count once). Exact when the file was
   read whole; for a larger file it is an estimate: the count found in the
   windows, scaled by file size over the bytes of the lines parsed (never
   less than the count found). Qwen Code drops the count from its list for
@@ -163,7 +163,8 @@ def _updated_at(records: list[dict[str, Any]], path: Path) -> datetime:
 
 
 def _message_count(head: _Window, tail: _Window, size: int, whole: bool) -> int:
-    found = sum(_is_message(r) for r in head.records + tail.records)
+    # Records sharing a uuid are one message (the pieces of a streamed answer, ``draft``), as Qwen Code counts them.
+    found = len({r.get("uuid") if isinstance(r.get("uuid"), str) else id(r) for r in head.records + tail.records if _is_message(r)})
     parsed = head.parsed_bytes + tail.parsed_bytes
     if whole or parsed == 0:
         return found

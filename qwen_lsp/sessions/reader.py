@@ -119,22 +119,28 @@ def _parse_line(raw: bytes) -> tuple[dict[str, Any] | None, str]:
 def active_branch(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records on the path from the root to the last record, oldest first.
 
-    Follows ``parentUuid`` links back from the last record that has a
-    ``uuid``. When a link points at a record we do not have (a line that was
-    skipped as unreadable), the walk continues with the record just before
-    the current one in file order, so one damaged line loses only itself.
-    Records without a ``uuid`` take no part in the chain; with no uuids at
-    all the records are returned as they are.
+    As Qwen Code's ``reconstructHistory``: the leaf is the last record in
+    file order that has a ``uuid``; the walk follows ``parentUuid`` as the
+    *first* record of each uuid gives it; records sharing one uuid are one
+    message (:func:`_aggregate`), which is how a streamed answer saved in
+    pieces (``sessions.draft``) reads back as one answer. When a link points
+    at a record we do not have (a line that was skipped as unreadable), the
+    walk continues with the record just before the current one in file
+    order, so one damaged line loses only itself. Records without a
+    ``uuid`` take no part in the chain; with no uuids at all the records are
+    returned as they are.
     """
-    positions: dict[str, int] = {}
+    positions: dict[str, list[int]] = {}
+    leaf: int | None = None
     for at, record in enumerate(records):
         uuid = record.get("uuid")
         if isinstance(uuid, str):
-            positions.setdefault(uuid, at)
-    if not positions:
+            positions.setdefault(uuid, []).append(at)
+            leaf = at
+    if leaf is None:
         return list(records)
 
-    pos: int | None = max(positions.values())
+    pos: int | None = positions[records[leaf]["uuid"]][0]
     chain: list[int] = []
     seen: set[int] = set()
     while pos is not None and pos not in seen:
@@ -143,10 +149,38 @@ def active_branch(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         parent = records[pos].get("parentUuid")
         if parent is None:
             break
-        parent_pos = positions.get(parent) if isinstance(parent, str) else None
-        pos = parent_pos if parent_pos is not None else _previous_with_uuid(records, pos)
+        parent_at = positions.get(parent) if isinstance(parent, str) else None
+        pos = parent_at[0] if parent_at is not None else _previous_with_uuid(records, pos)
     chain.reverse()
-    return [records[p] for p in chain]
+    return [_aggregate([records[p] for p in positions[records[p]["uuid"]]]) for p in chain]
+
+
+def _aggregate(group: list[dict[str, Any]]) -> dict[str, Any]:
+    """Records sharing one uuid as one, as Qwen Code's ``aggregateRecords`` merges them.
+
+    The first record is the base; later ones append their message parts,
+    replace ``usageMetadata`` and move ``timestamp`` forward. A group of one
+    is returned as it is (no copy), so the common case costs nothing.
+    """
+    if len(group) == 1:
+        return group[0]
+    base = dict(group[0])
+    for record in group[1:]:
+        message = record.get("message")
+        if is_content(message):
+            current = base.get("message")
+            if is_content(current):
+                base["message"] = {"role": current["role"], "parts": [*current["parts"], *message["parts"]]}
+            else:
+                base["message"] = message
+        if "usageMetadata" in record:
+            base["usageMetadata"] = record["usageMetadata"]
+        if record.get("model") and not base.get("model"):
+            base["model"] = record["model"]
+        stamp = record.get("timestamp")
+        if isinstance(stamp, str) and stamp > str(base.get("timestamp", "")):
+            base["timestamp"] = stamp
+    return base
 
 
 def _previous_with_uuid(records: Sequence[dict[str, Any]], pos: int) -> int | None:

@@ -17,13 +17,22 @@ their turns at once stalled every stream for tens of ms (issue 15,
 cache outlives the process); only a power loss within those milliseconds can. A lock serialises writers so lines from
 concurrent threads never interleave. Before the first append to an existing
 file, and after any failed write, a missing final newline is restored so a
-torn tail never swallows the next record.
+torn tail never swallows the next record. When another process appended to
+the file since our last write (the same session continued in two editor
+windows), the chain continues from its last record, so no window's turns
+fall off the branch that resume follows.
 
 Interrupted answers: Qwen Code records a cancelled partial answer as an
 ordinary ``assistant`` record with no marker. We add ``"interrupted": true``
 to that record — an extra field the CLI ignores — so our editor can show the
 answer as cut short; resume treats it like any other model turn, so the
 partial text is kept.
+
+Answers still streaming are saved in pieces (``sessions.draft``): records
+that share one ``uuid``, each carrying the text that arrived since the last
+piece, which Qwen Code's reader (and ours) merges into one message. The
+round's final record is a sibling of them (same ``parentUuid``, new uuid), so
+once it exists the pieces are a dead branch that neither reader shows.
 """
 
 from __future__ import annotations
@@ -31,9 +40,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import threading
 import uuid as uuid_mod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -156,6 +166,8 @@ class SessionRecorder:
         self._opened = False
         self._tail_suspect = True
         """True when the file may end without a newline: before our first write, after a failure."""
+        self._end: int | None = None
+        """The file's size after our last write; another size means another writer appended since."""
 
     @property
     def last_uuid(self) -> str | None:
@@ -185,6 +197,27 @@ class SessionRecorder:
         if interrupted:
             fields["interrupted"] = True
         return self._append("assistant", fields)
+
+    def record_model_piece(self, piece_uuid: str, content: Content, *, model: str | None, still_wanted: Callable[[], bool]) -> bool:
+        """Append one piece of an answer still streaming (``sessions.draft``), marked interrupted.
+
+        Every piece of one answer shares ``piece_uuid`` and the ``parentUuid``
+        the next real record would get; the chain does not advance, so the
+        round's final record becomes the pieces' sibling. ``still_wanted`` is
+        asked under the writer lock: once the round has settled it answers
+        False and nothing is written, so a piece can never land after the
+        final record. Returns whether the piece was written.
+        """
+        fields: dict[str, Any] = {}
+        if model is not None:
+            fields["model"] = model
+        fields["message"] = _content("model", content)
+        fields["interrupted"] = True
+        with self._lock:
+            if not still_wanted():
+                return False
+            self._append_locked("assistant", fields, record_uuid=piece_uuid, advance=False)
+            return True
 
     def record_tool_result(self, content: MessageInput, tool_call_result: Mapping[str, Any] | None) -> str:
         """Function responses sent back to the model (role ``user``), with the UI's call metadata."""
@@ -238,25 +271,46 @@ class SessionRecorder:
 
     def _append(self, record_type: str, fields: Mapping[str, Any]) -> str:
         with self._lock:
-            if not self._opened:
-                self._last_uuid = self._last_uuid_on_disk()
-                self._opened = True
-            record: dict[str, Any] = {
-                "uuid": str(uuid_mod.uuid4()),
-                "parentUuid": self._last_uuid,
-                "sessionId": self.session_id,
-                "timestamp": iso_timestamp(),
-                "type": record_type,
-                "provenance": _PROVENANCE[record_type],
-                "cwd": str(self.cwd),
-                "version": self.version,
-            }
-            if self.git_branch:
-                record["gitBranch"] = self.git_branch
-            record.update(fields)
-            self._write_line(_dump(record))
+            return self._append_locked(record_type, fields)
+
+    def _append_locked(self, record_type: str, fields: Mapping[str, Any], *, record_uuid: str | None = None, advance: bool = True) -> str:
+        if not self._opened:
+            self._last_uuid = self._last_uuid_on_disk()
+            self._opened = True
+        elif self._appended_by_another():
+            self._last_uuid = self._last_uuid_on_disk() or self._last_uuid
+        record: dict[str, Any] = {
+            "uuid": record_uuid or str(uuid_mod.uuid4()),
+            "parentUuid": self._last_uuid,
+            "sessionId": self.session_id,
+            "timestamp": iso_timestamp(),
+            "type": record_type,
+            "provenance": _PROVENANCE[record_type],
+            "cwd": str(self.cwd),
+            "version": self.version,
+        }
+        if self.git_branch:
+            record["gitBranch"] = self.git_branch
+        record.update(fields)
+        self._write_line(_dump(record))
+        if advance:
             self._last_uuid = record["uuid"]
-            return record["uuid"]
+        return record["uuid"]
+
+    def _appended_by_another(self) -> bool:
+        """True when the file grew since our last write: another window continues this session too.
+
+        The chain then continues from the other writer's last record, not
+        ours, so resume (which follows ``parentUuid`` back from the last
+        record) shows both windows' turns instead of dropping the other's.
+        """
+        if self._end is None:
+            return False
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return False
+        return stat.S_ISREG(info.st_mode) and info.st_size > self._end
 
     def _last_uuid_on_disk(self) -> str | None:
         for record in reversed(read_records(self.path).records):
@@ -272,6 +326,7 @@ class SessionRecorder:
                     line = b"\n" + line
                 handle.write(line)
                 handle.flush()
+                self._end = os.fstat(handle.fileno()).st_size
                 _SYNCER.submit(_sync_and_close, os.dup(handle.fileno()))
         except OSError as exc:
             self._tail_suspect = True

@@ -30,6 +30,7 @@ from ..skills.listing import SkillListingTracker
 from . import reader
 from .files import is_valid_session_id, session_path
 from .listing import SessionSummary, list_sessions
+from .orphans import answer_orphaned_calls
 from .recording import SessionRecorder
 from .resume_tokens import resume_token_counts
 
@@ -91,14 +92,14 @@ class SessionRegistry:
             id=session_id,
             recorder=self._recorder(session_id),
             context=self._new_context(),
-            history=reader.build_history(records),
+            history=answer_orphaned_calls(reader.build_history(records)),
             prompt_tokens=counts.prompt_tokens if counts else 0,
             conversation=reader.build_conversation(records),
         )
 
     def read_history(self, session_id: str) -> list[Content]:
         """The history a resume would continue from; registers nothing (the inspector uses it too)."""
-        return reader.build_history(self._records(session_id))
+        return answer_orphaned_calls(reader.build_history(self._records(session_id)))
 
     def _records(self, session_id: str) -> list[dict[str, Any]]:
         path = session_path(self.root, checked_id(session_id))
