@@ -120,10 +120,15 @@ async def test_the_gates_skip_in_order(scripted: ScriptedOpenAI, client: ChatCli
 
 def test_sessions_are_counted_by_name_time_and_owner(chats: Path) -> None:
     ids = sessions(chats, 3)
-    (chats / "ABCDEF0123456789abcdef0123456789.jsonl").write_text("")  # 32 hex characters: counts
+    older = chats / "ABCDEF0123456789abcdef0123456789.jsonl"
+    older.write_text("")  # 32 hex characters: counts
+    # Its mtime is set, not left at the wall clock: the test once assumed the real "now" was far
+    # from NOW and failed on the day NOW names.
+    os.utime(older, ((NOW - timedelta(hours=2)).timestamp(),) * 2)
     (chats / "short-1234.jsonl").write_text("")
     assert count_sessions(chats, None, ids[0]) == 3
-    assert count_sessions(chats, NOW - timedelta(hours=1), "x") == 3  # the just-written one is "now", not NOW
+    assert count_sessions(chats, NOW - timedelta(hours=1), "x") == 3  # changed before `since`: not counted
+    assert count_sessions(chats, NOW - timedelta(hours=3), "x") == 4
     assert count_sessions(chats / "missing", None, "x") == 0
 
 
