@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .background import BackgroundTasks
 from .agent.approvals import ApprovalPolicy, Asker, offered_mode
 from .agent.events import EventSink, RoundDone, TurnEvent, TurnOutcome
 from .agent.fork import ParentRequest
@@ -161,7 +162,7 @@ class Engine:
         self._editor_rules: set[str] = set()
         """Paths of rules announced for files opened in the editor (each announced once per workspace)."""
         self._watcher: DebouncedWatcher | None = None
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background = BackgroundTasks()
         self.history_tokens = HistoryTokens(counter.count_content)
         self.followups = Followups(
             self.root,
@@ -241,20 +242,20 @@ class Engine:
         """
         client, replaced = await asyncio.to_thread(self.endpoint.client, self.loaded)
         if replaced is not None:
-            self._spawn(replaced.aclose())
+            self._background.spawn(replaced.aclose())
         return client
 
     # ----------------------------------------------------------------- lifecycle
     async def start_watching(self, loop: asyncio.AbstractEventLoop) -> None:
         """Follow skills, rules and context files on disk; changes apply next turn."""
-        self._spawn(asyncio.to_thread(self.memory.rebuild_indexes))
+        self._background.spawn(asyncio.to_thread(self.memory.rebuild_indexes))
         self.skills.start_watching(loop, self._apply_skill_change)
         self._watcher = DebouncedWatcher(self._on_context_files_changed, loop=loop, ignore=_ignored_path)
         # Whatever changed between construction and the watches going live is
         # caught by one more load now; anything later, the watches see.
         self._apply_skill_change(self.skills.refresh())
         self.context.invalidate(None)
-        self._spawn(self._announce_pending_proposals())
+        self._background.spawn(self._announce_pending_proposals())
         await self._rewatch()
 
     async def _rewatch(self) -> None:
@@ -266,7 +267,7 @@ class Engine:
     def _on_context_files_changed(self, paths: frozenset[Path]) -> None:
         if self.context.invalidate(paths):
             log.info("context files changed; the next turn rebuilds the system prompt")
-        self._spawn(self._rewatch())
+        self._background.spawn(self._rewatch())
         if any(p.name == "settings.json" and p.parent.name == ".qwen" for p in paths):
             self.reload_settings()
 
@@ -296,11 +297,6 @@ class Engine:
     def _memory_changed(self, change: MemoryChanged) -> None:
         self.listeners.memory_changed(change)
 
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
     async def drain(self) -> None:
         """Stop watching, finish background work, close the HTTP client."""
         self.skills.stop_watching()
@@ -310,8 +306,7 @@ class Engine:
         await self.memory.drain()
         await self.skill_review.drain()
         await self.followups.drain()
-        if self._background:
-            await asyncio.gather(*self._background, return_exceptions=True)
+        await self._background.wait()
         await self.endpoint.aclose()
 
     # ----------------------------------------------------------------- documents

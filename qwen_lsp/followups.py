@@ -49,6 +49,7 @@ from .agent.fork import ParentRequest
 from .agent.loop import TurnRequest
 from .agent.side_query import SideQuery, SideQueryError
 from .agent.speculation import SpeculationRun, run_speculation
+from .background import BackgroundTasks
 from .config import Settings
 from .edits.applier import Applier, ApplyError
 from .errors import EngineError
@@ -126,7 +127,7 @@ class Followups:
         self._notify = notify
         self._forget_reads = forget_reads
         self.pending = Suggestions()
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = BackgroundTasks()
 
 
     # ------------------------------------------------------------ after a turn
@@ -135,7 +136,7 @@ class Followups:
         if self._notify() is None or not self._settings().followup.enabled or outcome.finish_reason != "stop":
             return
         parent = ParentRequest.of_turn(req)  # now: the next turn would grow the history under us
-        self._spawn(self._suggest(session.id, parent, len(session.history)))
+        self._tasks.spawn(self._suggest(session.id, parent, len(session.history)))
 
     async def _suggest(self, session_id: str, parent: ParentRequest, length: int) -> None:
         try:
@@ -155,7 +156,7 @@ class Followups:
         await self._abort(replaced)
         notify(SuggestionNotice(session_id=session_id, suggestion_id=made.id, text=text))
         if speculation_on(self._settings()):
-            made.task = self._spawn(self._speculate(made, parent, client))
+            made.task = self._tasks.spawn(self._speculate(made, parent, client))
 
     async def _speculate(self, made: Suggestion, parent: ParentRequest, client: ChatClient) -> None:
         made.overlay = overlay = Overlay(self._root, overlay_directory(self._root, made.id))
@@ -199,17 +200,14 @@ class Followups:
         """The user edited ``path``: speculations that wrote it are stale (taken now, cleaned up in the background)."""
         gone = self.pending.take_touching(path)
         if gone:
-            self._spawn(self._abort(gone))
+            self._tasks.spawn(self._abort(gone))
 
     async def dismiss(self, suggestion_id: str) -> None:
         await self._abort([self._take(suggestion_id)])
 
     async def drain(self) -> None:
         """Shutdown: side queries and speculations in flight are cancelled, every overlay deleted."""
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._tasks.wait(cancel=True)
         await self._abort(self.pending.take_all())
 
     async def _abort(self, gone: list[Suggestion]) -> None:
@@ -328,9 +326,3 @@ class Followups:
         for content, meta in records:
             session.history.append(content)
             record(content, **meta)
-
-    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task

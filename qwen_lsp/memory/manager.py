@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..background import BackgroundTasks
 from ..config import MemorySettings
 from ..protocol import (
     ForgetCandidate,
@@ -87,7 +88,7 @@ class MemoryManager:
         self._clock = clock
         self._surfaced: dict[str, set[Path]] = {}
         """Per chat: memory files already recalled into it (not offered twice, spec §7.1 step 2)."""
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background = BackgroundTasks()
         runner = model.fork_runner(self.store)
         self._extractor = Extractor(self.store, runner, workspace_root=Path(project_root))
         self._dream = Dream(self.store, runner, workspace_root=Path(project_root), enabled=lambda: self._settings().auto_dream)
@@ -217,9 +218,9 @@ class MemoryManager:
             return
         parent = capture()
         if settings.auto_extract:
-            self._spawn(self._extract(session_id, parent))
+            self._background.spawn(self._extract(session_id, parent))
         if settings.auto_dream:
-            self._spawn(self._dream_run(session_id, parent, force=False))
+            self._background.spawn(self._dream_run(session_id, parent, force=False))
 
     async def _extract(self, session_id: str, parent: ParentTurn) -> ExtractResult:
         future = self._extractor.schedule(session_id, parent)
@@ -262,12 +263,6 @@ class MemoryManager:
             self.changed(scope, paths)
 
     # ----------------------------------------------------------------- lifecycle
-    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-        return task
-
     async def drain(self) -> None:
         """Shutdown: stop extraction and dream (a cancelled run records nothing), then wait for them.
 
@@ -276,6 +271,5 @@ class MemoryManager:
         """
         self._extractor.cancel()
         self._dream.cancel()
-        if self._background:
-            await asyncio.gather(*self._background, return_exceptions=True)
+        await self._background.wait()
         await self._extractor.drain()
