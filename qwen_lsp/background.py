@@ -16,6 +16,10 @@ class BackgroundTasks:
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
 
+    def __len__(self) -> int:
+        """Tasks still running (a finished one leaves the set as it ends)."""
+        return len(self._tasks)
+
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
