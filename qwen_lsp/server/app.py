@@ -41,31 +41,6 @@ from .uris import uri_to_path
 
 log = logging.getLogger(__name__)
 
-ERROR_CODES: Mapping[str, int] = {
-    "engine": -31000,
-    "config": -31001,
-    "auth": -31002,
-    "connect": -31003,
-    "timeout": -31003,
-    "stall": -31003,
-    "not_found": -31004,
-    "rate_limit": -31005,
-    "server": -31006,
-    "bad_request": -31007,
-    "protocol": -31008,
-    "context": -31009,
-    "secret": -31010,
-    "memory_security": -31011,
-}
-"""Application error codes per :class:`EngineError` kind; ``data.kind`` carries the name.
-
-They lie outside JSON-RPC's reserved range (-32768…-32000, which holds
-LSP's -32099…-32000 and -32899…-32800), so a client never mistakes a rejected
-key for LSP's ``ServerNotInitialized`` (-32002) or ``UnknownErrorCode``
-(-32001). The standard codes keep exactly their standard meaning: -32602
-bad params, -32601 unknown method, -32603 a bug, -32800 cancelled, -32002
-not initialized.
-"""
 SERVER_NOT_INITIALIZED = -32002
 
 CUSTOM_METHODS = (
@@ -185,7 +160,7 @@ CLIENT_ERRORS = (QwenRequestError, JsonRpcInvalidParams, JsonRpcRequestCancelled
 def engine_error(exc: EngineError) -> JsonRpcException:
     if exc.kind == "invalid_params":
         return JsonRpcInvalidParams(f"{exc.param}: {exc.message}" if exc.param else exc.message)
-    return QwenRequestError(exc.message, ERROR_CODES.get(exc.kind, ERROR_CODES["engine"]), data={"kind": exc.kind})
+    return QwenRequestError(exc.message, exc.code, data={"kind": exc.kind})
 
 
 def internal_error_message(exc: BaseException) -> str:

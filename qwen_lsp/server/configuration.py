@@ -4,7 +4,9 @@ Three sources feed it: ``initializationOptions`` (the base, for every
 folder), ``workspace/configuration`` answers pulled per folder with its
 ``scopeUri`` (so folders of a multi-root workspace can differ, as VS Code's
 resource-scoped settings do), and ``workspace/didChangeConfiguration``
-pushes (which carry no scope and so apply to every folder). Pulled and
+pushes (which carry no scope: they apply to every folder, under what that
+folder's pull answered, and the server pulls again after each change so a
+folder's own values are never replaced by window-wide ones). Pulled and
 pushed values lie over the initialization options, never wiping them, so a
 client that sends part of the object keeps the rest.
 """
@@ -43,9 +45,12 @@ class EditorConfiguration:
         self._notify(list(self._subscribers))
 
     def push(self, qwen: Mapping[str, Any]) -> None:
-        """A ``didChangeConfiguration`` with settings: one object for every folder, replacing earlier answers."""
+        """A ``didChangeConfiguration`` with settings: one object for every folder, replacing the previous push.
+
+        Each folder's pulled answer stays on top until the next pull replaces it:
+        clearing it here gave every folder of a multi-root workspace the window's values.
+        """
         self._pushed = dict(qwen)
-        self._pulled.clear()
         self._notify(list(self._subscribers))
 
     def pulled(self, answers: Mapping[Path, Mapping[str, Any]]) -> None:

@@ -75,10 +75,16 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_config(ls: QwenLanguageServer, params: types.DidChangeConfigurationParams) -> None:
+        """A change is re-pulled per folder whenever the client can answer: pushed values carry no scope.
+
+        Pushed values still apply (to every folder, under what each folder's pull
+        answers), for clients that only push.
+        """
         settings = params.settings
-        if isinstance(settings, dict) and isinstance(settings.get("qwen"), dict):
+        pushed = isinstance(settings, dict) and isinstance(settings.get("qwen"), dict)
+        if pushed:
             ls.configuration.push(settings["qwen"])
-        else:
+        if not pushed or get_capability(ls.client_capabilities, "workspace.configuration", False):
             await _pull(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)

@@ -2,8 +2,7 @@
 import * as vscode from 'vscode';
 import type { ChatController } from './chatController';
 import { chatHtml, makeNonce } from './html';
-
-export const PANEL_TYPE = 'qwen.chatPanel';
+import { PANEL_TYPE } from './panelType';
 
 function setUp(webview: vscode.Webview, extensionUri: vscode.Uri): void {
   const dist = vscode.Uri.joinPath(extensionUri, 'dist');

@@ -9,7 +9,7 @@
  */
 import * as vscode from 'vscode';
 import * as path from 'node:path';
-import { PANEL_TYPE } from './chatView';
+import { PANEL_TYPE } from './panelType';
 import type { DiffView, PermissionUi } from './permission';
 import type { PermissionParams } from './shared/protocol';
 import { applyUnifiedDiff } from './unifiedDiff';

@@ -6,7 +6,8 @@
  */
 import * as vscode from 'vscode';
 import { ChatController } from './chatController';
-import { ChatViewProvider, openChatPanel, PANEL_TYPE } from './chatView';
+import { ChatViewProvider, openChatPanel } from './chatView';
+import { PANEL_TYPE } from './panelType';
 import { API_KEY_SECRET, ServerManager } from './server';
 import { StatusMeter } from './statusBar';
 import { ContextView, SkillsView } from './views';

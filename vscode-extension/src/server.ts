@@ -1,12 +1,13 @@
 /**
  * Starts, restarts and watches the qwen-lsp process through vscode-languageclient. The API key
  * comes from SecretStorage into the server's environment only; settings go as
- * initializationOptions and on change through workspace/didChangeConfiguration.
+ * initializationOptions, then per folder through workspace/configuration (a change is signalled
+ * with workspace/didChangeConfiguration and the server pulls again).
  */
 import * as vscode from 'vscode';
 import { execFile } from 'node:child_process';
 import { access, constants, stat } from 'node:fs/promises';
-import { CloseAction, ErrorAction, LanguageClient, State } from 'vscode-languageclient/node';
+import { CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageClient, State } from 'vscode-languageclient/node';
 import type { Executable, LanguageClientOptions } from 'vscode-languageclient/node';
 import { resolveServerCommand, ServerNotFound } from './serverCommand';
 import type { Probes, ServerCommand } from './serverCommand';
@@ -169,9 +170,13 @@ export class ServerManager implements vscode.Disposable {
     this.setState('stopped');
   }
 
+  /**
+   * Signals a change without values: the server pulls section `qwen` again for each folder (with its
+   * `scopeUri`), so a folder's own resource-scoped settings are never replaced by the window's.
+   */
   notifySettingsChanged(): void {
     const c = this.client;
-    if (c && this.state === 'running') void c.sendNotification('workspace/didChangeConfiguration', { settings: { qwen: qwenSettings() } });
+    if (c && this.state === 'running') void c.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
   }
 
   private showStartError(message: string): void {
