@@ -14,20 +14,20 @@ swapped for a regular file, and nothing outside the root is touched.
 
 Two servers (two editor windows) on one project must not interleave
 "pick a free file name, write it, rebuild the index": :func:`locked` holds
-an ``fcntl.flock`` on a lock file for the whole sequence. ``flock`` is
+an OS lock on a lock file for the whole sequence: ``fcntl.flock`` on POSIX,
+``msvcrt.locking`` on Windows (so the package imports there too). Either is
 released by the kernel when its holder dies, so a killed server never
-leaves a stale lock behind. POSIX only, like the rest of the server's
-file handling.
+leaves a stale lock behind.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 import re
 import stat
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +36,33 @@ from qwen_lsp.errors import EngineError
 from qwen_lsp.files import TEMP_SUFFIX, atomic_write_text, fsync_dir
 
 __all__ = ["atomic_write_text", "fsync_dir", "locked", "read_text_nofollow", "remove_stale_temps"]
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+"""Refuses a symlink at the path on POSIX; Windows has no such flag (nor, without privileges, symlinks)."""
+
+if sys.platform == "win32":
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        """Lock the file's first byte without waiting; False when another holder has it."""
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        """``flock`` the whole file without waiting; False when another holder has it."""
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            return False
+        return True
 
 LOCK_TIMEOUT_S = 30.0
 """How long a writer waits for another process before giving up with an error (no write lost: nothing written)."""
@@ -68,7 +95,7 @@ def read_text_nofollow(path: Path, limit: int) -> str | None:
     At most ``limit`` bytes are read; invalid UTF-8 is replaced, not fatal.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
     try:
@@ -82,28 +109,22 @@ def read_text_nofollow(path: Path, limit: int) -> str | None:
 
 @contextlib.contextmanager
 def locked(lock_file: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``lock_file`` (created if needed) for the block.
+    """Hold an exclusive lock on ``lock_file`` (created if needed) for the block.
 
     Threads of one process exclude each other too: each call opens its own
-    file description, and ``flock`` locks conflict across descriptions.
+    file description, and the locks conflict across descriptions.
     """
     lock_file.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
     try:
         deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise EngineError(
-                        f"Memory is busy: another process has held {lock_file} for {timeout:.0f} s. Try again.",
-                        kind="memory_busy",
-                    ) from None
-                time.sleep(_LOCK_POLL_S)
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                raise EngineError(
+                    f"Memory is busy: another process has held {lock_file} for {timeout:.0f} s. Try again.",
+                    kind="memory_busy",
+                )
+            time.sleep(_LOCK_POLL_S)
         yield
     finally:
-        os.close(fd)  # closing the last descriptor releases the flock
+        os.close(fd)  # closing the last descriptor releases the lock

@@ -21,13 +21,7 @@ from lsprotocol.types import ResponseError
 from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcRequestCancelled, JsonRpcServerError
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import (
-    JsonRPCNotification,
-    JsonRPCRequestMessage,
-    LanguageServerProtocol,
-    default_converter,
-    lsp_method,
-)
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, default_converter, lsp_method
 
 from .. import __version__
 from ..engine import Engine, Listeners
@@ -36,6 +30,7 @@ from ..llm.tokens import TokenCounter
 from ..protocol import ContextStatus, MemoryChanged, SkillProposed, SkillsChanged, SuggestionNotice
 from .approvals import EditorApplier, asker_for
 from .configuration import EditorConfiguration
+from .pygls_internals import InternalsProtocol, install_stop_event
 from .stdio import Output, pipes_usable, serve_stdio
 from .uris import uri_to_path
 
@@ -79,7 +74,7 @@ BEFORE_INITIALIZE = JsonRpcServerError("The server is not initialized yet.", SER
 INITIALIZED_TWICE = JsonRpcInvalidRequest("The server is already initialized: 'initialize' is sent once per session.")
 
 
-class QwenProtocol(LanguageServerProtocol):
+class QwenProtocol(InternalsProtocol):
     def structure_message(self, data: dict[str, Any]):
         """Answer a request whose params cannot be structured, instead of leaving it hanging.
 
@@ -93,7 +88,7 @@ class QwenProtocol(LanguageServerProtocol):
                 cause = exc.__cause__
                 detail = "; ".join(transform_error(cause, path="params")) if isinstance(cause, ClassValidationError) else str(cause or exc)
                 error = self._refusal(data["method"]) or JsonRpcInvalidParams(f"Invalid params for {data['method']}: {detail}")
-                self._send_response(data["id"], error=error.to_response_error())
+                self.send_response(data["id"], error=error.to_response_error())
             raise
 
     exit_code = 0
@@ -103,7 +98,7 @@ class QwenProtocol(LanguageServerProtocol):
 
     def _refusal(self, method: str) -> JsonRpcException | None:
         """Why a request for ``method`` is refused in this state of the session, if it is."""
-        if self._shutdown and method != types.EXIT:
+        if self.shutdown_requested and method != types.EXIT:
             return AFTER_SHUTDOWN
         if method == types.INITIALIZE:
             return INITIALIZED_TWICE if self.initialize_received else None
@@ -122,7 +117,7 @@ class QwenProtocol(LanguageServerProtocol):
         refusal = None if method is None else self._refusal(method)
         if refusal is not None:
             if getattr(message, "id", None) is not None:
-                self._send_response(message.id, error=refusal.to_response_error())
+                self.send_response(message.id, error=refusal.to_response_error())
             elif method != types.EXIT:
                 log.info("dropped notification %s: %s", method, refusal)
             return
@@ -130,16 +125,16 @@ class QwenProtocol(LanguageServerProtocol):
             self.initialize_received = True
         super().handle_message(message)
 
-    def _send_response(self, msg_id: Any, result: Any | None = None, error: ResponseError | None = None) -> None:
+    def client_error(self, error: ResponseError) -> ResponseError:
         """pygls puts a bug's traceback in ``error.data``; the client gets the message only, the log keeps the rest."""
-        if error is not None and isinstance(error.data, Mapping) and "traceback" in error.data:
-            error = ResponseError(code=error.code, message=error.message)
-        super()._send_response(msg_id, result, error)
+        if isinstance(error.data, Mapping) and "traceback" in error.data:
+            return ResponseError(code=error.code, message=error.message)
+        return error
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any):
         """Record the exit code first: pygls's own ``sys.exit`` is swallowed by ``start_io``, so ``serve`` returns this."""
-        self.exit_code = 0 if self._shutdown else 1
+        self.exit_code = 0 if self.shutdown_requested else 1
         yield from super().lsp_exit(*args)
 
     @lsp_method(types.INITIALIZE)
@@ -185,6 +180,8 @@ logging.getLogger("pygls.protocol.json_rpc").addFilter(_OneLineForClientErrors()
 
 
 class QwenLanguageServer(LanguageServer):
+    protocol: QwenProtocol
+
     def __init__(self) -> None:
         super().__init__(
             name="qwen-lsp",
@@ -209,7 +206,8 @@ class QwenLanguageServer(LanguageServer):
         if not pipes_usable(stdin, stdout):
             super().start_io(stdin, stdout)
             return
-        self._stop_event = stop = threading.Event()
+        stop = threading.Event()
+        install_stop_event(self, stop)
         try:
             asyncio.run(serve_stdio(self.protocol, self.output, stop.is_set, stdin, stdout))
         except (KeyboardInterrupt, SystemExit):  # ``exit`` ends the loop with SystemExit, as in pygls

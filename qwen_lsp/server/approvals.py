@@ -9,8 +9,8 @@ denial). A client with neither cannot be asked: :func:`asker_for` returns
 None and the engine offers ``plan``'s read-only tools instead.
 
 A cancelled turn withdraws an open question: ``$/cancelRequest`` goes to
-the client and the pending answer is dropped (pygls keeps no public handle
-for that, hence the one private ``_request_futures`` access).
+the client and the pending answer is dropped (``forget_request``, one of
+the pygls internals kept in ``server/pygls_internals.py``).
 
 Applying: see :class:`EditorApplier`.
 """
@@ -64,7 +64,7 @@ async def _request(ls: QwenLanguageServer, method: str, params: Any) -> Any:
     try:
         return await future
     except asyncio.CancelledError:
-        ls.protocol._request_futures.pop(msg_id, None)  # a late answer is then logged and dropped
+        ls.protocol.forget_request(msg_id)
         ls.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
         raise
 

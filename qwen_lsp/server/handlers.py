@@ -81,10 +81,10 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
         answers), for clients that only push.
         """
         settings = params.settings
-        pushed = isinstance(settings, dict) and isinstance(settings.get("qwen"), dict)
-        if pushed:
-            ls.configuration.push(settings["qwen"])
-        if not pushed or get_capability(ls.client_capabilities, "workspace.configuration", False):
+        qwen = settings.get("qwen") if isinstance(settings, dict) else None
+        if isinstance(qwen, dict):
+            ls.configuration.push(qwen)
+        if not isinstance(qwen, dict) or get_capability(ls.client_capabilities, "workspace.configuration", False):
             await _pull(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)

@@ -40,7 +40,8 @@ from collections.abc import Callable
 from typing import BinaryIO
 
 from lsprotocol.types import ResponseError
-from pygls.protocol import JsonRPCProtocol
+
+from .pygls_internals import InternalsProtocol
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +168,7 @@ async def _skip(reader: asyncio.StreamReader, length: int) -> bytes | None:
 class StdioServer:
     """The read loop and the error answers for one stdio connection of ``protocol``."""
 
-    def __init__(self, protocol: JsonRPCProtocol, output: Output, should_stop: Callable[[], bool]) -> None:
+    def __init__(self, protocol: InternalsProtocol, output: Output, should_stop: Callable[[], bool]) -> None:
         self.protocol = protocol
         self.output = output
         self.should_stop = should_stop
@@ -224,10 +225,10 @@ class StdioServer:
             self._error(msg_id, INVALID_REQUEST, f"Request too large: {length} bytes, the limit is {MAX_MESSAGE}.")
 
     def _error(self, msg_id: int | str, code: int, message: str) -> None:
-        self.protocol._send_response(msg_id, error=ResponseError(code=code, message=message))
+        self.protocol.send_response(msg_id, error=ResponseError(code=code, message=message))
 
 
-async def serve_stdio(protocol: JsonRPCProtocol, output: Output, should_stop: Callable[[], bool], stdin: BinaryIO, stdout: BinaryIO) -> None:
+async def serve_stdio(protocol: InternalsProtocol, output: Output, should_stop: Callable[[], bool], stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Attach ``stdin``/``stdout`` to the running loop and serve until end of input, ``exit`` or a lost client."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_HEADER_LINE)
