@@ -1,22 +1,44 @@
-"""Typed results and notifications of the ``qwen/*`` protocol (design §3).
+"""The ``qwen/*`` wire contract: every params, result and notification model, and the method table.
 
-One model per wire shape, built by the engine and serialised by whichever
-adapter carries it: the language server sends ``model.wire()``, the CLI's
-``--json`` prints the same dict. So the two cannot drift, and a field is
-named, typed and documented once. Field names are camelCase on the wire
-(aliases); optional fields that are unset are left out rather than sent as
-``null`` (design §3 writes them ``source?``, ``trigger?``).
+One model per wire shape. Results and notifications are built by the engine
+and serialised by whichever adapter carries them: the language server sends
+``model.wire()``, the CLI's ``--json`` prints the same dict. Params are
+validated once, at the boundary, by the server's request wrapper (a bad
+field is -32602 naming it). So a field is named, typed and documented once.
+Field names are camelCase on the wire (aliases); optional fields that are
+unset are left out rather than sent as ``null`` (``docs/protocol.md`` writes
+them ``source?``, ``trigger?``).
+
+The VS Code extension's types are generated from these models
+(``scripts/protocol_ts.py`` → ``vscode-extension/src/shared/protocol.generated.ts``
+and ``src/rpc.generated.ts``); ``tests/test_protocol_ts.py`` fails when the
+committed files no longer match, so the two sides cannot drift.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Level = Literal["ok", "warn", "auto", "hard"]
 FinishReason = Literal["stop", "length", "cancelled", "error"]
+MemoryScope = Literal["user", "project", "team"]
+MemoryType = Literal["user", "feedback", "project", "reference"]
+CompressMode = Literal["full", "fast"]
+ChatEventKind = Literal["text", "thought", "toolCall", "toolResult", "status", "error"]
+PermissionDecision = Literal["allow", "allowAlways", "deny"]
+"""What the user answers to ``qwen/permission``."""
+ToolDecision = Literal["auto", "allow", "allowAlways", "deny"]
+"""Who let a write or command run: ``auto`` (the approval mode allowed it) or the user's answer."""
+
+
+class WireParams(BaseModel):
+    """Params a client sends: unknown fields are ignored (a newer client may send more)."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
 
 
 class WireResult(BaseModel):
@@ -25,6 +47,113 @@ class WireResult(BaseModel):
     def wire(self) -> dict[str, Any]:
         """The JSON-ready dict: camelCase keys, unset optionals omitted."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+# ---------------------------------------------------------------- params (client → server)
+
+
+class Position(WireParams):
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class Range(WireParams):
+    start: Position
+    end: Position
+
+
+class AttachmentParam(WireParams):
+    uri: str = Field(min_length=1)
+    range: Range | None = None
+
+
+MAX_PROMPT_CHARS = 4 * 1024 * 1024
+"""About a million tokens of prose: the largest context window of any Qwen model, so no prompt over it can ever be sent.
+
+Without a bound a 50 MB prompt was counted (seconds of CPU, ~3 GB at peak)
+and sent whole to the model.
+"""
+
+
+class ChatParams(WireParams):
+    prompt: str = Field(max_length=MAX_PROMPT_CHARS)
+    session_id: str | None = Field(None, alias="sessionId")
+    attachments: list[AttachmentParam] = []
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+    @field_validator("prompt")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be empty")
+        return v
+
+
+class SessionParams(WireParams):
+    session_id: str = Field(alias="sessionId", min_length=1)
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+
+class CompressParams(WireParams):
+    session_id: str = Field(alias="sessionId", min_length=1)
+    mode: CompressMode = "full"
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+
+class OptionalSessionParams(WireParams):
+    session_id: str | None = Field(None, alias="sessionId")
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+
+class SuggestionParams(WireParams):
+    suggestion_id: str = Field(alias="suggestionId", min_length=1)
+
+
+class WorkspaceParams(WireParams):
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+
+class MemoryListParams(WireParams):
+    scope: MemoryScope | None = None
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+
+class RememberParams(WireParams):
+    text: str = Field(min_length=1, max_length=20_000)
+    type: MemoryType | None = None
+    scope: MemoryScope | None = None
+    name: str | None = Field(None, max_length=200)
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be empty")
+        return v
+
+
+class ForgetCandidatesParams(WireParams):
+    query: str = Field(min_length=1, max_length=2_000)
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+
+class ForgetParams(WireParams):
+    paths: list[str] = Field(min_length=1, max_length=1_000)
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+
+class SkillProposalParams(WireParams):
+    proposal_id: str = Field(alias="proposalId", pattern=r"^[0-9a-f]{32}$")
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+
+class SelectionArgs(WireParams):
+    """Arguments of ``qwen.addToProjectRules`` / ``qwen.rememberSelection``."""
+
+    text: str = Field(min_length=1)
+    uri: str | None = None
+    scope: Literal["project", "user"] | None = None
 
 
 # ---------------------------------------------------------------- qwen/chat
@@ -43,15 +172,59 @@ class ChatResult(WireResult):
     usage: Usage
 
 
+class ToolInfo(WireResult):
+    """The tool of a ``toolCall`` / ``toolResult`` chat event."""
+
+    id: str
+    name: str
+    args: dict[str, Any] | None = None
+    """On ``toolCall``: the arguments as the model sent them."""
+    is_error: bool | None = Field(None, alias="isError")
+    """On ``toolResult``."""
+    decision: ToolDecision | None = None
+    """On ``toolResult`` for writes and commands."""
+
+
 class ChatEvent(WireResult):
-    """``qwen/chatEvent``: one streamed event of a running turn."""
+    """``qwen/chatEvent``: one streamed event of a running turn; ``seq`` counts from 0 without gaps per turn."""
 
     session_id: str = Field(alias="sessionId")
     turn_id: str = Field(alias="turnId")
     seq: int
-    kind: Literal["text", "thought", "toolCall", "toolResult", "status", "error"]
+    kind: ChatEventKind
     text: str | None = None
-    tool: dict[str, Any] | None = None
+    tool: ToolInfo | None = None
+
+
+# ---------------------------------------------------------------- qwen/permission (server → client)
+
+
+class PermissionParams(WireResult):
+    """``qwen/permission``: a write or a command waiting for the user (sent to clients declaring ``permissionRequests``)."""
+
+    session_id: str = Field(alias="sessionId")
+    turn_id: str = Field(alias="turnId")
+    tool_call_id: str = Field(alias="toolCallId")
+    """Matches the ``toolCall`` chat event's ``tool.id``."""
+    tool: str
+    title: str
+    """e.g. "Edit src/api/x.py"."""
+    path: str | None = None
+    """The absolute, resolved file."""
+    diff: str | None = None
+    """Unified diff of the proposed change (``--- /dev/null`` for a new file)."""
+    command: str | None = None
+    """The shell command."""
+
+
+class PermissionAnswer(WireParams):
+    """The client's answer to ``qwen/permission``, parsed strictly: anything else is a denial."""
+
+    model_config = ConfigDict(strict=True)
+
+    decision: PermissionDecision
+    reason: str | None = None
+    """Only with ``deny``: passed to the model after the denial text."""
 
 
 # ---------------------------------------------------------------- qwen/context
@@ -195,9 +368,6 @@ class AddToProjectRulesResult(WireResult):
 
 # ---------------------------------------------------------------- qwen/memory/*
 
-MemoryScope = Literal["user", "project", "team"]
-MemoryType = Literal["user", "feedback", "project", "reference"]
-
 
 class MemoryItem(WireResult):
     path: str
@@ -300,3 +470,59 @@ class SuggestionAcceptResult(WireResult):
 
 class EmptyResult(WireResult):
     """``{}``: a request that only acknowledges (``qwen/suggestion/dismiss``)."""
+
+
+# ---------------------------------------------------------------- the method table
+
+ParamsT = TypeVar("ParamsT", bound=BaseModel)
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Request(Generic[ParamsT, ResultT]):
+    """A request method with its params and result models."""
+
+    method: str
+    params: type[ParamsT]
+    result: type[ResultT]
+
+
+@dataclass(frozen=True)
+class Notification(Generic[ParamsT]):
+    """A notification method with its params model."""
+
+    method: str
+    params: type[ParamsT]
+
+
+CLIENT_REQUESTS: tuple[Request[Any, Any], ...] = (
+    Request("qwen/chat", ChatParams, ChatResult),
+    Request("qwen/compress", CompressParams, CompressResult),
+    Request("qwen/context", OptionalSessionParams, ContextResult),
+    Request("qwen/sessions/list", WorkspaceParams, SessionsListResult),
+    Request("qwen/sessions/resume", SessionParams, SessionResumeResult),
+    Request("qwen/sessions/delete", SessionParams, SessionDeleteResult),
+    Request("qwen/skills/list", WorkspaceParams, SkillsListResult),
+    Request("qwen/memory/list", MemoryListParams, MemoryListResult),
+    Request("qwen/memory/remember", RememberParams, MemoryRememberResult),
+    Request("qwen/memory/forgetCandidates", ForgetCandidatesParams, ForgetCandidatesResult),
+    Request("qwen/memory/forget", ForgetParams, MemoryForgetResult),
+    Request("qwen/skillProposal/accept", SkillProposalParams, SkillProposalAcceptResult),
+    Request("qwen/skillProposal/discard", SkillProposalParams, SkillProposalDiscardResult),
+    Request("qwen/suggestion/accept", SuggestionParams, SuggestionAcceptResult),
+    Request("qwen/suggestion/dismiss", SuggestionParams, EmptyResult),
+)
+"""Every ``qwen/*`` request a client sends; the server registers exactly these."""
+
+PERMISSION = Request("qwen/permission", PermissionParams, PermissionAnswer)
+"""The one ``qwen/*`` request the server sends to the client."""
+
+CHAT_EVENT = Notification("qwen/chatEvent", ChatEvent)
+CONTEXT_STATUS = Notification("qwen/contextStatus", ContextStatus)
+SKILLS_CHANGED = Notification("qwen/skillsChanged", SkillsChanged)
+MEMORY_CHANGED = Notification("qwen/memoryChanged", MemoryChanged)
+SKILL_PROPOSED = Notification("qwen/skillProposed", SkillProposed)
+SUGGESTION = Notification("qwen/suggestion", SuggestionNotice)
+
+SERVER_NOTIFICATIONS: tuple[Notification[Any], ...] = (CHAT_EVENT, CONTEXT_STATUS, SKILLS_CHANGED, MEMORY_CHANGED, SKILL_PROPOSED, SUGGESTION)
+"""Every ``qwen/*`` notification the server sends."""

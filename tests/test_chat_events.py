@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 
 from qwen_lsp.agent.events import TurnEvent
-from qwen_lsp.server.events import CHAT_EVENT, ChatEventStream
+from qwen_lsp.protocol import CHAT_EVENT
+from qwen_lsp.server.events import ChatEventStream
 
 
 def make() -> tuple[ChatEventStream, list[dict]]:
     sent: list[dict] = []
 
     def notify(method: str, params: dict) -> None:
-        assert method == CHAT_EVENT
+        assert method == CHAT_EVENT.method
         sent.append(params)
 
     return ChatEventStream(notify, "s1", "t1"), sent

@@ -343,3 +343,15 @@ async def test_cancel_withdraws_an_open_permission_request(home: Path, workspace
         await client.shutdown_session()
         await client.stop()
     assert target.read_text() == ORIGINAL
+
+
+@pytest.mark.parametrize("answer", [{"decision": "Allow"}, {"decision": "allow", "reason": 7}, {"ok": True}, ["allow"]])
+async def test_an_answer_that_is_not_a_permission_answer_is_a_denial(home: Path, workspace: Path, scripted: ScriptedOpenAI, answer: Any) -> None:
+    """``qwen/permission`` answers are parsed with the protocol's model: anything but ``{decision, reason?}`` allows nothing."""
+    target = workspace / "src" / "api" / "x.py"
+    scripted.enqueue(edit_call(target), Reply(chunks=["Understood."]))
+    async with editor(home, workspace, scripted, answers=[answer]) as lsp:
+        await chat(lsp, "make f return 2")
+        assert [kind for kind, _ in lsp.ed.log] == ["permission"]
+        assert tool_results(lsp.rec.chat_events)[0]["decision"] == "deny"
+    assert target.read_text() == ORIGINAL

@@ -27,9 +27,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..protocol import PermissionDecision as Answer
+from ..protocol import PermissionParams
+from ..protocol import ToolDecision as Decision
+
 ApprovalMode = Literal["plan", "default", "auto-edit", "yolo"]
-Answer = Literal["allow", "allowAlways", "deny"]
-Decision = Literal["auto", "allow", "allowAlways", "deny"]
 
 EDIT_TOOLS = frozenset({"edit", "write_file"})
 SHELL_TOOL = "run_shell_command"
@@ -54,7 +56,7 @@ class Approval:
 
 @dataclass(frozen=True)
 class PermissionRequest:
-    """One question to the user; ``wire()`` is the ``qwen/permission`` params."""
+    """One question to the user; :meth:`params` are the ``qwen/permission`` params."""
 
     session_id: str
     turn_id: str
@@ -65,18 +67,17 @@ class PermissionRequest:
     diff: str | None = None
     command: str | None = None
 
-    def wire(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "sessionId": self.session_id,
-            "turnId": self.turn_id,
-            "toolCallId": self.tool_call_id,
-            "tool": self.tool,
-            "title": self.title,
-        }
-        for key, value in (("path", self.path), ("diff", self.diff), ("command", self.command)):
-            if value is not None:
-                out[key] = value
-        return out
+    def params(self) -> PermissionParams:
+        return PermissionParams(
+            session_id=self.session_id,
+            turn_id=self.turn_id,
+            tool_call_id=self.tool_call_id,
+            tool=self.tool,
+            title=self.title,
+            path=self.path,
+            diff=self.diff,
+            command=self.command,
+        )
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-EventKind = Literal["text", "thought", "toolCall", "toolResult", "status", "error"]
+from ..protocol import ChatEventKind as EventKind
 
 
 @dataclass(frozen=True)

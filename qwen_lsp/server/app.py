@@ -21,13 +21,25 @@ from lsprotocol.types import ResponseError
 from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcRequestCancelled, JsonRpcServerError
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, default_converter, lsp_method
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter, lsp_method
 
 from .. import __version__
 from ..engine import Engine, Listeners
 from ..errors import EngineError
 from ..llm.tokens import TokenCounter
-from ..protocol import ContextStatus, MemoryChanged, SkillProposed, SkillsChanged, SuggestionNotice
+from ..protocol import (
+    CLIENT_REQUESTS,
+    CONTEXT_STATUS,
+    MEMORY_CHANGED,
+    SKILL_PROPOSED,
+    SKILLS_CHANGED,
+    SUGGESTION,
+    ContextStatus,
+    MemoryChanged,
+    SkillProposed,
+    SkillsChanged,
+    SuggestionNotice,
+)
 from .approvals import EditorApplier, asker_for
 from .configuration import EditorConfiguration
 from .pygls_internals import InternalsProtocol, install_stop_event
@@ -38,33 +50,20 @@ log = logging.getLogger(__name__)
 
 SERVER_NOT_INITIALIZED = -32002
 
-CUSTOM_METHODS = (
-    "qwen/chat",
-    "qwen/compress",
-    "qwen/context",
-    "qwen/sessions/list",
-    "qwen/sessions/resume",
-    "qwen/sessions/delete",
-    "qwen/skills/list",
-    "qwen/memory/list",
-    "qwen/memory/remember",
-    "qwen/memory/forgetCandidates",
-    "qwen/memory/forget",
-    "qwen/skillProposal/accept",
-    "qwen/skillProposal/discard",
-    "qwen/suggestion/accept",
-    "qwen/suggestion/dismiss",
-)
+CUSTOM_METHODS = tuple(request.method for request in CLIENT_REQUESTS)
+"""Advertised in ``capabilities.experimental.qwen.methods``."""
 
 
 def raw_params_converter():
-    """lsprotocol's converter, but params of unknown (``qwen/*``) methods stay plain dicts.
+    """lsprotocol's converter, but params and results of unknown (``qwen/*``) methods stay plain dicts.
 
     pygls would otherwise turn them into namedtuples that rename keys and
-    serialise back as arrays; we validate the dicts ourselves with pydantic.
+    serialise back as arrays; we validate the dicts ourselves with the
+    models of ``protocol.py`` (the ``qwen/permission`` answer included).
     """
     conv = default_converter()
     conv.register_structure_hook(JsonRPCRequestMessage, lambda obj, cls: cls(**obj))
+    conv.register_structure_hook(JsonRPCResponseMessage, lambda obj, cls: cls(**obj))
     conv.register_structure_hook(JsonRPCNotification, lambda obj, cls: cls(**obj))
     return conv
 
@@ -274,19 +273,19 @@ class QwenLanguageServer(LanguageServer):
 
     # --------------------------------------------------------------- notifications
     def send_context_status(self, status: ContextStatus) -> None:
-        self.protocol.notify("qwen/contextStatus", status.wire())
+        self.protocol.notify(CONTEXT_STATUS.method, status.wire())
 
     def send_skills_changed(self, change: SkillsChanged) -> None:
-        self.protocol.notify("qwen/skillsChanged", change.wire())
+        self.protocol.notify(SKILLS_CHANGED.method, change.wire())
 
     def send_memory_changed(self, change: MemoryChanged) -> None:
-        self.protocol.notify("qwen/memoryChanged", change.wire())
+        self.protocol.notify(MEMORY_CHANGED.method, change.wire())
 
     def send_skill_proposed(self, proposal: SkillProposed) -> None:
-        self.protocol.notify("qwen/skillProposed", proposal.wire())
+        self.protocol.notify(SKILL_PROPOSED.method, proposal.wire())
 
     def send_suggestion(self, notice: SuggestionNotice) -> None:
-        self.protocol.notify("qwen/suggestion", notice.wire())
+        self.protocol.notify(SUGGESTION.method, notice.wire())
 
     def begin_progress(self, title: str) -> Callable[[str], None]:
         """Work-done progress for long work (compression); returns ``end(message)``. Silent for clients without it."""

@@ -25,11 +25,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pydantic import ValidationError
 from pygls.capabilities import get_capability
 from pygls.workspace import TextDocument
 
 from ..agent.approvals import Answer, Approval, Asker, PermissionRequest
 from ..edits.applier import ApplyError, Snapshot, read_disk_text
+from ..protocol import PERMISSION
 from .uris import uri_to_path
 
 if TYPE_CHECKING:
@@ -37,7 +39,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PERMISSION = "qwen/permission"
 ACTIONS: tuple[tuple[str, Answer], ...] = (("Allow", "allow"), ("Allow always", "allowAlways"), ("Deny", "deny"))
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -71,17 +72,20 @@ async def _request(ls: QwenLanguageServer, method: str, params: Any) -> Any:
 
 async def _ask_permission(ls: QwenLanguageServer, request: PermissionRequest) -> Approval:
     try:
-        result = await _request(ls, PERMISSION, request.wire())
+        result = await _request(ls, PERMISSION.method, request.params().wire())
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # the client failed to answer: nobody approved
-        log.warning("%s failed: %s", PERMISSION, exc)
+        log.warning("%s failed: %s", PERMISSION.method, exc)
         return Approval("deny")
-    decision = result.get("decision") if isinstance(result, dict) else getattr(result, "decision", None)
-    reason = result.get("reason") if isinstance(result, dict) else getattr(result, "reason", None)
-    if decision in ("allow", "allowAlways"):
-        return Approval(decision)
-    return Approval("deny", reason if isinstance(reason, str) else "")
+    try:
+        answer = PERMISSION.result.model_validate(result)
+    except ValidationError as exc:  # an answer that is not {decision, reason?}: nobody approved
+        log.warning("%s: the client's answer is not %s, so it counts as a denial: %s", PERMISSION.method, PERMISSION.result.__name__, exc)
+        return Approval("deny")
+    if answer.decision == "deny":
+        return Approval("deny", answer.reason or "")
+    return Approval(answer.decision)
 
 
 async def _ask_show_message(ls: QwenLanguageServer, request: PermissionRequest) -> Approval:

@@ -28,10 +28,10 @@ from pygls.exceptions import JsonRpcException
 
 from ..agent.events import TurnEvent
 from ..errors import EngineError
+from ..protocol import CHAT_EVENT, ChatEvent, ChatEventKind, ToolInfo
 from .app import internal_error_message
 from .stdio import Output
 
-CHAT_EVENT = "qwen/chatEvent"
 _MERGEABLE = ("text", "thought")
 
 
@@ -44,7 +44,7 @@ class ChatEventStream:
         self._loop = asyncio.get_running_loop()
         self.seq = 0
         self._pending: list[str] = []
-        self._pending_kind: str | None = None
+        self._pending_kind: ChatEventKind | None = None
         self._busy = False
         self.closed = False
 
@@ -108,12 +108,15 @@ class ChatEventStream:
         self.flush()
         self.closed = True
 
-    def _send(self, kind: str, text: str | None, tool: dict[str, Any] | None) -> None:
-        payload: dict[str, Any] = {"sessionId": self._session_id, "turnId": self._turn_id, "seq": self.seq, "kind": kind}
-        if text is not None:
-            payload["text"] = text
-        if tool is not None:
-            payload["tool"] = tool
+    def _send(self, kind: ChatEventKind, text: str | None, tool: dict[str, Any] | None) -> None:
+        event = ChatEvent(
+            session_id=self._session_id,
+            turn_id=self._turn_id,
+            seq=self.seq,
+            kind=kind,
+            text=text,
+            tool=None if tool is None else ToolInfo.model_validate(tool),
+        )
         self.seq += 1
-        self._notify(CHAT_EVENT, payload)
+        self._notify(CHAT_EVENT.method, event.wire())
         self._hold()

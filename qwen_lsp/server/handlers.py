@@ -19,15 +19,11 @@ from pygls.uris import to_fs_path
 from ..engine import Attachment, Engine
 from ..errors import EngineError
 from ..followup.state import UnknownSuggestion
-from ..protocol import AddToProjectRulesResult, EmptyResult, WireResult
-from ..skills.report import skills_list_result
-from .app import QwenLanguageServer, engine_error, unwrap_settings, uri_to_path
-from .events import ChatEventStream
-from . import skill_proposals
-from .requests import qwen_request
-from .models import (
+from ..protocol import (
+    AddToProjectRulesResult,
     ChatParams,
     CompressParams,
+    EmptyResult,
     ForgetCandidatesParams,
     ForgetParams,
     MemoryListParams,
@@ -36,9 +32,15 @@ from .models import (
     SelectionArgs,
     SessionParams,
     SuggestionParams,
+    WireResult,
     WorkspaceParams,
-    parse,
 )
+from ..skills.report import skills_list_result
+from .app import QwenLanguageServer, engine_error, unwrap_settings, uri_to_path
+from .events import ChatEventStream
+from . import skill_proposals
+from .requests import qwen_request
+from .models import parse
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
 """The one way a ``qwen/*`` request is handled: parse params, call the engine, map failures.
 
 Every custom request goes through :func:`qwen_request`, so all of them
+follow the method table in ``protocol.py`` (params and result models),
 validate params the same way (-32602 naming the field), answer an
 :class:`~qwen_lsp.errors.EngineError` with its application code and
 ``data.kind``, turn any other exception into -32603 with a message a person
@@ -19,7 +20,7 @@ from pydantic import BaseModel
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 
 from ..errors import EngineError
-from ..protocol import WireResult
+from ..protocol import CLIENT_REQUESTS, WireResult
 from .app import QwenLanguageServer, engine_error, internal_error_message
 from .models import parse
 
@@ -29,7 +30,15 @@ P = TypeVar("P", bound=BaseModel)
 Handler = Callable[[QwenLanguageServer, P], Awaitable[WireResult]]
 
 
+_TABLE = {request.method: request for request in CLIENT_REQUESTS}
+
+
 def qwen_request(server: QwenLanguageServer, method: str, params: type[P]) -> Callable[[Handler[P]], Handler[P]]:
+    """Register ``handler`` for ``method``, whose params and result models are those of ``protocol.CLIENT_REQUESTS``."""
+    spec = _TABLE.get(method)
+    if spec is None or spec.params is not params:
+        raise TypeError(f"{method} is not in protocol.CLIENT_REQUESTS with params {params.__name__}")
+
     def register(handler: Handler[P]) -> Handler[P]:
         @functools.wraps(handler)
         async def run(ls: QwenLanguageServer, raw: Any) -> dict[str, Any]:
@@ -43,6 +52,9 @@ def qwen_request(server: QwenLanguageServer, method: str, params: type[P]) -> Ca
             except Exception as exc:  # a bug must cost one request, never the server
                 log.exception("%s failed", method)
                 raise JsonRpcInternalError(internal_error_message(exc)) from None
+            if not isinstance(result, spec.result):  # the table is the contract the extension is generated from
+                log.error("%s answered %s, not %s", method, type(result).__name__, spec.result.__name__)
+                raise JsonRpcInternalError(f"Internal error in qwen-lsp: {method} answered the wrong shape. The server log has details.")
             return result.wire()
 
         server.feature(method)(run)

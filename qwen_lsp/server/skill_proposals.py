@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ..protocol import WireResult
+from ..protocol import SkillProposalParams, WireResult
 from .app import QwenLanguageServer
-from .models import SkillProposalParams
 from .requests import qwen_request
 
 
