@@ -38,11 +38,13 @@ ToolDecision = Literal["auto", "allow", "allowAlways", "deny"]
 class WireParams(BaseModel):
     """Params a client sends: unknown fields are ignored (a newer client may send more)."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True, use_attribute_docstrings=True)
 
 
 class WireResult(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, frozen=True)
+    """A model the server sends (a result or a notification)."""
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True, use_attribute_docstrings=True)
 
     def wire(self) -> dict[str, Any]:
         """The JSON-ready dict: camelCase keys, unset optionals omitted."""
@@ -435,7 +437,7 @@ class DreamResult(WireResult):
 
 
 class SpeculationCost(WireResult):
-    """What a speculation cost (optional, beyond design §3's shapes): tokens summed over its requests."""
+    """What a speculation cost (an optional extra of ``qwen/suggestion``): tokens summed over its requests."""
 
     prompt_tokens: int = Field(alias="promptTokens")
     completion_tokens: int = Field(alias="completionTokens")
@@ -516,6 +518,20 @@ CLIENT_REQUESTS: tuple[Request[Any, Any], ...] = (
 
 PERMISSION = Request("qwen/permission", PermissionParams, PermissionAnswer)
 """The one ``qwen/*`` request the server sends to the client."""
+
+@dataclass(frozen=True)
+class Command(Generic[ParamsT, ResultT]):
+    """A ``workspace/executeCommand`` command of the server: its one argument's model and its result."""
+
+    name: str
+    argument: type[ParamsT]
+    result: type[ResultT]
+
+
+REMEMBER_SELECTION = Command("qwen.rememberSelection", SelectionArgs, MemoryRememberResult)
+ADD_TO_PROJECT_RULES = Command("qwen.addToProjectRules", SelectionArgs, AddToProjectRulesResult)
+COMMANDS: tuple[Command[Any, Any], ...] = (REMEMBER_SELECTION, ADD_TO_PROJECT_RULES)
+"""The code actions' commands (``Remember this convention``, ``Add to QWEN.md``)."""
 
 CHAT_EVENT = Notification("qwen/chatEvent", ChatEvent)
 CONTEXT_STATUS = Notification("qwen/contextStatus", ContextStatus)

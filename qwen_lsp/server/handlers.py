@@ -20,6 +20,8 @@ from ..engine import Attachment, Engine
 from ..errors import EngineError
 from ..followup.state import UnknownSuggestion
 from ..protocol import (
+    ADD_TO_PROJECT_RULES,
+    REMEMBER_SELECTION,
     AddToProjectRulesResult,
     ChatParams,
     CompressParams,
@@ -29,7 +31,6 @@ from ..protocol import (
     MemoryListParams,
     OptionalSessionParams,
     RememberParams,
-    SelectionArgs,
     SessionParams,
     SuggestionParams,
     WireResult,
@@ -43,9 +44,6 @@ from .requests import qwen_request
 from .models import parse
 
 log = logging.getLogger(__name__)
-
-ADD_TO_PROJECT_RULES = "qwen.addToProjectRules"
-REMEMBER_SELECTION = "qwen.rememberSelection"
 
 
 def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of small handlers
@@ -147,25 +145,25 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
             return []
         args = [{"text": text, "uri": params.text_document.uri}]
         commands = [
-            types.Command(title="Qwen: Remember this convention", command=REMEMBER_SELECTION, arguments=args),
-            types.Command(title="Qwen: Add to QWEN.md", command=ADD_TO_PROJECT_RULES, arguments=args),
+            types.Command(title="Qwen: Remember this convention", command=REMEMBER_SELECTION.name, arguments=args),
+            types.Command(title="Qwen: Add to QWEN.md", command=ADD_TO_PROJECT_RULES.name, arguments=args),
         ]
         # LSP: CodeAction literals only for clients that declare support; others get the bare Command.
         if get_capability(ls.client_capabilities, "text_document.code_action.code_action_literal_support", None):
             return [types.CodeAction(title=c.title, kind=types.CodeActionKind.RefactorRewrite, command=c) for c in commands]
         return list(commands)
 
-    @server.command(ADD_TO_PROJECT_RULES)
+    @server.command(ADD_TO_PROJECT_RULES.name)
     async def add_to_project_rules(ls: QwenLanguageServer, *args: Any) -> dict[str, Any]:
-        sel = parse(args[0] if args else None, SelectionArgs)
+        sel = parse(args[0] if args else None, ADD_TO_PROJECT_RULES.argument)
         engine = ls.engine_for(sel.uri)
         path = await asyncio.to_thread(engine.context.add_to_project_rules, sel.text)
         return AddToProjectRulesResult(path=str(path)).wire()
 
-    @server.command(REMEMBER_SELECTION)
+    @server.command(REMEMBER_SELECTION.name)
     async def remember_selection(ls: QwenLanguageServer, *args: Any) -> dict[str, Any]:
         """A project ``feedback`` memory (``user`` when the client asks); no model needed."""
-        sel = parse(args[0] if args else None, SelectionArgs)
+        sel = parse(args[0] if args else None, REMEMBER_SELECTION.argument)
         try:
             result = await ls.engine_for(sel.uri).memory.remember(sel.text, type="feedback", scope=sel.scope or "project")
         except EngineError as exc:

@@ -18,9 +18,10 @@ import { PermissionBroker } from './permission';
 import { DiffEditorUi } from './diffEditor';
 import { acceptSuggestionTurn, Followups } from './followups';
 import type { AcceptOutcome } from './followups';
-import type { Send } from './compaction';
+import { notifications, permissionRequest, requests } from './rpc.generated';
+import type { Send } from './rpc.generated';
 import type { AttachmentChip, CompactState, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
-import type { ChatEvent, ChatParams, ChatResult, CompressMode, MemoryChanged, PermissionParams, PermissionResult, ResumeResult, SessionSummary, SkillProposed, SkillsChanged, SuggestionNotice } from './shared/protocol';
+import type { ChatParams, CompressMode, MemoryChanged, PermissionParams, PermissionResult, SessionSummary, SkillsChanged } from './shared/protocol';
 
 const SESSION_KEY = 'qwen.sessionId';
 const MAX_NOTICES = 5;
@@ -57,10 +58,10 @@ export class ChatController implements vscode.Disposable {
   );
   /** qwen/suggestion (the chip above the composer) and qwen/skillProposed (cards with Accept / Discard). */
   private readonly followups = new Followups(
-    async (method, params) => {
+    async (type, params) => {
       const client = await this.server.ready();
       if (!client) throw new Error('Client is not running');
-      return client.sendRequest(method, params);
+      return client.sendRequest(type, params);
     },
     {
       chat: () => ({ sessionId: this.transcript.sessionId, running: this.transcript.running }),
@@ -86,13 +87,13 @@ export class ChatController implements vscode.Disposable {
 
   /** Wires a new client's notifications (called before it starts). */
   bindClient(client: LanguageClient): void {
-    client.onNotification('qwen/chatEvent', (ev: ChatEvent) => {
+    client.onNotification(notifications.chatEvent, (ev) => {
       const patch = this.transcript.apply(ev);
       if (patch) this.coalescer.push(patch);
     });
-    client.onRequest('qwen/permission', (params: PermissionParams, token) => this.onPermission(params, token));
-    client.onNotification('qwen/suggestion', (p: SuggestionNotice) => this.followups.onSuggestion(p));
-    client.onNotification('qwen/skillProposed', (p: SkillProposed) => this.followups.onSkillProposed(p));
+    client.onRequest(permissionRequest, (params, token) => this.onPermission(params, token));
+    client.onNotification(notifications.suggestion, (p) => this.followups.onSuggestion(p));
+    client.onNotification(notifications.skillProposed, (p) => this.followups.onSkillProposed(p));
   }
 
   /**
@@ -227,7 +228,7 @@ export class ChatController implements vscode.Disposable {
       const client = await this.server.ready();
       if (!client) return;
       try {
-        const r: ResumeResult = await client.sendRequest('qwen/sessions/resume', { sessionId: id });
+        const r = await client.sendRequest(requests.sessionsResume, { sessionId: id });
         if (!this.transcript.messages.length) this.transcript.load(r);
       } catch {
         void this.context.workspaceState.update(SESSION_KEY, undefined); // deleted or unreadable: start fresh
@@ -268,7 +269,7 @@ export class ChatController implements vscode.Disposable {
     this.publishCompactState();
     const client = await this.server.ready();
     const outcome = client
-      ? await compactSession((method, params) => client.sendRequest(method, params), sessionId, mode)
+      ? await compactSession((type, params) => client.sendRequest(type, params), sessionId, mode)
       : compactErrorText(new Error('Client is not running'));
     this.compactingLine = undefined;
     const settled = this.transcript.settleStatus(line.id, outcome.text, outcome.tone);
@@ -286,7 +287,7 @@ export class ChatController implements vscode.Disposable {
     this.broadcast({ type: 'attachments', attachments: [] });
     await this.runTurn(prompt, async (send) => {
       const params: ChatParams = { prompt, ...(this.transcript.sessionId ? { sessionId: this.transcript.sessionId } : {}), ...(attachments.length ? { attachments } : {}) };
-      const r = (await send('qwen/chat', params)) as ChatResult;
+      const r = await send(requests.chat, params);
       return { sessionId: r.sessionId, text: r.text, cancelled: r.finishReason === 'cancelled' };
     });
   }
@@ -321,7 +322,7 @@ export class ChatController implements vscode.Disposable {
       outcome = { error: describeError(new Error('Client is not running')) };
     } else {
       try {
-        outcome = await request((method, params) => client.sendRequest(method, params, cts.token));
+        outcome = await request((type, params) => client.sendRequest(type, params, cts.token));
       } catch (err) {
         outcome = isCancelled(err) || cts.token.isCancellationRequested ? { cancelled: true } : { error: describeError(err) };
       }
@@ -359,7 +360,7 @@ export class ChatController implements vscode.Disposable {
     const client = await this.server.ready();
     if (!client) return [];
     try {
-      const r: { sessions: SessionSummary[] } = await client.sendRequest('qwen/sessions/list', {});
+      const r = await client.sendRequest(requests.sessionsList, {});
       return r.sessions;
     } catch (err) {
       void vscode.window.showErrorMessage(describeError(err).message);
@@ -372,7 +373,7 @@ export class ChatController implements vscode.Disposable {
     const client = await this.server.ready();
     if (!client) return;
     try {
-      const r: ResumeResult = await client.sendRequest('qwen/sessions/resume', { sessionId });
+      const r = await client.sendRequest(requests.sessionsResume, { sessionId });
       if (r.sessionId !== this.transcript.sessionId) this.followups.clear(true);
       this.transcript.load(r);
       this.rememberSession();
@@ -386,7 +387,7 @@ export class ChatController implements vscode.Disposable {
     const client = await this.server.ready();
     if (!client) return;
     try {
-      await client.sendRequest('qwen/sessions/delete', { sessionId });
+      await client.sendRequest(requests.sessionsDelete, { sessionId });
       if (this.transcript.sessionId === sessionId) this.newChat();
     } catch (err) {
       void vscode.window.showErrorMessage(describeError(err).message);

@@ -1,8 +1,8 @@
 /**
  * "Compact Conversation": sends qwen/compress and words its answer for the chat panel, free of the
  * vscode API so the unit tests and the protocol tests (against the real server) run it exactly as
- * the extension does. Requests go through a plain `send` function (the language client or a bare
- * vscode-jsonrpc connection).
+ * the extension does. Requests go through a plain typed `send` function (the language client or a
+ * bare vscode-jsonrpc connection).
  *
  * Compaction replaces the model's copy of the history with a summary; the transcript the person
  * reads is never cleared, and every line produced here says so, because "compacted" otherwise
@@ -14,10 +14,10 @@
  * not know still becomes a readable line rather than an error.
  */
 import { describeError, isMethodNotFound } from './errors';
-import type { CompressMode, CompressParams, CompressResult } from './shared/protocol';
+import type { CompressMode, CompressResult } from './shared/protocol';
 import type { StatusTone } from './shared/messages';
-
-export type Send = (method: string, params: unknown) => Promise<unknown>;
+import { requests } from './rpc.generated';
+import type { Send } from './rpc.generated';
 
 export interface CompactOutcome {
   /** The status line shown in the transcript where "Compacting…" was. */
@@ -94,7 +94,7 @@ export function compactErrorText(err: unknown): CompactOutcome {
 export async function compactSession(send: Send, sessionId: string, mode: CompressMode): Promise<CompactOutcome> {
   let r: unknown;
   try {
-    r = await send('qwen/compress', { sessionId, mode } satisfies CompressParams);
+    r = await send(requests.compress, { sessionId, mode });
   } catch (err) {
     return compactErrorText(err);
   }

@@ -13,7 +13,7 @@ import { StatusMeter } from './statusBar';
 import { ContextView, SkillsView } from './views';
 import { forgetByQuery, forgetOne, MemoryView } from './memoryView';
 import { addSelectionToProjectRules, rememberConvention, runServerCommand } from './selectionCommands';
-import type { ContextStatus, MemoryChanged, SkillsChanged } from './shared/protocol';
+import { notifications } from './rpc.generated';
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Qwen', { log: true });
@@ -31,12 +31,12 @@ export function activate(context: vscode.ExtensionContext): void {
 
   server.onDidCreateClient((client) => {
     chat.bindClient(client);
-    client.onNotification('qwen/contextStatus', (s: ContextStatus) => meter.showStatus(s));
-    client.onNotification('qwen/skillsChanged', (p: SkillsChanged) => {
+    client.onNotification(notifications.contextStatus, (s) => meter.showStatus(s));
+    client.onNotification(notifications.skillsChanged, (p) => {
       chat.onSkillsChanged(p);
       void skillsView.refresh();
     });
-    client.onNotification('qwen/memoryChanged', (p: MemoryChanged) => {
+    client.onNotification(notifications.memoryChanged, (p) => {
       chat.onMemoryChanged(p);
       void memoryView.refresh();
     });

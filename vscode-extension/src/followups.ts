@@ -18,7 +18,8 @@
  * qwen/chat); see acceptSuggestionTurn for what happens after.
  */
 import { describeError, isCancelled, isMethodNotFound } from './errors';
-import type { Send } from './compaction';
+import { requests } from './rpc.generated';
+import type { Send } from './rpc.generated';
 import type { InlineError, SkillProposal, Suggestion } from './shared/messages';
 import type { SkillProposalAcceptResult, SkillProposed, SuggestionNotice } from './shared/protocol';
 
@@ -145,12 +146,12 @@ export class Followups {
     try {
       if (!accept) {
         this.remove(id);
-        await this.send('qwen/skillProposal/discard', { proposalId: id }).catch(() => undefined);
+        await this.send(requests.skillProposalDiscard, { proposalId: id }).catch(() => undefined);
         return;
       }
       let r: Partial<SkillProposalAcceptResult> | undefined;
       try {
-        r = (await this.send('qwen/skillProposal/accept', { proposalId: id })) as Partial<SkillProposalAcceptResult> | undefined;
+        r = await this.send(requests.skillProposalAccept, { proposalId: id });
       } catch (err) {
         if (isMethodNotFound(err)) {
           this.remove(id);
@@ -190,7 +191,7 @@ export class Followups {
 
   private tellDismissed(id: string): void {
     // Fire and forget: an older server (-32601) or an id it already dropped changes nothing here.
-    void this.send('qwen/suggestion/dismiss', { suggestionId: id }).catch(() => undefined);
+    void this.send(requests.suggestionDismiss, { suggestionId: id }).catch(() => undefined);
   }
 }
 
@@ -214,7 +215,7 @@ export interface AcceptOutcome {
  */
 export async function acceptSuggestionTurn(send: Send, suggestionId: string): Promise<AcceptOutcome> {
   try {
-    await send('qwen/suggestion/accept', { suggestionId });
+    await send(requests.suggestionAccept, { suggestionId });
   } catch (err) {
     if (isCancelled(err)) return { cancelled: true };
     if (isMethodNotFound(err)) return { error: { kind: 'unsupported', message: NO_SUGGESTION_SUPPORT, actions: ['retry'] } };

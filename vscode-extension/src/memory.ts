@@ -8,13 +8,13 @@
  * so it becomes one friendly line instead of a red item or an error toast.
  */
 import { isMethodNotFound } from './errors';
-import type { ForgetCandidate, ForgetCandidates, ForgetResult, MemoryChanged, MemoryEntry, MemoryList, RememberResult } from './shared/protocol';
-
-export type Send = (method: string, params: unknown) => Promise<unknown>;
+import type { ForgetCandidate, MemoryChanged, MemoryEntry, MemoryList, RememberResult } from './shared/protocol';
+import { commands, requests } from './rpc.generated';
+import type { Send } from './rpc.generated';
 
 export const NO_MEMORY_SUPPORT = 'This server has no memory support yet (update qwen-lsp)';
 export const NO_MEMORIES = 'No memories yet. Select text and run “Qwen: Remember this convention”.';
-/** The server-side command behind the "Remember this convention" code action (design §3). */
+/** The server-side command behind the "Remember this convention" code action (docs/protocol.md). */
 export const REMEMBER_COMMAND = 'qwen.rememberSelection';
 
 /** Index and prompt order of the scopes (spec §4.3); an unknown scope sorts after them. */
@@ -34,14 +34,6 @@ function baseName(p: string): string {
   return p.slice(Math.max(p.lastIndexOf('/'), p.lastIndexOf('\\')) + 1);
 }
 
-/** Qwen Code's memoryAge words; the server sends them, a bare number of days is worded the same way. */
-export function ageText(age: string | number | undefined): string {
-  if (typeof age === 'string') return age;
-  if (typeof age !== 'number' || !Number.isFinite(age) || age < 0) return '';
-  const days = Math.floor(age);
-  return days === 0 ? 'today' : days === 1 ? 'yesterday' : `${days} days ago`;
-}
-
 export interface MemoryRow {
   label: string;
   description: string;
@@ -58,7 +50,7 @@ export interface MemoryGroup {
 export type MemoryTree = { kind: 'groups'; groups: MemoryGroup[] } | { kind: 'message'; text: string; icon: 'info' | 'error' };
 
 export function memoryRow(m: MemoryEntry): MemoryRow {
-  const age = ageText(m.age);
+  const age = m.age; // Qwen Code's memoryAge words, worded by the server
   const label = m.name?.trim() || baseName(m.path).replace(/\.md$/i, '');
   const description = [m.description?.trim(), age].filter(Boolean).join(' · ');
   const tooltip = [label, m.description?.trim(), [m.type, m.scope, age].filter(Boolean).join(' · '), m.path].filter(Boolean).join('\n');
@@ -83,7 +75,7 @@ export function groupMemories(memories: MemoryEntry[]): MemoryGroup[] {
 export async function loadMemoryTree(send: Send): Promise<MemoryTree> {
   let r: MemoryList;
   try {
-    r = (await send('qwen/memory/list', {})) as MemoryList;
+    r = await send(requests.memoryList, {});
   } catch (err) {
     if (isMethodNotFound(err)) return { kind: 'message', text: NO_MEMORY_SUPPORT, icon: 'info' };
     throw err;
@@ -106,9 +98,9 @@ export type RememberOutcome =
 export async function rememberSelection(send: Send, serverCommands: readonly string[], sel: { text: string; uri?: string }): Promise<RememberOutcome> {
   try {
     const result = serverCommands.includes(REMEMBER_COMMAND)
-      ? await send('workspace/executeCommand', { command: REMEMBER_COMMAND, arguments: [sel] })
-      : await send('qwen/memory/remember', { text: sel.text, type: 'feedback', scope: 'project' });
-    return { kind: 'saved', result: result as RememberResult };
+      ? await send(commands.rememberSelection, { command: REMEMBER_COMMAND, arguments: [sel] })
+      : await send(requests.memoryRemember, { text: sel.text, type: 'feedback', scope: 'project' });
+    return { kind: 'saved', result };
   } catch (err) {
     return rememberFailure(err);
   }
@@ -177,12 +169,12 @@ export function forgetSummary(asked: string[], removed: string[], home: string):
 }
 
 export async function forgetCandidates(send: Send, query: string): Promise<ForgetCandidate[]> {
-  const r = (await send('qwen/memory/forgetCandidates', { query })) as ForgetCandidates;
+  const r = await send(requests.memoryForgetCandidates, { query });
   return r.candidates ?? [];
 }
 
 export async function forget(send: Send, paths: string[]): Promise<string[]> {
-  const r = (await send('qwen/memory/forget', { paths })) as ForgetResult;
+  const r = await send(requests.memoryForget, { paths });
   return r.removed ?? [];
 }
 

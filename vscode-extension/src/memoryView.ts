@@ -9,14 +9,15 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import type { ServerManager } from './server';
 import { describeError } from './errors';
 import { candidatePicks, forget, forgetCandidates, forgetConfirmation, forgetSummary, isMethodNotFound, loadMemoryTree, NO_MEMORY_SUPPORT } from './memory';
-import type { CandidatePick, MemoryGroup, MemoryRow, MemoryTree, Send } from './memory';
+import type { CandidatePick, MemoryGroup, MemoryRow, MemoryTree } from './memory';
+import type { Send } from './rpc.generated';
 
 type Node = { kind: 'group'; group: MemoryGroup } | { kind: 'memory'; row: MemoryRow } | { kind: 'message'; text: string; icon: string };
 
 const SCOPE_ICON: Record<string, string> = { user: 'account', project: 'repo', team: 'organization' };
 
 export function sendVia(client: LanguageClient): Send {
-  return (method, params) => client.sendRequest(method, params);
+  return (type, params) => client.sendRequest(type, params);
 }
 
 export class MemoryView implements vscode.TreeDataProvider<Node> {

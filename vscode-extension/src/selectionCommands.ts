@@ -14,6 +14,8 @@ import { describeError } from './errors';
 import { NO_MEMORY_SUPPORT, REMEMBER_COMMAND, rememberSelection, savedNotice, tildify } from './memory';
 import type { RememberOutcome } from './memory';
 import { sendVia } from './memoryView';
+import { commands } from './rpc.generated';
+import type { SelectionArgs } from './shared/protocol';
 
 /** The server-side command behind "Add to QWEN.md" (design §3). */
 export const ADD_TO_RULES_COMMAND = 'qwen.addToProjectRules';
@@ -62,7 +64,7 @@ export async function rememberConvention(server: ServerManager): Promise<void> {
 
 async function addToRules(client: LanguageClient, args: unknown[]): Promise<unknown> {
   try {
-    const r: { path: string } = await client.sendRequest('workspace/executeCommand', { command: ADD_TO_RULES_COMMAND, arguments: args });
+    const r = await client.sendRequest(commands.addToProjectRules, { command: ADD_TO_RULES_COMMAND, arguments: args as [SelectionArgs] });
     void showSaved('rules', r.path);
     return r;
   } catch (err) {

@@ -1,7 +1,7 @@
 /** Native tree views: the Context view (qwen/context) and the Skills view (qwen/skills/list). */
 import * as vscode from 'vscode';
 import * as path from 'node:path';
-import type { ContextReport, SkillsList } from './shared/protocol';
+import { requests } from './rpc.generated';
 import type { ServerManager } from './server';
 import { describeError } from './errors';
 
@@ -57,7 +57,7 @@ export class ContextView extends ListView {
     const client = await this.server.ready();
     if (!client) return [item('The qwen-lsp server is not running', { icon: 'error' })];
     const sid = this.sessionId();
-    const r: ContextReport = await client.sendRequest('qwen/context', sid ? { sessionId: sid } : {});
+    const r = await client.sendRequest(requests.context, sid ? { sessionId: sid } : {});
     const pct = r.window ? Math.round((100 * r.totalTokens) / r.window) : 0;
     const head = item(`${r.totalTokens.toLocaleString('en-US')} of ${r.window.toLocaleString('en-US')} tokens`, {
       description: `${pct}% used · warn ${Math.round(r.thresholds.warn * 100)}% · hard ${Math.round(r.thresholds.hard * 100)}%`,
@@ -76,7 +76,7 @@ export class SkillsView extends ListView {
   protected async load(): Promise<vscode.TreeItem[]> {
     const client = await this.server.ready();
     if (!client) return [item('The qwen-lsp server is not running', { icon: 'error' })];
-    const r: SkillsList = await client.sendRequest('qwen/skills/list', {});
+    const r = await client.sendRequest(requests.skillsList, {});
     const skills = r.skills.map((s) =>
       item(s.name, {
         description: `${s.level}${s.conditional ? ' · conditional' : ''}${s.active ? ' · active' : ''}`,

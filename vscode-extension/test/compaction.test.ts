@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ResponseError } from 'vscode-jsonrpc/node';
 import { compactErrorText, compactingText, compactResultText, compactSession, NO_COMPACTION_SUPPORT } from '../src/compaction';
-import type { Send } from '../src/compaction';
+import type { Send } from '../src/rpc.generated';
 import { Transcript } from '../src/transcript';
 import type { ChatEvent } from '../src/shared/protocol';
 
@@ -74,9 +74,9 @@ test('compress errors: -32601 is the friendly "cannot compact yet"; an endpoint 
 
 test('compactSession sends qwen/compress {sessionId, mode} and never throws, whatever the server answers', async () => {
   const sent: [string, unknown][] = [];
-  const answering = (answer: () => unknown): Send => async (method, params) => {
+  const answering = (answer: () => unknown): Send => async ({ method }, params) => {
     sent.push([method, params]);
-    return answer();
+    return answer() as never;
   };
   const ok = await compactSession(answering(() => ({ status: 'compressed', tokensBefore: 48210, tokensAfter: 9877 })), 's1', 'full');
   assert.equal(ok.text, `Compacted: 48,210 → 9,877 tokens. ${KEPT}`);

@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compactSession, NO_COMPACTION_SUPPORT } from '../src/compaction';
-import type { Send } from '../src/compaction';
+import type { Send } from '../src/rpc.generated';
 import { meterView } from '../src/meter';
 import { Transcript } from '../src/transcript';
 import { startScripted, startServer, tempDir, waitFor } from './support';
@@ -54,7 +54,7 @@ test('qwen/compress: progress while it runs, a worded result, the meter updated,
   const s = await startServer(tempDir('qwen-ws-'), scripted.baseUrl, {}, { window: { workDoneProgress: true } });
   servers.push(s);
   const progress = recordProgress(s);
-  const send: Send = (method, params) => s.conn.sendRequest(method, params);
+  const send: Send = (type, params) => s.conn.sendRequest(type, params);
   // A conversation long enough to summarise: several turns with sizeable prompts.
   let sessionId: string | undefined;
   for (let i = 0; i < 4; i++) {
@@ -107,7 +107,7 @@ test('qwen/compress: progress while it runs, a worded result, the meter updated,
 test('qwen/compress for a session that does not exist: a failure line that says nothing was lost (or the -32601 line)', async () => {
   const s = await startServer(tempDir('qwen-ws-'), scripted.baseUrl);
   servers.push(s);
-  const outcome = await compactSession((method, params) => s.conn.sendRequest(method, params), 'no-such-session', 'full');
+  const outcome = await compactSession((type, params) => s.conn.sendRequest(type, params), 'no-such-session', 'full');
   assert.equal(outcome.compacted, false);
   if (outcome.text === NO_COMPACTION_SUPPORT) return;
   assert.equal(outcome.tone, 'error');

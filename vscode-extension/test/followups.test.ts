@@ -8,19 +8,19 @@ import assert from 'node:assert/strict';
 import { ResponseError } from 'vscode-jsonrpc/node';
 import { acceptSuggestionTurn, Followups, MAX_PROPOSALS, MAX_SUGGESTION_CHARS, NO_SKILL_REVIEW_SUPPORT, NO_SUGGESTION_SUPPORT } from '../src/followups';
 import type { FollowupUi } from '../src/followups';
-import type { Send } from '../src/compaction';
+import type { Send } from '../src/rpc.generated';
 import type { SkillProposal, Suggestion } from '../src/shared/messages';
 import type { SuggestionNotice } from '../src/shared/protocol';
 
 /** A transport that records what was sent and answers from a table (a function to throw or compute); unknown methods are -32601. */
 function recorder(answers: Record<string, unknown>): { send: Send; sent: [string, unknown][] } {
   const sent: [string, unknown][] = [];
-  const send: Send = async (method, params) => {
+  const send: Send = async ({ method }, params) => {
     sent.push([method, params]);
     const a = answers[method];
-    if (typeof a === 'function') return (a as (p: unknown) => unknown)(params);
+    if (typeof a === 'function') return (a as (p: unknown) => never)(params);
     if (a === undefined) throw new ResponseError(-32601, `Unhandled method ${method}`);
-    return a;
+    return a as never;
   };
   return { send, sent };
 }

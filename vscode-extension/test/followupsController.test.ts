@@ -22,14 +22,16 @@ class FakeClient {
   readonly sent: [string, any][] = [];
   readonly answers: Record<string, Answer> = {};
   private readonly handlers = new Map<string, (p: unknown) => void>();
-  onNotification(method: string, h: (p: unknown) => void) {
-    this.handlers.set(method, h);
+  /** Like the real client: a typed message object (rpc.generated.ts) or a method name. */
+  onNotification(type: string | { method: string }, h: (p: unknown) => void) {
+    this.handlers.set(typeof type === 'string' ? type : type.method, h);
     return { dispose() {} };
   }
   onRequest() {
     return { dispose() {} };
   }
-  async sendRequest(method: string, params: unknown) {
+  async sendRequest(type: string | { method: string }, params: unknown) {
+    const method = typeof type === 'string' ? type : type.method;
     this.sent.push([method, params]);
     const a = this.answers[method];
     if (!a) throw new ResponseError(-32601, `Unhandled method: ${method}`);

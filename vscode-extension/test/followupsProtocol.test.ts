@@ -13,13 +13,15 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { acceptSuggestionTurn, Followups, NO_SKILL_REVIEW_SUPPORT, NO_SUGGESTION_SUPPORT } from '../src/followups';
 import type { FollowupUi } from '../src/followups';
-import type { Send } from '../src/compaction';
+import type { RequestType } from 'vscode-jsonrpc';
+import type { Send } from '../src/rpc.generated';
+import { requests } from '../src/rpc.generated';
 import { Transcript } from '../src/transcript';
 import { isMethodNotFound } from '../src/errors';
 import { python, REPO_ROOT, startServer, tempDir, waitFor } from './support';
 import type { Scripted, Server } from './support';
 import type { SkillProposal, Suggestion } from '../src/shared/messages';
-import type { ChatEvent, ChatResult, SuggestionNotice } from '../src/shared/protocol';
+import type { ChatEvent, SuggestionNotice } from '../src/shared/protocol';
 
 const SUGGESTION = 'Run the tests';
 
@@ -64,13 +66,13 @@ const OPTIONS = { tools: { approvalMode: 'auto-edit' }, memory: { enabled: false
 async function open(): Promise<{ s: Server; send: Send }> {
   const s = await startServer(tempDir('qwen-ws-'), scripted.baseUrl, OPTIONS);
   servers.push(s);
-  return { s, send: (method, params) => s.conn.sendRequest(method, params) };
+  return { s, send: (type, params) => s.conn.sendRequest(type, params) };
 }
 
 /** Whether the server has `method`: an older one answers -32601; any other answer (an unknown id) means it has it. */
-async function has(send: Send, method: string, params: unknown): Promise<boolean> {
+async function has<P>(send: Send, type: RequestType<P, unknown, void>, params: P): Promise<boolean> {
   try {
-    await send(method, params);
+    await send(type, params);
     return true;
   } catch (err) {
     return !isMethodNotFound(err);
@@ -107,12 +109,12 @@ test('follow-ups with the real server: offered for the chat, ready after its spe
     if (method === 'qwen/chatEvent') transcript.apply(params as ChatEvent);
   });
   transcript.begin('what does f return?');
-  const r = (await send('qwen/chat', { prompt: 'what does f return?' })) as ChatResult;
+  const r = await send(requests.chat, { prompt: 'what does f return?' });
   transcript.end({ sessionId: r.sessionId, text: r.text });
   ui.sessionId = r.sessionId;
   assert.equal(r.text, 'Noted.');
 
-  if (!(await has(send, 'qwen/suggestion/dismiss', { suggestionId: 'no-such-suggestion' }))) {
+  if (!(await has(send, requests.suggestionDismiss, { suggestionId: 'no-such-suggestion' }))) {
     // An older server: nothing to offer; an accept (a chip from before a server downgrade) is the friendly line.
     const [, answer] = transcript.begin(SUGGESTION);
     const outcome = await acceptSuggestionTurn(send, 'g1');
@@ -121,7 +123,7 @@ test('follow-ups with the real server: offered for the chat, ready after its spe
     f.onSuggestion({ sessionId: r.sessionId, suggestionId: 'g1', text: SUGGESTION });
     f.dismiss('g1'); // refused with -32601: quiet
     assert.deepEqual(ui.notices, []);
-    const again = (await send('qwen/chat', { prompt: 'still there?', sessionId: r.sessionId })) as ChatResult;
+    const again = await send(requests.chat, { prompt: 'still there?', sessionId: r.sessionId });
     assert.equal(again.text, 'Noted.', 'the server keeps answering');
     return;
   }
@@ -138,7 +140,7 @@ test('follow-ups with the real server: offered for the chat, ready after its spe
   transcript.end(outcome);
   const tail = transcript.messages.slice(-2).map((m) => [m.role, m.text]);
   assert.deepEqual(tail, [['user', SUGGESTION], ['assistant', 'Noted.']], 'the accepted turn is in the chat, and in the session when it was applied');
-  const resumed = (await send('qwen/sessions/resume', { sessionId: r.sessionId })) as { messages: { role: string; text: string }[] };
+  const resumed = await send(requests.sessionsResume, { sessionId: r.sessionId });
   assert.deepEqual(resumed.messages.slice(-2).map((m) => [m.role, m.text]), tail, 'the session has the turn');
   // Accepting the same id again is refused by the server; the line offers Retry.
   const twice = await acceptSuggestionTurn(send, taken.id);
@@ -149,7 +151,7 @@ test('proposed skills with the real server: accepting a proposal it does not hav
   const { send } = await open();
   const ui = new RecordingUi();
   const f = new Followups(send, ui);
-  const supported = await has(send, 'qwen/skillProposal/discard', { proposalId: 'no-such-proposal' });
+  const supported = await has(send, requests.skillProposalDiscard, { proposalId: 'no-such-proposal' });
   f.onSkillProposed({ proposalId: 'no-such-proposal', name: 'run-tests', description: 'Run the tests', text: '---\nname: run-tests\n---\n' });
   await f.answerProposal('no-such-proposal', true);
   assert.equal(ui.notices.length, 1);
@@ -163,6 +165,6 @@ test('proposed skills with the real server: accepting a proposal it does not hav
     assert.equal(ui.notices[0], NO_SKILL_REVIEW_SUPPORT);
     assert.deepEqual(f.proposals, []);
   }
-  const list = (await send('qwen/skills/list', {})) as { skills: unknown[] };
+  const list = await send(requests.skillsList, {});
   assert.ok(Array.isArray(list.skills), 'the server keeps answering');
 });

@@ -12,7 +12,8 @@ import type { Scripted, Server } from './support';
 import { Transcript } from '../src/transcript';
 import { describeError, isCancelled } from '../src/errors';
 import { forget, forgetCandidates, isMethodNotFound, loadMemoryTree, memoryNotice, NO_MEMORY_SUPPORT, rememberSelection } from '../src/memory';
-import type { MemoryTree, Send } from '../src/memory';
+import type { MemoryTree } from '../src/memory';
+import type { Send } from '../src/rpc.generated';
 import type { ChatEvent, ChatResult, ContextReport, ContextStatus, MemoryChanged, ResumeResult, SkillsChanged, SkillsList } from '../src/shared/protocol';
 
 const ANSWER = 'Here is code:\n\n```python\nprint("hi")\n```\n\nDone.';
@@ -140,7 +141,7 @@ const memoryPaths = (tree: MemoryTree): string[] => (tree.kind === 'groups' ? tr
 test('memory: "Remember this convention" → Memory view → forget round trip; a server without memory gets the friendly line', async () => {
   const ws = workspace();
   const s = await server(fast, ws);
-  const send: Send = (method, params) => s.conn.sendRequest(method, params);
+  const send: Send = (type, params) => s.conn.sendRequest(type, params);
   const commands: string[] = s.initializeResult?.capabilities?.executeCommandProvider?.commands ?? [];
   const sel = { text: 'Tests in this repository never mock the database; they use the sqlite fixture in tests/conftest.py.', uri: `file://${path.join(ws, 'src', 'api', 'users.py')}` };
   const supported = await s.conn.sendRequest('qwen/memory/list', {}).then(

@@ -1,0 +1,368 @@
+// Generated from qwen_lsp/protocol.py by scripts/protocol_ts.py: do not edit; run `.venv/bin/python scripts/protocol_ts.py`.
+export type Level = 'ok' | 'warn' | 'auto' | 'hard';
+export type FinishReason = 'stop' | 'length' | 'cancelled' | 'error';
+export type MemoryScope = 'user' | 'project' | 'team';
+export type MemoryType = 'user' | 'feedback' | 'project' | 'reference';
+export type CompressMode = 'full' | 'fast';
+export type ChatEventKind = 'text' | 'thought' | 'toolCall' | 'toolResult' | 'status' | 'error';
+export type PermissionDecision = 'allow' | 'allowAlways' | 'deny';
+export type ToolDecision = 'auto' | 'allow' | 'allowAlways' | 'deny';
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export interface AttachmentParam {
+  uri: string;
+  range?: Range | null;
+}
+
+export interface ChatParams {
+  prompt: string;
+  sessionId?: string | null;
+  attachments?: AttachmentParam[];
+  workspaceUri?: string | null;
+}
+
+export interface SessionParams {
+  sessionId: string;
+  workspaceUri?: string | null;
+}
+
+export interface CompressParams {
+  sessionId: string;
+  mode?: CompressMode;
+  workspaceUri?: string | null;
+}
+
+export interface OptionalSessionParams {
+  sessionId?: string | null;
+  workspaceUri?: string | null;
+}
+
+export interface SuggestionParams {
+  suggestionId: string;
+}
+
+export interface WorkspaceParams {
+  workspaceUri?: string | null;
+}
+
+export interface MemoryListParams {
+  scope?: MemoryScope | null;
+  workspaceUri?: string | null;
+}
+
+export interface RememberParams {
+  text: string;
+  type?: MemoryType | null;
+  scope?: MemoryScope | null;
+  name?: string | null;
+  workspaceUri?: string | null;
+}
+
+export interface ForgetCandidatesParams {
+  query: string;
+  workspaceUri?: string | null;
+}
+
+export interface ForgetParams {
+  paths: string[];
+  workspaceUri?: string | null;
+}
+
+export interface SkillProposalParams {
+  proposalId: string;
+  workspaceUri?: string | null;
+}
+
+/** Arguments of `qwen.addToProjectRules` / `qwen.rememberSelection`. */
+export interface SelectionArgs {
+  text: string;
+  uri?: string | null;
+  scope?: 'project' | 'user' | null;
+}
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface ChatResult {
+  sessionId: string;
+  turnId: string;
+  text: string;
+  finishReason: FinishReason;
+  usage: Usage;
+}
+
+/** The tool of a `toolCall` / `toolResult` chat event. */
+export interface ToolInfo {
+  id: string;
+  name: string;
+  /** On `toolCall`: the arguments as the model sent them. */
+  args?: Record<string, unknown>;
+  /** On `toolResult`. */
+  isError?: boolean;
+  /** On `toolResult` for writes and commands. */
+  decision?: ToolDecision;
+}
+
+/** `qwen/chatEvent`: one streamed event of a running turn; `seq` counts from 0 without gaps per turn. */
+export interface ChatEvent {
+  sessionId: string;
+  turnId: string;
+  seq: number;
+  kind: ChatEventKind;
+  text?: string;
+  tool?: ToolInfo;
+}
+
+/** `qwen/permission`: a write or a command waiting for the user (sent to clients declaring `permissionRequests`). */
+export interface PermissionParams {
+  sessionId: string;
+  turnId: string;
+  /** Matches the `toolCall` chat event's `tool.id`. */
+  toolCallId: string;
+  tool: string;
+  /** e.g. "Edit src/api/x.py". */
+  title: string;
+  /** The absolute, resolved file. */
+  path?: string;
+  /** Unified diff of the proposed change (`--- /dev/null` for a new file). */
+  diff?: string;
+  /** The shell command. */
+  command?: string;
+}
+
+/** The client's answer to `qwen/permission`, parsed strictly: anything else is a denial. */
+export interface PermissionAnswer {
+  decision: PermissionDecision;
+  /** Only with `deny`: passed to the model after the denial text. */
+  reason?: string | null;
+}
+
+export interface ContextSection {
+  name: string;
+  tokens: number;
+  source?: string;
+}
+
+/** Token counts at which each level starts (the first whole token at or past Qwen Code's fractional threshold). */
+export interface ThresholdTokens {
+  warn: number;
+  auto: number;
+  hard: number;
+}
+
+/** A context input that could not be used as written (unreadable, not UTF-8, a failed import, …). */
+export interface ContextProblem {
+  path: string;
+  message: string;
+}
+
+export interface ContextResult {
+  sections: ContextSection[];
+  totalTokens: number;
+  window: number;
+  thresholds: ThresholdTokens;
+  problems?: ContextProblem[];
+}
+
+/** `qwen/contextStatus`: how full the window was at the last model round. */
+export interface ContextStatus {
+  sessionId: string;
+  promptTokens: number;
+  window: number;
+  percentLeft: number;
+  level: Level;
+}
+
+/** `qwen/compress`: `status` is `compressed`, `noop` or `failed_…` (why the history was left as it was). */
+export interface CompressResult {
+  status: string;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+export interface SessionListItem {
+  sessionId: string;
+  title: string;
+  /** ISO 8601, UTC, milliseconds, 'Z'. */
+  updatedAt: string;
+  messageCount: number;
+}
+
+export interface SessionsListResult {
+  sessions: SessionListItem[];
+}
+
+export interface TranscriptMessage {
+  role: 'user' | 'assistant';
+  text: string;
+}
+
+export interface SessionResumeResult {
+  sessionId: string;
+  messages: TranscriptMessage[];
+  promptTokens: number;
+}
+
+export interface SessionDeleteResult {
+  deleted: boolean;
+}
+
+export interface SkillItem {
+  name: string;
+  description: string;
+  level: string;
+  path: string;
+  conditional: boolean;
+  active: boolean;
+  modelInvocable: boolean;
+  paths: string[];
+}
+
+export interface SkillProblem {
+  path: string;
+  message: string;
+}
+
+export interface SkillsListResult {
+  skills: SkillItem[];
+  errors: SkillProblem[];
+}
+
+/** `qwen/skillsChanged`: conditional skills or rules activated, or the skill set on disk moved. */
+export interface SkillsChanged {
+  activated: string[];
+  deactivated: string[];
+  trigger?: string;
+}
+
+/** `qwen/skillProposed`: skill review found a repeatable procedure; `text` is the whole proposed SKILL.md. */
+export interface SkillProposed {
+  proposalId: string;
+  name: string;
+  description: string;
+  text: string;
+}
+
+export interface SkillProposalAcceptResult {
+  /** The SKILL.md the accepted proposal became. */
+  path: string;
+}
+
+/** `qwen/skillProposal/discard` answers `{}`. */
+export interface SkillProposalDiscardResult {
+}
+
+/** Result of the `qwen.addToProjectRules` command ("Add to QWEN.md"). */
+export interface AddToProjectRulesResult {
+  path: string;
+}
+
+export interface MemoryItem {
+  path: string;
+  scope: MemoryScope;
+  type: MemoryType;
+  name: string;
+  description: string;
+  /** In words, as the model sees it: 'today', 'yesterday', '47 days ago'. */
+  age: string;
+}
+
+export interface MemoryListResult {
+  memories: MemoryItem[];
+}
+
+export interface MemoryRememberResult {
+  path: string;
+  scope: MemoryScope;
+  type: MemoryType;
+}
+
+export interface ForgetCandidate {
+  path: string;
+  name: string;
+  description: string;
+  reason: string;
+}
+
+export interface ForgetCandidatesResult {
+  candidates: ForgetCandidate[];
+}
+
+export interface MemoryForgetResult {
+  removed: string[];
+}
+
+/** `qwen/memoryChanged`: memory files of one scope were written or removed. */
+export interface MemoryChanged {
+  scope: MemoryScope;
+  paths: string[];
+}
+
+export interface RecallItem {
+  path: string;
+  scope: MemoryScope;
+  type: MemoryType;
+  name: string;
+}
+
+/** `qwen-lsp memory recall --json`: what recall would inject for a query. */
+export interface RecallResultWire {
+  strategy: 'model' | 'heuristic' | 'none';
+  memories: RecallItem[];
+  text: string;
+}
+
+export interface DreamResult {
+  status: string;
+  reason?: string;
+  touched?: string[];
+}
+
+/** What a speculation cost (an optional extra of `qwen/suggestion`): tokens summed over its requests. */
+export interface SpeculationCost {
+  promptTokens: number;
+  completionTokens: number;
+  requests: number;
+}
+
+/**
+ * `qwen/suggestion`: a follow-up suggestion; sent again when its speculation ends.
+ *
+ * `ready: true` — the speculative result is done (accept applies it);
+ * `ready: false` with `stoppedAt` — it stopped at a call needing approval or failed
+ * (accept runs the suggestion as a normal turn). `cost` and `stoppedAt` are optional extras.
+ */
+export interface SuggestionNotice {
+  sessionId: string;
+  suggestionId: string;
+  text: string;
+  ready?: boolean;
+  stoppedAt?: string;
+  cost?: SpeculationCost;
+}
+
+/**
+ * `qwen/suggestion/accept`: `applied` when the speculative result was applied, else the suggestion ran as a turn
+ * (`continued`: a turn that went on from the complete rounds of a speculation that stopped or was still running).
+ */
+export interface SuggestionAcceptResult {
+  applied: boolean;
+  turnId?: string;
+  cost?: SpeculationCost;
+  continued?: boolean;
+}
+
+/** `{}`: a request that only acknowledges (`qwen/suggestion/dismiss`). */
+export interface EmptyResult {
+}
