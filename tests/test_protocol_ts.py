@@ -57,3 +57,13 @@ def test_every_method_of_the_table_has_a_typed_constant():
     for notification in protocol.SERVER_NOTIFICATIONS:
         assert f"new NotificationType<P.{notification.params.__name__}>('{notification.method}')" in rpc
     assert "('qwen/permission')" in rpc
+
+
+def test_the_server_serves_exactly_the_table():
+    """The generated constants are only true if the server registers every method and command of the table."""
+    from qwen_lsp.server.handlers import create_server
+
+    features = create_server().protocol.fm
+    qwen_methods = {m for m in features.features if m.startswith("qwen/")}
+    assert qwen_methods == {r.method for r in protocol.CLIENT_REQUESTS}
+    assert set(features.commands) == {c.name for c in protocol.COMMANDS}
