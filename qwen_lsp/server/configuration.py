@@ -44,20 +44,23 @@ class EditorConfiguration:
         self._base = dict(options)
         self._notify(list(self._subscribers))
 
-    def push(self, qwen: Mapping[str, Any]) -> None:
+    def push(self, qwen: Mapping[str, Any], *, pull_follows: bool = False) -> None:
         """A ``didChangeConfiguration`` with settings: one object for every folder, replacing the previous push.
 
         Each folder's pulled answer stays on top until the next pull replaces it:
         clearing it here gave every folder of a multi-root workspace the window's values.
+        With ``pull_follows`` the folders hear of it once, from :meth:`pulled`, rather
+        than first with stale pulled values (a needless skills reload each way).
         """
         self._pushed = dict(qwen)
-        self._notify(list(self._subscribers))
+        if not pull_follows:
+            self._notify(list(self._subscribers))
 
     def pulled(self, answers: Mapping[Path, Mapping[str, Any]]) -> None:
-        """``workspace/configuration`` answers, one per folder that asked."""
+        """``workspace/configuration`` answers, one per folder that asked (none when the pull failed); every folder is told."""
         for root, qwen in answers.items():
             self._pulled[root] = dict(qwen)
-        self._notify([r for r in answers if r in self._subscribers])
+        self._notify(list(self._subscribers))
 
     def _notify(self, roots: list[Path]) -> None:
         for root in roots:

@@ -82,9 +82,10 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
         """
         settings = params.settings
         qwen = settings.get("qwen") if isinstance(settings, dict) else None
+        can_pull = get_capability(ls.client_capabilities, "workspace.configuration", False)
         if isinstance(qwen, dict):
-            ls.configuration.push(qwen)
-        if not isinstance(qwen, dict) or get_capability(ls.client_capabilities, "workspace.configuration", False):
+            ls.configuration.push(qwen, pull_follows=can_pull)
+        if can_pull or not isinstance(qwen, dict):
             await _pull(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
@@ -273,8 +274,8 @@ async def _pull_configuration(ls: QwenLanguageServer) -> None:
         answers = await asyncio.shield(ls.workspace_configuration_async(types.ConfigurationParams(items=items)))
     except Exception as exc:  # the client may not implement workspace/configuration
         log.warning("workspace/configuration failed: %s", exc)
-        return
-    ls.configuration.pulled({root: unwrap_settings(answer) for root, answer in zip(roots, answers or [], strict=False)})
+        answers = None
+    ls.configuration.pulled({root: unwrap_settings(answer) for root, answer in zip(roots, answers or [], strict=False)})  # also applies a push
 
 
 def create_server() -> QwenLanguageServer:
