@@ -36,6 +36,7 @@ from ..llm.tokens import TokenCounter
 from ..protocol import ContextStatus, MemoryChanged, SkillProposed, SkillsChanged, SuggestionNotice
 from .approvals import EditorApplier, asker_for
 from .configuration import EditorConfiguration
+from .editor_context import selection_reader
 from .stdio import Output, pipes_usable, serve_stdio
 from .uris import uri_to_path
 
@@ -276,6 +277,7 @@ class QwenLanguageServer(LanguageServer):
                     ask=ask,
                     applier=EditorApplier(self),
                 )
+                engine.read_selection = selection_reader(self)
                 self.engines[root] = engine
                 self.configuration.subscribe(root, engine.update_client_settings)
                 opened.append(engine)

@@ -47,6 +47,8 @@ class ChatParams(WireModel):
     session_id: str | None = Field(None, alias="sessionId")
     attachments: list[AttachmentParam] = []
     workspace_uri: str | None = Field(None, alias="workspaceUri")
+    editor_context: bool = Field(True, alias="editorContext")
+    """False: this message goes without the editor's context (the panel's "leave it out")."""
 
     @field_validator("prompt")
     @classmethod
@@ -54,6 +56,18 @@ class ChatParams(WireModel):
         if not v.strip():
             raise ValueError("must not be empty")
         return v
+
+
+class ActiveEditor(WireModel):
+    uri: str = Field(min_length=1, max_length=8192)
+    cursor: Position | None = None
+    selection: Range | None = None
+
+
+class EditorContextParams(WireModel):
+    """``qwen/editorContext``: the focused editor, its cursor and selection (0-based); none when ``activeFile`` is absent."""
+
+    active_file: ActiveEditor | None = Field(None, alias="activeFile")
 
 
 class SessionParams(WireModel):
