@@ -17,9 +17,10 @@ import { compactErrorText, compactingText, compactSession } from './compaction';
 import { PermissionBroker } from './permission';
 import { DiffEditorUi } from './diffEditor';
 import { acceptSuggestionTurn, Followups } from './followups';
+import { EditorContextTracker } from './editorContext';
 import type { AcceptOutcome } from './followups';
 import type { Send } from './compaction';
-import type { AttachmentChip, CompactState, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
+import type { AttachmentChip, CompactState, EditorContextChip, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
 import type { ChatEvent, ChatParams, ChatResult, CompressMode, MemoryChanged, PermissionParams, PermissionResult, ResumeResult, SessionSummary, SkillProposed, SkillsChanged, SuggestionNotice } from './shared/protocol';
 
 const SESSION_KEY = 'qwen.sessionId';
@@ -44,6 +45,9 @@ export class ChatController implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private readonly coalescer = new FrameCoalescer((patches: StreamPatch[]) => this.broadcast({ type: 'patches', patches }));
   private readonly diffs = new DiffEditorUi();
+  /** The editor context that goes along with the next message, and whether the user left it out. */
+  private readonly editorContext = new EditorContextTracker(() => this.publishEditorContext());
+  private editorContextLeftOut = false;
   /** qwen/permission: the card above the composer and the proposed change in the diff editor. */
   private readonly permissions = new PermissionBroker(
     {
@@ -81,7 +85,17 @@ export class ChatController implements vscode.Disposable {
         if (e) this.lastEditor = e;
       }),
       this.diffs,
+      this.editorContext,
     );
+  }
+
+  private editorContextChip(): EditorContextChip | undefined {
+    const label = this.editorContext.label;
+    return label ? { label, leftOut: this.editorContextLeftOut } : undefined;
+  }
+
+  private publishEditorContext(): void {
+    this.broadcast({ type: 'editorContext', chip: this.editorContextChip() ?? null });
   }
 
   /** Wires a new client's notifications (called before it starts). */
@@ -93,6 +107,7 @@ export class ChatController implements vscode.Disposable {
     client.onRequest('qwen/permission', (params: PermissionParams, token) => this.onPermission(params, token));
     client.onNotification('qwen/suggestion', (p: SuggestionNotice) => this.followups.onSuggestion(p));
     client.onNotification('qwen/skillProposed', (p: SkillProposed) => this.followups.onSkillProposed(p));
+    this.editorContext.bind(client);
   }
 
   /**
@@ -133,6 +148,7 @@ export class ChatController implements vscode.Disposable {
     const approval = this.permissions.current;
     const suggestion = this.followups.suggestion;
     const skillProposals = this.followups.proposals;
+    const editorContext = this.editorContextChip();
     return {
       type: 'snapshot',
       snapshot: this.transcript.snapshot({
@@ -142,6 +158,7 @@ export class ChatController implements vscode.Disposable {
         ...(approval ? { approval } : {}),
         ...(suggestion ? { suggestion } : {}),
         ...(skillProposals.length ? { skillProposals } : {}),
+        ...(editorContext ? { editorContext } : {}),
       }),
     };
   }
@@ -212,6 +229,10 @@ export class ChatController implements vscode.Disposable {
         break;
       case 'dismissSuggestion':
         this.followups.dismiss(m.id);
+        break;
+      case 'toggleEditorContext':
+        this.editorContextLeftOut = !this.editorContextLeftOut;
+        this.publishEditorContext();
         break;
       case 'skillProposalReply':
         await this.followups.answerProposal(m.id, m.accept);
@@ -284,8 +305,16 @@ export class ChatController implements vscode.Disposable {
     const attachments = this.attachments.map(({ uri, range }) => (range ? { uri, range } : { uri }));
     this.attachments = [];
     this.broadcast({ type: 'attachments', attachments: [] });
+    const leaveOut = this.editorContextLeftOut; // for this message only
+    this.editorContextLeftOut = false;
+    if (leaveOut) this.publishEditorContext();
     await this.runTurn(prompt, async (send) => {
-      const params: ChatParams = { prompt, ...(this.transcript.sessionId ? { sessionId: this.transcript.sessionId } : {}), ...(attachments.length ? { attachments } : {}) };
+      const params: ChatParams = {
+        prompt,
+        ...(this.transcript.sessionId ? { sessionId: this.transcript.sessionId } : {}),
+        ...(attachments.length ? { attachments } : {}),
+        ...(leaveOut ? { editorContext: false } : {}),
+      };
       const r = (await send('qwen/chat', params)) as ChatResult;
       return { sessionId: r.sessionId, text: r.text, cancelled: r.finishReason === 'cancelled' };
     });

@@ -13,6 +13,17 @@ export interface ChatParams {
   sessionId?: string;
   attachments?: Attachment[];
   workspaceUri?: string;
+  /** false: this message goes without the editor context (the panel's "leave it out"). */
+  editorContext?: boolean;
+}
+
+/** qwen/editorContext (client → server notification): the focused editor; `{}` when none. */
+export interface EditorContextParams {
+  activeFile?: {
+    uri: string;
+    cursor?: { line: number; character: number };
+    selection?: { start: { line: number; character: number }; end: { line: number; character: number } };
+  };
 }
 
 export interface ChatResult {
