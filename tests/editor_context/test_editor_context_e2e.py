@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from lsprotocol import types
-from support.scripted_openai import ScriptedOpenAI
+from support.scripted_openai import Reply, ScriptedOpenAI
 
 from lsp_harness import as_dict, chat, open_doc, running_server
 
@@ -162,3 +162,28 @@ async def test_the_context_inspector_counts_what_the_next_message_carries(lsp, s
     report = as_dict(await lsp.protocol.send_request_async("qwen/context", {}))
     editor = [s for s in report["sections"] if s["name"] == "editor context"]
     assert len(editor) == 1 and editor[0]["tokens"] > 10
+
+
+async def test_after_a_compression_the_whole_context_is_told_again(lsp, scripted, workspace):
+    open_doc(lsp, workspace / "a.py")
+    first = as_dict(await chat(lsp, "one"))
+    await chat(lsp, "two", sessionId=first["sessionId"])
+    assert editor_parts(scripted.chat_requests()[-1].body) == []
+    scripted.enqueue(Reply(chunks=["<analysis>draft</analysis><state_snapshot>the user said one, two</state_snapshot>"]))
+    done = as_dict(await lsp.protocol.send_request_async("qwen/compress", {"sessionId": first["sessionId"]}))
+    assert done["status"] == "compressed"
+    await chat(lsp, "three", sessionId=first["sessionId"])
+    parts = editor_parts(scripted.chat_requests()[-1].body)
+    assert len(parts) == 1 and FULL in parts[0]
+
+
+async def test_a_resumed_chat_is_told_the_whole_context_again(home, workspace, scripted):
+    async with running_server(home, workspace, scripted.base_url) as client:
+        open_doc(client, workspace / "a.py")
+        first = as_dict(await chat(client, "one"))
+    async with running_server(home, workspace, scripted.base_url) as client:
+        open_doc(client, workspace / "a.py")
+        await client.protocol.send_request_async("qwen/sessions/resume", {"sessionId": first["sessionId"]})
+        await chat(client, "two", sessionId=first["sessionId"])
+        parts = editor_parts(scripted.chat_requests()[-1].body)
+        assert len(parts) == 1 and FULL in parts[0]
