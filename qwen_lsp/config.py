@@ -113,6 +113,12 @@ class FollowupSettings(_Section):
     )
 
 
+class EditorContextSettings(_Section):
+    """Whether each turn tells the model what the editor shows (``docs/editor-context.md``)."""
+
+    enabled: bool = Field(True, description="Tell the model the open files, the focused file, its cursor and selection.")
+
+
 class GeneralSettings(_Section):
     output_language: str = Field("auto", alias="outputLanguage", description="Qwen Code's reply language; 'auto' follows the user.")
 
@@ -126,6 +132,7 @@ class Settings(_Section):
     tools: ToolsSettings = ToolsSettings()
     context: ContextFileSettings = ContextFileSettings()
     followup: FollowupSettings = FollowupSettings()
+    editor_context: EditorContextSettings = Field(EditorContextSettings(), alias="editorContext")
     folder_trust: bool = Field(True, alias="folderTrust")
 
     def api_key(self) -> str | None:

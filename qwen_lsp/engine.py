@@ -45,6 +45,9 @@ from .context import ContextAssembler, ContextError, ContextSettings, SessionCon
 from .context.attachments import Attachment, attachment_parts
 from .context.inspector import count_request
 from .edits.applier import Applier, DiskApplier
+from .editor_context.chat import EditorContextSlot
+from .editor_context.state import EditorSnapshot, EditorState, SelectionReader
+from .editor_context.visibility import EditorFileFilter
 from .edits.offer import WRITE_TOOL_NAMES, write_tools
 from .errors import EngineError
 from .followups import Followups
@@ -123,6 +126,10 @@ class Engine:
         self.listeners = listeners or Listeners()
         self.open_documents: set[Path] = set()
         """Files open in the editor: they count for every chat, and re-activate skills after a refresh."""
+        self.editor = EditorState(EditorFileFilter(self.root))
+        """What the editor shows (open files in order of use, focus, cursor, selection), told to the model each turn."""
+        self.read_selection: SelectionReader | None = None
+        """Set by the server: the text of a range of an open document (the editor's buffer, not the disk)."""
         self._env = env
         self._client_settings: dict[str, Any] = dict(client_settings or {})
         self.loaded: LoadedSettings = load_settings(self.root, self._client_settings, env)
@@ -218,6 +225,7 @@ class Engine:
             self._apply_skill_change(self.skills.refresh())
 
     def _on_compacted(self, session: ChatSession) -> None:
+        session.editor_context.resend_all()  # the summary does not carry what the editor showed
         self.read_caches.for_session(session.id).forget(None)  # its reads left the history with it
         self.listeners.context_status(self.context_status(session))
 
@@ -313,6 +321,7 @@ class Engine:
     async def document_opened(self, path: Path, uri: str) -> SkillsChanged | None:
         """A file opened in the editor counts for every chat: activate the skills and rules it matches."""
         self.open_documents.add(path)
+        self.editor.opened(path)
         if self.context.loaded_conditional_rules() is None:
             await self._workspace_ready()
         loaded = self.context.loaded_conditional_rules()
@@ -345,6 +354,16 @@ class Engine:
 
     def document_closed(self, path: Path) -> None:
         self.open_documents.discard(path)
+        self.editor.closed(path)
+
+    def editor_focused(
+        self, path: Path | None, cursor: tuple[int, int] | None, selection: tuple[tuple[int, int], tuple[int, int]] | None
+    ) -> None:
+        """``qwen/editorContext``: the focused editor, its cursor and selection (0-based), or none."""
+        self.editor.focused(path, cursor, selection)
+
+    def editor_snapshot(self) -> EditorSnapshot:
+        return self.editor.snapshot(self.read_selection) if self.settings.editor_context.enabled else EditorSnapshot()
 
     def document_saved(self, path: Path) -> None:
         """didSave: a context file edited in the editor is picked up without waiting for the watcher."""
@@ -425,10 +444,13 @@ class Engine:
         attachments: Sequence[Attachment] = (),
         emit: EventSink,
         turn_id: str | None = None,
+        editor_context: bool = True,
     ) -> ChatResult:
+        """One typed turn; ``editor_context=False`` leaves the editor's context out of this message only."""
         session = await self.open_session(session_id)
         await self.followups.abort_session(session.id)  # typing anything else throws the suggestion away
         async with session.lock:
+            session.editor_context.omit_next = not editor_context
             return await self._turn(session, prompt, attachments, emit, turn_id or str(uuid.uuid4()))
 
     async def accept_suggestion(self, suggestion_id: str, *, emit: EventSink, turn_id: str) -> SuggestionAcceptResult:
@@ -493,9 +515,11 @@ class Engine:
                 self._tool_touched(session, att.path)
             attached = await asyncio.to_thread(attachment_parts, attachments, self.root)
             recalled: list[Part] = [{"text": text} for text in recall.take()]
+            editor = session.editor_context.reminder(self.editor_snapshot())
+            told: list[Part] = [{"text": editor[0]}] if editor is not None else []
             user_content: Content = {
                 "role": "user",
-                "parts": [*recalled, *self._reminder_parts(session), *attached, {"text": prompt}],
+                "parts": [*recalled, *self._reminder_parts(session), *attached, *told, {"text": prompt}],
             }
             session.history.append(user_content)
             session.recorder.record_user(user_content)
@@ -533,7 +557,10 @@ class Engine:
                 draft=AnswerDraft(session.recorder, self.settings.model.name),
             )
         except LLMError as exc:
+            session.editor_context.resend_all()
             raise EngineError(exc.message, kind=exc.kind) from exc
+        if so_far is None and editor is not None:
+            session.editor_context.sent(editor[1])
         self._after_turn(session, outcome, lambda: ParentRequest.of_turn(req))
         self.followups.turn_done(session, outcome, req)
         return ChatResult(
@@ -600,15 +627,19 @@ class Engine:
     async def context_report(self, session_id: str | None = None) -> ContextResult:
         """What the next request would hold; reading a chat from disk does not open it."""
         session = self.sessions.get(session_id) if session_id else None
+        slot = session.editor_context if session is not None else EditorContextSlot()
+        editor = slot.peek(self.editor_snapshot())
         if session is not None:
             await self._session_ready(session)
-            return self._count(session.context, session.skills_tracker, session.history)
+            return self._count(session.context, session.skills_tracker, session.history, editor)
         history = await asyncio.to_thread(self.sessions.read_history, session_id) if session_id else []
         context = SessionContext(self.context)
         await self._prepare(context)
-        return self._count(context, SkillListingTracker(), history)
+        return self._count(context, SkillListingTracker(), history, editor)
 
-    def _count(self, context: SessionContext, tracker: SkillListingTracker, history: list[Content]) -> ContextResult:
+    def _count(
+        self, context: SessionContext, tracker: SkillListingTracker, history: list[Content], editor: str | None = None
+    ) -> ContextResult:
         return count_request(
             self.counter,
             system=context.system_prompt(),
@@ -620,6 +651,7 @@ class Engine:
             thresholds=self.thresholds(),
             problems=self.context.problems,
             history_tokens=self.history_tokens.count(history),
+            editor_context=editor,
         )
 
 

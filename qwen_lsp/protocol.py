@@ -82,6 +82,8 @@ class ChatParams(WireParams):
     session_id: str | None = Field(None, alias="sessionId")
     attachments: list[AttachmentParam] = []
     workspace_uri: str | None = Field(None, alias="workspaceUri")
+    editor_context: bool = Field(True, alias="editorContext")
+    """False: this message goes without the editor's context (the panel's "leave it out"; docs/editor-context.md)."""
 
     @field_validator("prompt")
     @classmethod
@@ -89,6 +91,18 @@ class ChatParams(WireParams):
         if not v.strip():
             raise ValueError("must not be empty")
         return v
+
+
+class ActiveEditor(WireParams):
+    uri: str = Field(min_length=1, max_length=8192)
+    cursor: Position | None = None
+    selection: Range | None = None
+
+
+class EditorContextParams(WireParams):
+    """``qwen/editorContext``: the focused editor, its cursor and selection (0-based); none when ``activeFile`` is absent."""
+
+    active_file: ActiveEditor | None = Field(None, alias="activeFile")
 
 
 class SessionParams(WireParams):
@@ -542,3 +556,7 @@ SUGGESTION = Notification("qwen/suggestion", SuggestionNotice)
 
 SERVER_NOTIFICATIONS: tuple[Notification[Any], ...] = (CHAT_EVENT, CONTEXT_STATUS, SKILLS_CHANGED, MEMORY_CHANGED, SKILL_PROPOSED, SUGGESTION)
 """Every ``qwen/*`` notification the server sends."""
+
+EDITOR_CONTEXT = Notification("qwen/editorContext", EditorContextParams)
+CLIENT_NOTIFICATIONS: tuple[Notification[Any], ...] = (EDITOR_CONTEXT,)
+"""Every ``qwen/*`` notification a client sends; the server registers exactly these."""

@@ -145,6 +145,9 @@ def rpc_ts() -> str:
     out.append("} as const;\n\n/** The `qwen/*` notifications the server sends. */\nexport const notifications = {\n")
     for n in protocol.SERVER_NOTIFICATIONS:
         out.append(f"  {camel(n.method)}: new NotificationType<{name(n.params)}>({literal(n.method)}),\n")
+    out.append("} as const;\n\n/** The `qwen/*` notifications a client sends. */\nexport const clientNotifications = {\n")
+    for n in protocol.CLIENT_NOTIFICATIONS:
+        out.append(f"  {camel(n.method)}: new NotificationType<{name(n.params)}>({literal(n.method)}),\n")
     p = protocol.PERMISSION
     out.append("} as const;\n\n/** The `qwen/*` request the server sends: a write or command waiting for the user. */\n")
     out.append(f"export const permissionRequest = new RequestType<{name(p.params)}, {name(p.result)}, void>({literal(p.method)});\n")

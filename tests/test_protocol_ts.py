@@ -54,7 +54,7 @@ def test_every_method_of_the_table_has_a_typed_constant():
     rpc = generator().rpc_ts()
     for request in protocol.CLIENT_REQUESTS:
         assert f"new RequestType<P.{request.params.__name__}, P.{request.result.__name__}, void>('{request.method}')" in rpc
-    for notification in protocol.SERVER_NOTIFICATIONS:
+    for notification in (*protocol.SERVER_NOTIFICATIONS, *protocol.CLIENT_NOTIFICATIONS):
         assert f"new NotificationType<P.{notification.params.__name__}>('{notification.method}')" in rpc
     assert "('qwen/permission')" in rpc
 
@@ -65,5 +65,5 @@ def test_the_server_serves_exactly_the_table():
 
     features = create_server().protocol.fm
     qwen_methods = {m for m in features.features if m.startswith("qwen/")}
-    assert qwen_methods == {r.method for r in protocol.CLIENT_REQUESTS}
+    assert qwen_methods == {r.method for r in protocol.CLIENT_REQUESTS} | {n.method for n in protocol.CLIENT_NOTIFICATIONS}
     assert set(features.commands) == {c.name for c in protocol.COMMANDS}

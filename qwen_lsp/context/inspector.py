@@ -37,10 +37,12 @@ def count_request(
     thresholds: Thresholds,
     problems: Sequence[Problem] = (),
     history_tokens: int | None = None,
+    editor_context: str | None = None,
 ) -> ContextResult:
     """Per-section tokens; ``startup_reminder`` only for a chat with no history yet (it goes in the first message).
 
-    ``history_tokens`` is the history's count when the caller keeps one incrementally.
+    ``history_tokens`` is the history's count when the caller keeps one incrementally;
+    ``editor_context`` the editor reminder the next message would carry (``docs/editor-context.md``).
     """
     count = counter.count
     out = [ContextSection(name=s.name, tokens=count(s.text), source=s.source) for s in sections]
@@ -50,6 +52,8 @@ def count_request(
         out.append(ContextSection(name="skills", tokens=count(skills_listing)))
     if startup_reminder is not None and not history:
         out.append(ContextSection(name="environment", tokens=count(startup_reminder)))
+    if editor_context:
+        out.append(ContextSection(name="editor context", tokens=count(editor_context)))
     if history:
         tokens = history_tokens if history_tokens is not None else sum(counter.count_content(c) for c in history)
         out.append(ContextSection(name="history", tokens=tokens))

@@ -42,6 +42,7 @@ from ..protocol import (
 )
 from .approvals import EditorApplier, asker_for
 from .configuration import EditorConfiguration
+from .editor_context import selection_reader
 from .pygls_internals import InternalsProtocol, install_stop_event
 from .stdio import Output, pipes_usable, serve_stdio
 from .uris import uri_to_path
@@ -248,6 +249,7 @@ class QwenLanguageServer(LanguageServer):
                     ask=ask,
                     applier=EditorApplier(self),
                 )
+                engine.read_selection = selection_reader(self)
                 self.engines[root] = engine
                 self.configuration.subscribe(root, engine.update_client_settings)
                 opened.append(engine)

@@ -39,7 +39,7 @@ from ..protocol import (
 from ..skills.report import skills_list_result
 from .app import QwenLanguageServer, engine_error, unwrap_settings, uri_to_path
 from .events import ChatEventStream
-from . import skill_proposals
+from . import editor_context, skill_proposals
 from .requests import qwen_request
 from .models import parse
 
@@ -196,7 +196,9 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
         session = await engine.open_session(p.session_id)
         turn_id = str(uuid.uuid4())
         with ChatEventStream(ls.protocol.notify, session.id, turn_id, output=ls.output) as stream:
-            return await engine.chat(p.prompt, session_id=session.id, attachments=attachments, emit=stream, turn_id=turn_id)
+            return await engine.chat(
+                p.prompt, session_id=session.id, attachments=attachments, emit=stream, turn_id=turn_id, editor_context=p.editor_context
+            )
 
     @qwen_request(server, "qwen/suggestion/accept", SuggestionParams)
     async def on_suggestion_accept(ls: QwenLanguageServer, p: SuggestionParams) -> WireResult:
@@ -236,6 +238,7 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
         return skills_list_result(ls.engine_for(p.workspace_uri).skills)
 
     skill_proposals.register(server)
+    editor_context.register(server)
 
 
 def _suggestion_owner(ls: QwenLanguageServer, suggestion_id: str) -> tuple[Engine, str]:

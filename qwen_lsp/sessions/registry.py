@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..context.session_context import SessionContext
+from ..editor_context.chat import EditorContextSlot
 from ..errors import EngineError
 from ..llm.content import Content, visible_text
 from ..paths import git_branch
@@ -44,6 +45,8 @@ class ChatSession:
     skills_tracker: SkillListingTracker = field(default_factory=SkillListingTracker)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     prompt_tokens: int = 0
+    editor_context: EditorContextSlot = field(default_factory=EditorContextSlot)
+    """What this chat was last told about the editor (whole again after a resume: a new object)."""
     conversation: list[Content] | None = None
     """For a chat loaded from disk: every recorded message, also those a compression summarised
     (what a resume shows the user); None for a chat started here."""

@@ -1,6 +1,7 @@
 """The scripted OpenAI server for the end-to-end test: a Markdown answer with a code block,
 streamed a few words at a time; a prompt containing "slow" gets a long answer streamed slowly
-so Stop can interrupt it; the compression request ("Compact") gets a drafted <analysis> and a
+so Stop can interrupt it; "what do I have selected?" is answered with the selection the
+editor-context reminder carried (or that none came); the compression request ("Compact") gets a drafted <analysis> and a
 <state_snapshot>, the shape Qwen Code's prompt asks for. Prints the base URL, then serves until killed."""
 
 import sys
@@ -29,10 +30,27 @@ def words(text: str) -> list[str]:
     return [p + " " for p in parts[:-1]] + [parts[-1]]
 
 
+EDITOR_INTROS = ("Here is the user's current editor context.", "Here is a summary of changes in the user's current editor context.")
+
+
+def editor_answer(parts: list[str]) -> str:
+    """What the editor-context reminder of this message said was selected, so the panel shows what the model got."""
+    told = [p for p in parts if any(intro in p for intro in EDITOR_INTROS)]
+    if not told:
+        return "No editor context came with this message."
+    selected = told[0].split("Selected text:\n```\n", 1)
+    if len(selected) < 2:
+        return "Editor context came without a selection."
+    return "The editor selection I got:\n\n```\n" + selected[1].split("\n```", 1)[0] + "\n```"
+
+
 def reply(body: dict) -> Reply:
     last = [m for m in body.get("messages", []) if m.get("role") == "user"][-1]
     content = last.get("content")
-    text = content if isinstance(content, str) else " ".join(p.get("text", "") for p in content or [])
+    parts = [content] if isinstance(content, str) else [p.get("text", "") for p in content or []]
+    text = " ".join(parts)
+    if text.rstrip().endswith("what do I have selected?"):
+        return Reply(chunks=words(editor_answer(parts)), delay=0.01)
     if "<state_snapshot>" in text:  # compaction's SNAPSHOT_REQUEST (qwen_lsp/compaction/summary.py)
         return Reply(chunks=words(SUMMARY), delay=0.01)
     if "slow" in text.split("\n")[-1] or text.rstrip().endswith("slow please"):

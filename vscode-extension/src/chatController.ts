@@ -17,10 +17,11 @@ import { compactErrorText, compactingText, compactSession } from './compaction';
 import { PermissionBroker } from './permission';
 import { DiffEditorUi } from './diffEditor';
 import { acceptSuggestionTurn, Followups } from './followups';
+import { EditorContextTracker } from './editorContext';
 import type { AcceptOutcome } from './followups';
 import { notifications, permissionRequest, requests } from './rpc.generated';
 import type { Send } from './rpc.generated';
-import type { AttachmentChip, CompactState, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
+import type { AttachmentChip, CompactState, EditorContextChip, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
 import type { ChatParams, CompressMode, MemoryChanged, PermissionParams, PermissionResult, SessionSummary, SkillsChanged } from './shared/protocol';
 
 const SESSION_KEY = 'qwen.sessionId';
@@ -45,6 +46,9 @@ export class ChatController implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private readonly coalescer = new FrameCoalescer((patches: StreamPatch[]) => this.broadcast({ type: 'patches', patches }));
   private readonly diffs = new DiffEditorUi();
+  /** The editor context that goes along with the next message, and whether the user left it out. */
+  private readonly editorContext = new EditorContextTracker(() => this.publishEditorContext());
+  private editorContextLeftOut = false;
   /** qwen/permission: the card above the composer and the proposed change in the diff editor. */
   private readonly permissions = new PermissionBroker(
     {
@@ -82,7 +86,17 @@ export class ChatController implements vscode.Disposable {
         if (e) this.lastEditor = e;
       }),
       this.diffs,
+      this.editorContext,
     );
+  }
+
+  private editorContextChip(): EditorContextChip | undefined {
+    const label = this.editorContext.label;
+    return label ? { label, leftOut: this.editorContextLeftOut } : undefined;
+  }
+
+  private publishEditorContext(): void {
+    this.broadcast({ type: 'editorContext', chip: this.editorContextChip() ?? null });
   }
 
   /** Wires a new client's notifications (called before it starts). */
@@ -94,6 +108,7 @@ export class ChatController implements vscode.Disposable {
     client.onRequest(permissionRequest, (params, token) => this.onPermission(params, token));
     client.onNotification(notifications.suggestion, (p) => this.followups.onSuggestion(p));
     client.onNotification(notifications.skillProposed, (p) => this.followups.onSkillProposed(p));
+    this.editorContext.bind(client);
   }
 
   /**
@@ -134,6 +149,7 @@ export class ChatController implements vscode.Disposable {
     const approval = this.permissions.current;
     const suggestion = this.followups.suggestion;
     const skillProposals = this.followups.proposals;
+    const editorContext = this.editorContextChip();
     return {
       type: 'snapshot',
       snapshot: this.transcript.snapshot({
@@ -143,6 +159,7 @@ export class ChatController implements vscode.Disposable {
         ...(approval ? { approval } : {}),
         ...(suggestion ? { suggestion } : {}),
         ...(skillProposals.length ? { skillProposals } : {}),
+        ...(editorContext ? { editorContext } : {}),
       }),
     };
   }
@@ -213,6 +230,10 @@ export class ChatController implements vscode.Disposable {
         break;
       case 'dismissSuggestion':
         this.followups.dismiss(m.id);
+        break;
+      case 'toggleEditorContext':
+        this.editorContextLeftOut = !this.editorContextLeftOut;
+        this.publishEditorContext();
         break;
       case 'skillProposalReply':
         await this.followups.answerProposal(m.id, m.accept);
@@ -285,8 +306,16 @@ export class ChatController implements vscode.Disposable {
     const attachments = this.attachments.map(({ uri, range }) => (range ? { uri, range } : { uri }));
     this.attachments = [];
     this.broadcast({ type: 'attachments', attachments: [] });
+    const leaveOut = this.editorContextLeftOut; // for this message only
+    this.editorContextLeftOut = false;
+    if (leaveOut) this.publishEditorContext();
     await this.runTurn(prompt, async (send) => {
-      const params: ChatParams = { prompt, ...(this.transcript.sessionId ? { sessionId: this.transcript.sessionId } : {}), ...(attachments.length ? { attachments } : {}) };
+      const params: ChatParams = {
+        prompt,
+        ...(this.transcript.sessionId ? { sessionId: this.transcript.sessionId } : {}),
+        ...(attachments.length ? { attachments } : {}),
+        ...(leaveOut ? { editorContext: false } : {}),
+      };
       const r = await send(requests.chat, params);
       return { sessionId: r.sessionId, text: r.text, cancelled: r.finishReason === 'cancelled' };
     });

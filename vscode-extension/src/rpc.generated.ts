@@ -31,6 +31,11 @@ export const notifications = {
   suggestion: new NotificationType<P.SuggestionNotice>('qwen/suggestion'),
 } as const;
 
+/** The `qwen/*` notifications a client sends. */
+export const clientNotifications = {
+  editorContext: new NotificationType<P.EditorContextParams>('qwen/editorContext'),
+} as const;
+
 /** The `qwen/*` request the server sends: a write or command waiting for the user. */
 export const permissionRequest = new RequestType<P.PermissionParams, P.PermissionAnswer, void>('qwen/permission');
 

@@ -17,6 +17,7 @@ export const SERVER_SETTINGS: readonly { key: string; scope: Scope }[] = [
   { key: 'memory.autoExtract', scope: 'resource' },
   { key: 'memory.autoDream', scope: 'resource' },
   { key: 'skills.enabled', scope: 'resource' },
+  { key: 'editorContext.enabled', scope: 'resource' },
   { key: 'tools.approvalMode', scope: 'resource' },
 ];
 

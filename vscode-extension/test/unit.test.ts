@@ -176,7 +176,7 @@ test('settings: only explicitly set values are sent, nested; machine keys only f
 
 test('settings: every server key of design §5 is contributed under qwen.* with a description and the scope the mapping reads', () => {
   const props = manifest.contributes.configuration.properties as Record<string, Record<string, unknown>>;
-  const keys = ['model.name', 'model.baseUrl', 'model.contextWindow', 'model.maxOutputTokens', 'compression.threshold', 'memory.enabled', 'memory.autoExtract', 'memory.autoDream', 'skills.enabled', 'tools.approvalMode'];
+  const keys = ['model.name', 'model.baseUrl', 'model.contextWindow', 'model.maxOutputTokens', 'compression.threshold', 'memory.enabled', 'memory.autoExtract', 'memory.autoDream', 'skills.enabled', 'editorContext.enabled', 'tools.approvalMode'];
   assert.deepEqual(SERVER_SETTINGS.map((s) => s.key), keys);
   for (const { key, scope } of SERVER_SETTINGS) {
     const p = props[`qwen.${key}`];

@@ -11,6 +11,7 @@ import { AutoScroller } from './scroll';
 import { ApprovalCard } from './approval';
 import { SuggestionChip } from './suggestion';
 import { SkillProposalCards } from './skillProposals';
+import { EditorContextLine } from './editorContextChip';
 
 interface VsCodeApi {
   postMessage(msg: unknown): void;
@@ -70,6 +71,7 @@ scrollBox.append(transcript);
 const jumpBtn = button('Jump to latest ↓', { id: 'jump', class: 'jump', hidden: '', 'aria-label': 'Jump to latest' });
 const footer = h('div', { class: 'footer' });
 const chips = h('div', { id: 'attachments', class: 'chips', 'aria-label': 'Attachments' });
+const editorLine = h('div', { id: 'editor-context', class: 'editor-context', role: 'group', 'aria-label': 'Editor context' });
 const approvals = h('div', { id: 'approvals', class: 'approvals', role: 'region', 'aria-label': 'Approvals' });
 const suggestionBox = h('div', { id: 'suggestion', class: 'suggestion', role: 'group', 'aria-label': 'Suggested follow-up' });
 const prompt = h('textarea', { id: 'prompt', rows: '3', placeholder: 'Ask Qwen… (Enter to send, Shift+Enter for a new line)', 'aria-label': 'Message to Qwen' });
@@ -80,7 +82,7 @@ const spacer = h('span', { class: 'spacer' });
 const stopBtn = button('Stop', { id: 'stop', 'aria-label': 'Stop generating', disabled: '' });
 const sendBtn = button('Send', { id: 'send', class: 'primary', 'aria-label': 'Send message' });
 row.append(attachSelBtn, attachFileBtn, spacer, stopBtn, sendBtn);
-footer.append(approvals, suggestionBox, chips, prompt, row);
+footer.append(approvals, suggestionBox, editorLine, chips, prompt, row);
 const live = h('div', { id: 'live', class: 'sr-only', 'aria-live': 'polite', role: 'status' });
 const main = h('div', { class: 'main' });
 main.append(scrollBox, jumpBtn);
@@ -93,6 +95,8 @@ const scroller = new AutoScroller(scrollBox, transcript, (pinned) => {
   if (pinned) jumpBtn.hidden = true;
   persist();
 });
+
+const editorContext = new EditorContextLine(editorLine, () => post({ type: 'toggleEditorContext' }));
 
 const approvalCard = new ApprovalCard(approvals, (id, optionId, reason) => {
   post({ type: 'approvalReply', id, optionId, ...(reason ? { reason } : {}) });
@@ -315,6 +319,7 @@ function applySnapshot(s: Snapshot): void {
   transcript.replaceChildren(...s.messages.map(createMessage));
   setRunning(s.running);
   renderChips(s.attachments);
+  editorContext.show(s.editorContext);
   renderNotices(s.notices);
   setCompactState(s.compact);
   approvalCard.show(s.approval ?? null);
@@ -467,6 +472,9 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       break;
     case 'attachments':
       renderChips(m.attachments);
+      break;
+    case 'editorContext':
+      editorContext.show(m.chip);
       break;
     case 'notices':
       renderNotices(m.notices);

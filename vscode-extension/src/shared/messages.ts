@@ -93,6 +93,13 @@ export interface SkillProposal {
   text: string;
 }
 
+/** What goes along with the next message from the editor ("main.py · lines 10–14 selected"). */
+export interface EditorContextChip {
+  label: string;
+  /** The user left it out of the next message (that message only). */
+  leftOut: boolean;
+}
+
 export interface Snapshot {
   sessionId?: string;
   messages: TranscriptMessage[];
@@ -106,6 +113,7 @@ export interface Snapshot {
   /** The follow-up suggestion, so it survives hide and reload like the rest. */
   suggestion?: Suggestion;
   skillProposals?: SkillProposal[];
+  editorContext?: EditorContextChip;
 }
 
 /** Whether "Compact" can run now (a chat with a session exists) and whether it is running. */
@@ -133,6 +141,7 @@ export type HostToWebview =
   | { type: 'approval'; approval: ApprovalRequest | null }
   | { type: 'suggestion'; suggestion: Suggestion | null }
   | { type: 'skillProposals'; proposals: SkillProposal[] }
+  | { type: 'editorContext'; chip: EditorContextChip | null }
   | { type: 'showHistory' }
   | { type: 'focusComposer' };
 
@@ -157,4 +166,5 @@ export type WebviewToHost =
   | { type: 'approvalReply'; id: string; optionId: string; reason?: string }
   | { type: 'acceptSuggestion'; id: string }
   | { type: 'dismissSuggestion'; id: string }
-  | { type: 'skillProposalReply'; id: string; accept: boolean };
+  | { type: 'skillProposalReply'; id: string; accept: boolean }
+  | { type: 'toggleEditorContext' };

@@ -28,6 +28,19 @@ export interface ChatParams {
   sessionId?: string | null;
   attachments?: AttachmentParam[];
   workspaceUri?: string | null;
+  /** False: this message goes without the editor's context (the panel's "leave it out"; docs/editor-context.md). */
+  editorContext?: boolean;
+}
+
+export interface ActiveEditor {
+  uri: string;
+  cursor?: Position | null;
+  selection?: Range | null;
+}
+
+/** `qwen/editorContext`: the focused editor, its cursor and selection (0-based); none when `activeFile` is absent. */
+export interface EditorContextParams {
+  activeFile?: ActiveEditor | null;
 }
 
 export interface SessionParams {
