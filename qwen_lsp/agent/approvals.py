@@ -27,6 +27,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..visible_text import visible
+
 ApprovalMode = Literal["plan", "default", "auto-edit", "yolo"]
 Answer = Literal["allow", "allowAlways", "deny"]
 Decision = Literal["auto", "allow", "allowAlways", "deny"]
@@ -65,15 +67,23 @@ class PermissionRequest:
     diff: str | None = None
     command: str | None = None
 
+    def shown_title(self) -> str:
+        """The title as a person sees it: controls, bidi and zero-width characters written out (``visible_text.py``)."""
+        return visible(self.title)
+
+    def shown_command(self) -> str | None:
+        """The command as it will run, one shown line per line, every hidden character written out."""
+        return None if self.command is None else visible(self.command, keep_newlines=True)
+
     def wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "sessionId": self.session_id,
             "turnId": self.turn_id,
             "toolCallId": self.tool_call_id,
             "tool": self.tool,
-            "title": self.title,
+            "title": self.shown_title(),
         }
-        for key, value in (("path", self.path), ("diff", self.diff), ("command", self.command)):
+        for key, value in (("path", self.path), ("diff", self.diff), ("command", self.shown_command())):
             if value is not None:
                 out[key] = value
         return out

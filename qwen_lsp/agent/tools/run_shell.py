@@ -9,7 +9,9 @@ process group, stdin closed, with a timeout and at most
 cancelled turn the whole group is killed, so a ``make`` does not leave
 its children running.
 
-Asking happens before anything starts (``ctx.approve``); memory forks use
+Asking happens before anything starts (``ctx.approve``), with the command
+itself as the title (``visible_text.shown_title``: hidden characters
+written out, multi-line commands flagged); memory forks use
 the read-only variant in ``shell.py`` instead, never this one.
 """
 
@@ -29,6 +31,7 @@ from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.base import ToolArgs, describe_validation_error, function_declaration
 from qwen_lsp.agent.tools.shell import MAX_COMMAND_CHARS, MAX_OUTPUT_CHARS, NAME, read_bounded
 from qwen_lsp.agent.tools.workspace import resolved_inside
+from qwen_lsp.visible_text import shown_title
 
 TIMEOUT_SECONDS = 120.0
 
@@ -76,7 +79,7 @@ class ShellTool:
         cwd = await asyncio.to_thread(resolved_inside, base, ctx.workspace_root.resolve())
         if cwd is None or not cwd.is_dir():
             return ToolResult(output=f"The directory {params.directory!r} is not a directory inside the workspace.", is_error=True)
-        title = f"Run: {params.description or params.command}"[:200]
+        title = shown_title("Run: ", params.command)  # what will run, never the model's description of it
         request = ToolPermission(tool=NAME, title=title, command=params.command)
         approval = await ctx.approve(ctx.call_id, request) if ctx.approve is not None else Approval("deny")
         decision = approval.decision
