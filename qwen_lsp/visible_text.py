@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any, TextIO
 
 NEWLINE_MARK = "⏎"
 _NAMED = {"\r": "\\r", "\t": "\\t", "\n": "\\n"}
@@ -76,5 +77,22 @@ def shown_title(prefix: str, text: str, limit: int = 200) -> str:
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` with cursor-moving, line-rewriting and clipboard-setting sequences escaped; newlines and tabs kept."""
-    return _TERMINAL_UNSAFE.sub(lambda m: _escape(m.group()), text)
+    """``text`` with cursor-moving, line-rewriting and clipboard-setting characters escaped; newlines and tabs kept.
+
+    Written as ``\\u001b`` (``\\r`` for a carriage return), which is also a
+    valid escape inside the JSON the ``--json`` options print.
+    """
+    return _TERMINAL_UNSAFE.sub(lambda m: "\\r" if m.group() == "\r" else f"\\u{ord(m.group()):04x}", text)
+
+
+class EscapingStream:
+    """A text stream that passes everything written through :func:`terminal_safe` (the CLI's stdout and stderr)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(terminal_safe(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)

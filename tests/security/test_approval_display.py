@@ -10,6 +10,7 @@ prompt ``\\r\\x1b[2K`` redrew the line as ``$ git status`` so ``y`` ran
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
@@ -42,7 +43,8 @@ def test_the_title_is_the_command_flagged_when_multi_line_and_never_silently_cut
 
 def test_terminal_output_keeps_text_and_escapes_sequences() -> None:
     osc52 = "\x1b]52;c;ZXZpbA==\x07"
-    assert terminal_safe(f"hi {osc52}\nnext\tcol 👨‍👩‍👧 \u202e") == "hi \\x1b]52;c;ZXZpbA==\\x07\nnext\tcol 👨‍👩‍👧 \\u202e"
+    assert terminal_safe(f"hi {osc52}\nnext\tcol 👨‍👩‍👧 \u202e\r\x9b") == "hi \\u001b]52;c;ZXZpbA==\\u0007\nnext\tcol 👨‍👩‍👧 \\u202e\\r\\u009b"
+    assert json.loads(terminal_safe(json.dumps({"k": "a\x7f\x9b\u202e"}, ensure_ascii=False))) == {"k": "a\x7f\x9b\u202e"}
 
 
 class _Tty(io.StringIO):

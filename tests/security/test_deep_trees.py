@@ -8,20 +8,19 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from lsp_harness import as_dict, chat, running_server
 
-
-def deep_tree(ws: Path, levels: int = 1100) -> Path:
-    deep = ws
-    for _ in range(levels):  # one level at a time: os.makedirs itself recurses per level
-        deep = deep / "d"
-        deep.mkdir(parents=deep.parent == ws)
-    return deep
+from .deep_tree import deep_tree
 
 
 async def test_grep_and_glob_work_beside_and_inside_a_tree_1100_deep(tmp_path: Path, home: Path, scripted: ScriptedOpenAI) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "top.txt").write_text("needle at the top\n")
-    (deep_tree(ws) / "bottom.txt").write_text("needle at the bottom\n")
+    with deep_tree(ws) as deep:
+        (deep / "bottom.txt").write_text("needle at the bottom\n")
+        await search(home, ws, scripted)
+
+
+async def search(home: Path, ws: Path, scripted: ScriptedOpenAI) -> None:
     scripted.enqueue(
         Reply(chunks=[], tool_calls=[ToolCallSpec("grep_search", {"pattern": "needle"}, id="g"), ToolCallSpec("glob", {"pattern": "**/*.txt"}, id="l")]),
         Reply(chunks=["found"]),

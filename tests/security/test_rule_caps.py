@@ -17,6 +17,8 @@ from qwen_lsp.context.rule_budget import MAX_RULE_BYTES, MAX_RULE_FILES, RuleBud
 from qwen_lsp.context.rules import load_rules_dir
 from qwen_lsp.context.text import Problem
 
+from .deep_tree import deep_tree
+
 RULE = "Always follow rule {i}. " + "x" * (10 * 1024 - 40) + "\n"
 
 
@@ -48,14 +50,10 @@ def test_many_tiny_rules_stop_at_the_file_count(tmp_path: Path) -> None:
 
 def test_the_rule_walk_survives_a_tree_nested_1100_deep(tmp_path: Path) -> None:
     rules_dir = tmp_path / ".qwen" / "rules"
-    rules_dir.mkdir(parents=True)
-    deep = rules_dir
-    for _ in range(1100):  # one level at a time: os.makedirs itself recurses per level
-        deep = deep / "d"
-        deep.mkdir()
-    (deep / "deep.md").write_text("deep rule\n")
-    (rules_dir / "top.md").write_text("top rule\n")
-    found = collect_md(str(rules_dir), RuleBudget())
+    with deep_tree(rules_dir) as deep:
+        (deep / "deep.md").write_text("deep rule\n")
+        (rules_dir / "top.md").write_text("top rule\n")
+        found = collect_md(str(rules_dir), RuleBudget())
     assert sorted(Path(p).name for p in found) == ["deep.md", "top.md"]
 
 
