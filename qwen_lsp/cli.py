@@ -463,7 +463,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     server = args.command in (None, "serve")
     streams = sys.stdout, sys.stderr
     if not server:  # what the repository or the model wrote must not drive the terminal (visible_text.py)
-        sys.stdout, sys.stderr = EscapingStream(sys.stdout), EscapingStream(sys.stderr)  # type: ignore[assignment]
+        sys.stdout, sys.stderr = EscapingStream(sys.stdout), EscapingStream(sys.stderr)
     _setup_logging(args.verbose, logging.INFO if server else logging.WARNING, server=server)
     try:
         return args.func(args)
