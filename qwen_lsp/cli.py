@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
+from .visible_text import EscapingStream
 
 if TYPE_CHECKING:
     from .errors import EngineError
@@ -460,6 +461,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         args = parser.parse_args([*argv, "serve"])
     server = args.command in (None, "serve")
+    streams = sys.stdout, sys.stderr
+    if not server:  # what the repository or the model wrote must not drive the terminal (visible_text.py)
+        sys.stdout, sys.stderr = EscapingStream(sys.stdout), EscapingStream(sys.stderr)
     _setup_logging(args.verbose, logging.INFO if server else logging.WARNING, server=server)
     try:
         return args.func(args)
@@ -472,6 +476,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception:  # a bug, not a user error: keep the traceback for the report
         log.exception("internal error")
         return _fail("internal error (a bug in qwen-lsp; the traceback above helps to report it)", 70)
+    finally:
+        sys.stdout, sys.stderr = streams
 
 
 if __name__ == "__main__":  # pragma: no cover

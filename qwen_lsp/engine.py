@@ -238,7 +238,7 @@ class Engine:
                 "Qwen: this editor cannot ask for approval, so the chat is read-only (plan mode). "
                 "Set tools.approvalMode to auto-edit or yolo to let it edit files without asking."
             )
-        return write_tools(tools.approval_mode, can_ask=self._ask is not None, shell_enabled=tools.shell.enabled)
+        return write_tools(tools.approval_mode, can_ask=self._ask is not None, shell_enabled=tools.shell.enabled, secrets=(self.settings.api_key(),))
 
     def thresholds(self) -> Thresholds:
         return compute_thresholds(self.settings.model.context_window, self.settings.compression.threshold)

@@ -11,9 +11,10 @@ editor is told again, with ``ready``, when it is done.
 
 Accepting a ready speculation applies its overlay through the engine's
 applier (``workspace/applyEdit`` in the editor) — but only onto what the
-speculation started from: the chat has had no turn since, and every file
-still reads as it did when the speculation first wrote it; otherwise the
-suggestion simply runs as a normal turn. Dismissing, a new turn in that
+speculation started from: the chat has had no turn since, every file
+still reads as it did when the speculation first wrote it, and the
+approval mode in effect *now* still lets edits run without asking;
+otherwise the suggestion simply runs as a normal turn. Dismissing, a new turn in that
 chat, or an edit of a file the overlay wrote aborts it and deletes the
 overlay: nothing of it reaches the workspace or the session.
 
@@ -298,6 +299,12 @@ class Followups:
         if len(session.history) != made.history_length:
             return None
         changes = await asyncio.to_thread(overlay.changes)
+        mode = self._settings().tools.approval_mode
+        if changes and mode not in EDITS_WITHOUT_ASKING:
+            # Its writes were let through under the mode it ran in; the mode now asks (or is plan), so the
+            # suggestion runs as a typed turn, where each write asks, or is not offered, as the mode says.
+            log.info("speculation %s: the approval mode is now %r; running the suggestion as a turn", made.id, mode)
+            return None
         befores = [await self._applier.read(c.path) for c in changes]
         if any(before.text != c.base for before, c in zip(befores, changes, strict=True)):
             log.info("speculation %s: a file changed since it ran; running the suggestion as a turn", made.id)

@@ -30,6 +30,7 @@ from typing import Any, Literal
 from ..protocol import PermissionDecision as Answer
 from ..protocol import PermissionParams
 from ..protocol import ToolDecision as Decision
+from ..visible_text import visible
 
 ApprovalMode = Literal["plan", "default", "auto-edit", "yolo"]
 
@@ -67,16 +68,25 @@ class PermissionRequest:
     diff: str | None = None
     command: str | None = None
 
+    def shown_title(self) -> str:
+        """The title as a person sees it: controls, bidi and zero-width characters written out (``visible_text.py``)."""
+        return visible(self.title)
+
+    def shown_command(self) -> str | None:
+        """The command as it will run, one shown line per line, every hidden character written out."""
+        return None if self.command is None else visible(self.command, keep_newlines=True)
+
     def params(self) -> PermissionParams:
+        """The ``qwen/permission`` params: what will run or change, as a person must see it."""
         return PermissionParams(
             session_id=self.session_id,
             turn_id=self.turn_id,
             tool_call_id=self.tool_call_id,
             tool=self.tool,
-            title=self.title,
+            title=self.shown_title(),
             path=self.path,
             diff=self.diff,
-            command=self.command,
+            command=self.shown_command(),
         )
 
 

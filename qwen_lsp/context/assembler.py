@@ -50,6 +50,7 @@ from .prompts import (
     resolve_path_switch,
     system_prompt_suffix,
 )
+from .rule_budget import RuleBudget
 from .rules import ConditionalRules, Rule, format_rules, load_rules_dir
 from .text import GitAncestry, Problem, is_subpath, js_trim, lexical_abspath, read_text
 
@@ -209,10 +210,12 @@ class ContextAssembler:
             rules_dirs.append(project_rules)
         rules: list[Rule] = []
         rule_files: list[str] = []
+        budget = RuleBudget()  # one allowance for both sources (rule_budget.py)
         for directory in rules_dirs:
-            found_rules, files = load_rules_dir(directory, problems, s.rule_excludes)
+            found_rules, files = load_rules_dir(directory, problems, s.rule_excludes, budget)
             rules.extend(found_rules)
             rule_files.extend(files)
+        budget.report(problems)
         baseline = [r for r in rules if not r.conditional]
         conditional = [r for r in rules if r.conditional]
         loaded = _Loaded(discovery, baseline, conditional, rule_files, rules_dirs, effective_root, problems, read_from)

@@ -26,7 +26,8 @@ from ..safe_glob import InvalidGlob, compile_pattern
 from ..yaml_frontmatter import FrontmatterRefused, js_string
 from .containment import RealPaths
 from .frontmatter import parse_frontmatter
-from .text import Problem, is_subpath, js_trim, lexical_abspath, read_text
+from .rule_budget import RuleBudget, collect_md
+from .text import Problem, is_subpath, js_trim, lexical_abspath
 
 log = logging.getLogger(__name__)
 
@@ -102,23 +103,6 @@ def _report(problems: list[Problem] | None, path: str, message: str) -> None:
         problems.append(Problem(path, message))
 
 
-def _collect_md(directory: str) -> list[str]:
-    found: list[str] = []
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return found
-    for entry in entries:
-        try:
-            if entry.is_dir():
-                found.extend(_collect_md(entry.path))
-            elif entry.is_file() and entry.name.endswith(".md"):
-                found.append(entry.path)
-        except OSError:
-            continue
-    return found
-
-
 def _exclusion(patterns: Iterable[str], problems: list[Problem]) -> Callable[[str], bool]:
     """``context.ruleExcludes`` as one predicate over absolute paths, compiled for linear-time matching.
 
@@ -134,15 +118,21 @@ def _exclusion(patterns: Iterable[str], problems: list[Problem]) -> Callable[[st
     return lambda path: any(m(path.lstrip("/")) for m in matchers)
 
 
-def load_rules_dir(directory: str, problems: list[Problem], excludes: Iterable[str] = ()) -> tuple[list[Rule], list[str]]:
+def load_rules_dir(
+    directory: str, problems: list[Problem], excludes: Iterable[str] = (), budget: RuleBudget | None = None
+) -> tuple[list[Rule], list[str]]:
     """Rules in one directory plus every file path read (for change tracking).
 
     A rule file may be a symlink, but only to a file inside the tree that
     holds this ``.qwen`` directory (the project, or HOME for
     ``~/.qwen/rules``): a cloned repository must not make
     ``.qwen/rules/x.md -> /etc/passwd`` a baseline rule in every prompt.
+    Files past the build's ``budget`` (``rule_budget.py``; one of its own
+    when none is given) are left out and reported, unread.
     """
-    files = sorted(_collect_md(directory), key=lambda p: p.encode("utf-16-be"))
+    own_budget = budget is None
+    budget = RuleBudget() if budget is None else budget
+    files = sorted(collect_md(directory, budget), key=lambda p: p.encode("utf-16-be"))
     excluded = _exclusion(excludes, problems)
     owner = os.path.dirname(os.path.dirname(lexical_abspath(directory)))
     real_paths = RealPaths()
@@ -154,16 +144,21 @@ def load_rules_dir(directory: str, problems: list[Problem], excludes: Iterable[s
             _report(problems, path, f"rule refused: a symlink leads outside {owner}")
             continue
         try:
-            raw = read_text(path, problems)
+            raw = budget.read(path, problems)
         except OSError as exc:
             message = f"cannot read rule: {exc.strerror or exc}"
             log.warning("%s: %s", path, message)
             problems.append(Problem(path, message))
             continue
+        if raw is None:
+            continue
         rule = parse_rule(raw, path, problems)
         if rule is not None:
             rules.append(rule)
-    return rules, files
+    if own_budget:
+        budget.report(problems)
+    left_out = set(budget.left_out)  # unread, so not watched: only files that were read can change the prompt
+    return rules, [f for f in files if f not in left_out]
 
 
 def format_rules(rules: Iterable[Rule], project_root: str) -> str:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ..nofollow_write import write_text_nofollow
 from ..textfiles import looks_binary, read_head, size_refusal
-from ..agent.tools.writing import atomic_write_text
 
 
 class ApplyError(Exception):
@@ -69,7 +69,12 @@ def read_disk_text(path: Path) -> str | None:
 
 
 class DiskApplier:
-    """The CLI's applier: the file on disk, replaced atomically."""
+    """The CLI's applier: the file on disk, replaced atomically.
+
+    Written through ``nofollow_write``: the path was resolved and checked
+    before the user was asked, and a directory swapped for a symlink while
+    the question waited must not carry the write outside the workspace.
+    """
 
     async def read(self, path: Path) -> Snapshot:
         return Snapshot(await asyncio.to_thread(read_disk_text, path))
@@ -79,7 +84,7 @@ class DiskApplier:
 
     async def write(self, path: Path, before: Snapshot, text: str) -> str:
         try:
-            await asyncio.to_thread(atomic_write_text, path, text)
+            await asyncio.to_thread(write_text_nofollow, path, text)
         except OSError as exc:
             raise ApplyError(f"Could not write {path}: {exc.strerror or exc}") from None
         return "on disk"

@@ -12,6 +12,8 @@ the main chat also gives memory forks the byte-identical array they need
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..agent.approvals import EDIT_TOOLS, SHELL_TOOL, ApprovalMode, offered_mode
 from ..agent.tool import Tool
 from ..agent.tools.run_shell import ShellTool
@@ -20,11 +22,14 @@ from .tools import ApprovedEditTool, ApprovedWriteFileTool
 WRITE_TOOL_NAMES = EDIT_TOOLS | {SHELL_TOOL}
 
 
-def write_tools(mode: ApprovalMode, *, can_ask: bool, shell_enabled: bool) -> list[Tool]:
-    """In a fixed order, after the read-only tools; none in ``plan`` (or when nobody could approve)."""
+def write_tools(mode: ApprovalMode, *, can_ask: bool, shell_enabled: bool, secrets: Iterable[str | None] = ()) -> list[Tool]:
+    """In a fixed order, after the read-only tools; none in ``plan`` (or when nobody could approve).
+
+    ``secrets`` (the configured API key) are kept out of shell commands' environment.
+    """
     if offered_mode(mode, can_ask) == "plan":
         return []
     tools: list[Tool] = [ApprovedEditTool(), ApprovedWriteFileTool()]
     if shell_enabled:
-        tools.append(ShellTool())
+        tools.append(ShellTool(secrets=secrets))
     return tools

@@ -1,7 +1,9 @@
 """Asking on the terminal, for ``qwen-lsp chat``.
 
 Interactive (stdin and stderr are terminals): the proposed change or
-command is shown on stderr and the answer read from stdin — ``y`` allow,
+command is shown on stderr, every hidden character written out
+(``visible_text.py``: ``\\r\\x1b[2K`` cannot redraw the line, each line of
+a multi-line command is shown with ``>``), and the answer read from stdin — ``y`` allow,
 ``a`` allow always (this chat), anything else deny. Not interactive (piped,
 CI): nobody can answer, so every question is answered "deny" with a note
 on stderr; ``--approval-mode auto-edit`` or ``yolo`` are the ways to let
@@ -15,6 +17,7 @@ import sys
 from typing import TextIO
 
 from ..agent.approvals import Answer, Approval, Asker, PermissionRequest
+from ..visible_text import visible
 
 MAX_SHOWN_DIFF_LINES = 200
 
@@ -25,13 +28,14 @@ def terminal_asker(stdin: TextIO | None = None, stderr: TextIO | None = None) ->
 
     async def ask(request: PermissionRequest) -> Approval:
         if not (src.isatty() and out.isatty()):
-            print(f"[permission] denied (no terminal to ask): {request.title}", file=out, flush=True)
+            print(f"[permission] denied (no terminal to ask): {request.shown_title()}", file=out, flush=True)
             return Approval("deny")
-        print(f"\n[permission] Qwen wants to {request.title}", file=out)
-        if request.command:
-            print(f"  $ {request.command}", file=out)
+        print(f"\n[permission] Qwen wants to {request.shown_title()}", file=out)
+        command = request.shown_command()
+        if command:
+            print("\n".join(f"  {'$' if i == 0 else '>'} {line}" for i, line in enumerate(command.split("\n"))), file=out)
         if request.diff:
-            lines = request.diff.splitlines()
+            lines = [visible(line) for line in request.diff.splitlines()]
             print("\n".join(lines[:MAX_SHOWN_DIFF_LINES]), file=out)
             if len(lines) > MAX_SHOWN_DIFF_LINES:
                 print(f"... ({len(lines) - MAX_SHOWN_DIFF_LINES} more diff lines)", file=out)

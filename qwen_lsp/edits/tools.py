@@ -10,6 +10,8 @@ tools (``agent/tools/edit.py``, ``write_file.py``), but the steps differ:
 3. the change is shown as a unified diff and approved through
    ``ctx.approve`` (``agent/approvals.py``); a denial reaches the model as
    Qwen Code's "User did not allow tool call" error;
+   Before that, content for ``.qwen/team-memory/`` is scanned for secrets
+   (``memory/team_guard.py``) and refused, unasked, when it holds one;
 4. ``ctx.applier`` applies it (``workspace/applyEdit`` in the editor, an
    atomic write in the CLI), and the chat's read cache forgets the path.
 
@@ -34,6 +36,8 @@ from ..agent.tools.edit import EditArgs, EditTool, edit_message, edited_text
 from ..agent.tools.workspace import relative_display, resolve_in_workspace
 from ..agent.tools.write_file import WriteFileArgs, WriteFileTool, write_message
 from ..agent.tools.writing import check_size
+from ..memory.errors import SecretRefused
+from ..memory.team_guard import refuse_team_secrets
 from .applier import ApplyError
 
 MAX_DIFF_CHARS = 200_000
@@ -92,8 +96,11 @@ class _ApprovedWrite:
         try:
             before = await ctx.applier.read(path)
             new_text, message = self.change(path, before.text, params)
+            await asyncio.to_thread(refuse_team_secrets, path, new_text)
         except (ToolInputError, ApplyError) as exc:
             return ToolResult(output=str(exc), is_error=True)
+        except SecretRefused as exc:  # nothing is asked or written: the model must remove the secret first
+            return ToolResult(output=exc.message, is_error=True, display=f"Refused: {exc.message}")
         rel = relative_display(path, ctx)
         diff = await asyncio.to_thread(unified_diff, rel, before.text, new_text)
         request = ToolPermission(tool=self.name, title=f"{self.verb} {rel}", path=str(path), diff=diff)

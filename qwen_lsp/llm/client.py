@@ -38,6 +38,7 @@ from typing import Any
 import httpx
 from httpx_sse import EventSource, SSEError
 
+from qwen_lsp.json_depth import loads_bounded
 from qwen_lsp.llm.errors import (
     LLMError,
     base_url_error,
@@ -128,6 +129,10 @@ def normalise_finish_reason(reason: str) -> str:
 
 #: How much of a model's bad argument string is quoted back to it.
 ARGUMENTS_EXCERPT = 200
+#: Deeper arguments are refused as a tool error: sessions skip records nested past 100 levels, and no tool's schema nests.
+MAX_ARGUMENT_DEPTH = 64
+#: A stream event nests a handful of levels (arguments arrive as strings); deeper ones are skipped like non-JSON.
+MAX_STREAM_EVENT_DEPTH = 100
 
 
 def parse_arguments(raw: str, name: str) -> tuple[dict[str, Any], str | None]:
@@ -140,8 +145,8 @@ def parse_arguments(raw: str, name: str) -> tuple[dict[str, Any], str | None]:
         return {}, None
     excerpt = raw if len(raw) <= ARGUMENTS_EXCERPT else raw[:ARGUMENTS_EXCERPT] + "…"
     try:
-        value = json.loads(raw)
-    except ValueError as exc:
+        value = loads_bounded(raw, MAX_ARGUMENT_DEPTH)
+    except ValueError as exc:  # TooDeep is one: a 5,000-deep nest is an answer to the model, not a failed turn
         log.warning("Tool call %r has arguments that are not valid JSON; using {}: %.200s", name, raw)
         return {}, f"The arguments of the '{name}' call were not valid JSON ({exc}); nothing was run. Arguments received: {excerpt}"
     if not isinstance(value, dict):
@@ -496,7 +501,7 @@ class ChatClient:
                     saw_done = True
                     break
                 try:
-                    chunk = json.loads(data)
+                    chunk = loads_bounded(data, MAX_STREAM_EVENT_DEPTH)
                 except ValueError:
                     log.warning("Skipping a stream event that is not JSON: %.200s", data)
                     continue

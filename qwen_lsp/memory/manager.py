@@ -120,9 +120,11 @@ class MemoryManager:
 
     def rebuild_indexes(self) -> None:
         """At startup (blocking): an index one write behind (a crash between a file's rename and
-        its index rebuild) is brought in line with the files on disk; nothing is written if it already is."""
+        its index rebuild) is brought in line with the files on disk; nothing is written if it already is.
+        Team memory is left alone: its ``MEMORY.md`` is a committed file of the repository, perhaps
+        written by hand, and opening a project must not rewrite it (only a team write rebuilds it)."""
         for scope in SCOPES:
-            if scope == "team" and not os.path.isdir(self.store.root("team")):
+            if scope == "team":
                 continue
             try:
                 self.store.rebuild_index(scope)

@@ -1,8 +1,15 @@
-"""The secret scanner that guards team memory (spec §6, the 19-rule version).
+"""The secret scanner that guards team memory (Qwen Code 0.24.4's 19 rules, plus DashScope keys).
 
 Team memory is committed and pushed, so a credential written there reaches
 every collaborator. :func:`scan_for_secrets` says which rules fire — never
 what matched: the value is not returned, stored or logged anywhere.
+
+Two additions to Qwen Code's ``secret-scanner.ts``: a ``dashscope-api-key``
+rule (``sk-`` and 32 hex digits, the key format of this product's own
+users, which none of the 19 rules matches), and invisible format
+characters (zero-width spaces and joiners, bidi controls, soft hyphens, the
+BOM) are removed before scanning, so ``ghp_`` with a U+200B inside, which
+still pastes as a working token, is caught.
 
 Semantics are Qwen Code's JavaScript regexes: ``\\w``, ``\\d`` and ``\\b``
 are ASCII, and the two case-insensitive rules fold ASCII letters only (JS
@@ -53,6 +60,7 @@ _LABEL_WORDS = {
     "huggingface": "HuggingFace",
     "alibaba": "Alibaba",
     "sendgrid": "SendGrid",
+    "dashscope": "DashScope",
 }
 
 _ALNUM = "[a-zA-Z0-9]"
@@ -83,10 +91,14 @@ _RE2_RULES: tuple[tuple[str, str], ...] = (
     ("sendgrid-api-token", rf"SG\.{_W_DASH}{{22}}\.{_W_DASH}{{43}}"),
     ("npm-access-token", rf"npm_{_ALNUM}{{36}}"),
     ("stripe-access-token", rf"(?:sk|rk)_(?:test|live|prod)_{_ALNUM}{{10,99}}"),
+    ("dashscope-api-key", r"\bsk-[a-f0-9]{32}\b"),
 )
 PRIVATE_KEY_RULE = "private-key"
 RULE_IDS: tuple[str, ...] = (*(rule_id for rule_id, _ in _RE2_RULES), PRIVATE_KEY_RULE)
-"""The 19 rule ids in Qwen Code's order (``stripe-access-token`` then ``private-key`` last)."""
+"""Qwen Code's 19 rule ids in its order, ``dashscope-api-key`` (ours) before ``private-key``, which stays last."""
+
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+"""Format characters that render as nothing: removed before scanning so they cannot split a token."""
 
 
 def _compile(source: str) -> re2._Regexp:
@@ -115,6 +127,7 @@ def rule_label(rule_id: str) -> str:
 
 def scan_for_secrets(content: str) -> list[SecretMatch]:
     """At most one entry per rule that fires, in rule order; empty when the content is clean."""
+    content = _INVISIBLE.sub("", content)
     data = content.encode("utf-8", "surrogatepass")
     matches = [SecretMatch(rule_id, rule_label(rule_id)) for rule_id, regex in _COMPILED if regex.search(data)]
     if _has_private_key(content):

@@ -89,10 +89,11 @@ async def _ask_permission(ls: QwenLanguageServer, request: PermissionRequest) ->
 
 
 async def _ask_show_message(ls: QwenLanguageServer, request: PermissionRequest) -> Approval:
-    detail = f"\n{request.command}" if request.command else ""
+    command = request.shown_command()
+    detail = f"\n{command}" if command else ""
     params = types.ShowMessageRequestParams(
         type=types.MessageType.Warning,
-        message=f"Qwen wants to {request.title}.{detail}",
+        message=f"Qwen wants to {request.shown_title()}.{detail}",
         actions=[types.MessageActionItem(title=title) for title, _ in ACTIONS],
     )
     try:

@@ -30,7 +30,6 @@ Large bodies are parsed on a worker thread so the loop keeps serving meanwhile.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import re
@@ -42,6 +41,8 @@ from typing import BinaryIO
 from lsprotocol.types import ResponseError
 
 from .pygls_internals import InternalsProtocol
+
+from qwen_lsp.json_depth import TooDeep, loads_bounded
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,8 @@ _ID_PREFIX = re.compile(rb'^\s*\{[^{}]{0,200}?"id"\s{0,8}:\s{0,8}(\d{1,18}|"[^"\
 """The ``id`` of an oversized request, when it comes before ``params`` (every client we know writes it so). Bounded quantifiers only."""
 
 INVALID_REQUEST = -32600
+MAX_DEPTH = 100
+"""Deeper JSON is refused before anything structures it (LSP messages nest a dozen levels; 200 KB of ``[`` once ended the server)."""
 
 
 def content_length(line: bytes) -> int | None:
@@ -201,7 +204,11 @@ class StdioServer:
 
     async def _dispatch(self, body: bytes) -> None:
         try:
-            obj = await asyncio.to_thread(json.loads, body) if len(body) > THREAD_PARSE_OVER else json.loads(body)
+            obj = await asyncio.to_thread(loads_bounded, body, MAX_DEPTH) if len(body) > THREAD_PARSE_OVER else loads_bounded(body, MAX_DEPTH)
+        except TooDeep as exc:
+            log.warning("dropped a message of %d bytes: %s", len(body), exc)
+            self._answer_request_in(body[:_SNIFF], f"Invalid request: {exc}.")
+            return
         except ValueError as exc:  # UnicodeDecodeError is one too
             log.warning("dropped a message that is not JSON (%d bytes): %s", len(body), exc)
             return
@@ -218,11 +225,15 @@ class StdioServer:
 
     def _refuse_oversized(self, length: int, head: bytes) -> None:
         log.warning("skipped a message of %d bytes (the limit is %d)", length, MAX_MESSAGE)
+        self._answer_request_in(head, f"Request too large: {length} bytes, the limit is {MAX_MESSAGE}.")
+
+    def _answer_request_in(self, head: bytes, message: str) -> None:
+        """Answer -32600 to an unreadable message when its first bytes show a request's ``id`` (a notification gets nothing)."""
         found = _ID_PREFIX.match(head)
         if found is not None and b'"method"' in head:
             raw = found.group(1)
             msg_id: int | str = int(raw) if raw.isdigit() else raw[1:-1].decode("utf-8", "replace")
-            self._error(msg_id, INVALID_REQUEST, f"Request too large: {length} bytes, the limit is {MAX_MESSAGE}.")
+            self._error(msg_id, INVALID_REQUEST, message)
 
     def _error(self, msg_id: int | str, code: int, message: str) -> None:
         self.protocol.send_response(msg_id, error=ResponseError(code=code, message=message))

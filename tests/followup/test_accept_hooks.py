@@ -14,6 +14,7 @@ from pathlib import Path
 
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
+from qwen_lsp.agent.approvals import Approval, PermissionRequest
 from qwen_lsp.agent.events import TurnEvent, TurnOutcome
 from qwen_lsp.agent.fork import ParentRequest
 from qwen_lsp.agent.hooks import TurnHooks
@@ -71,5 +72,46 @@ async def test_an_accepted_speculation_runs_the_after_turn_hooks_with_its_calls_
         assert outcome.text == "Editing.Done." and outcome.tool_calls == 1 and outcome.written == [str(target)]
         assert parent.history[-4]["parts"][-1] == {"text": "make f return 2"}
         assert parent.history[-1]["parts"] == [{"text": "Done."}]
+    finally:
+        await engine.drain()
+
+
+async def test_accepting_after_the_mode_became_stricter_runs_the_suggestion_as_an_asking_turn(home: Path, tmp_path: Path, scripted: ScriptedOpenAI) -> None:
+    """The speculation wrote under auto-edit; the user switched to default before accepting: nothing of it lands unasked."""
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    target = ws / "x.py"
+    target.write_text("def f():\n    return 1\n")
+    notices: list[SuggestionNotice] = []
+    env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
+    asked: list[str] = []
+
+    async def deny(request: PermissionRequest) -> Approval:
+        asked.append(request.title)
+        return Approval("deny")
+
+    settings = {"followup": {"enabled": True}, "tools": {"approvalMode": "auto-edit"}}
+    engine = Engine(ws, counter=TokenCounter(), env=env, client_settings=settings, listeners=Listeners(suggestion=notices.append), ask=deny)
+    edit = ToolCallSpec("edit", {"file_path": str(target), "old_string": "return 1", "new_string": "return 2"})
+    scripted.enqueue(
+        Reply(chunks=["f returns 1."]),
+        Reply(chunks=[json.dumps({"suggestion": "make f return 2"})]),
+        Reply(chunks=["Editing."], tool_calls=[edit]),
+        Reply(chunks=["Done."]),
+        Reply(chunks=["Editing."], tool_calls=[edit]),  # the suggestion, run as a typed turn after accept
+        Reply(chunks=["Not allowed."]),
+    )
+    try:
+        await engine.chat("what does f return?", emit=ignore)
+        for _ in range(500):
+            if any(n.ready for n in notices):
+                break
+            await asyncio.sleep(0.02)
+        (ready,) = [n for n in notices if n.ready]
+        engine.update_client_settings({"followup": {"enabled": True}, "tools": {"approvalMode": "default"}})
+        accepted = await engine.accept_suggestion(ready.suggestion_id, emit=ignore, turn_id="t-accept")
+        assert accepted.applied is False
+        assert asked == ["Edit x.py"]  # the write asked, under the mode in effect at accept time
+        assert target.read_text() == "def f():\n    return 1\n"
     finally:
         await engine.drain()

@@ -1,4 +1,4 @@
-"""The team-memory secret scanner (spec §6): each of the 19 rules, near misses, labels, the guard text."""
+"""The team-memory secret scanner: each of Qwen Code's 19 rules and our DashScope rule, near misses, labels, the guard text."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ POSITIVES: dict[str, list[str]] = {
     "slack-app-token": ["xapp-1-A1B2-123-abc9", "XAPP-9-a-0-Z"],
     "sendgrid-api-token": ["SG." + "a" * 22 + "." + "b-_" * 14 + "c"],
     "npm-access-token": ["npm_" + "Q" * 36],
+    "dashscope-api-key": ["DASHSCOPE_API_KEY=sk-" + "0123456789abcdef" * 2, "(sk-" + "a" * 32 + ")"],
     "stripe-access-token": ["sk_live_" + "a" * 10, "rk_test_" + "b" * 99, "sk_prod_" + "C" * 50],
     "private-key": [
         f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----",
@@ -64,6 +65,7 @@ NEAR_MISSES: dict[str, list[str]] = {
     "slack-app-token": ["xapp-a-A1-2-b", "xapp-1--2-b", "xapp-1-A-x-b"],
     "sendgrid-api-token": ["SG." + "a" * 22 + "." + "b" * 42, "SG." + "a" * 21 + "." + "b" * 43],
     "npm-access-token": ["npm_" + "a" * 35, "NPM_" + "a" * 36],
+    "dashscope-api-key": ["sk-" + "a" * 31, "sk-" + "a" * 33, "sk-" + "A" * 32, "xsk-" + "a" * 32, "sk-" + "g" * 32],
     "stripe-access-token": ["sk_live_" + "a" * 9, "sk_dev_" + "a" * 20, "pk_live_" + "a" * 20],
     "private-key": [
         f"-----BEGIN RSA PRIVATE KEY-----{PEM_BODY[:63]}-----END RSA PRIVATE KEY-----",  # body 63
@@ -81,8 +83,8 @@ def fired(text: str) -> list[str]:
     return [m.rule_id for m in scan_for_secrets(text)]
 
 
-def test_there_are_nineteen_rules_in_qwen_codes_order():
-    assert len(RULE_IDS) == 19 and set(POSITIVES) == set(RULE_IDS) == set(NEAR_MISSES)
+def test_there_are_qwen_codes_nineteen_rules_in_its_order_and_ours():
+    assert len(RULE_IDS) == 20 and RULE_IDS[-2] == "dashscope-api-key" and set(POSITIVES) == set(RULE_IDS) == set(NEAR_MISSES)
     assert RULE_IDS[0] == "aws-access-token" and RULE_IDS[-1] == "private-key"
 
 
@@ -101,6 +103,12 @@ def test_ascii_semantics_non_ascii_letters_are_boundaries_not_word_characters():
     assert fired("AKIAABCDEFGHIJKLMNOP\u00e9x") == ["aws-access-token"]
     assert fired("ghp_" + "a" * 35 + "\u00e9") == []  # \u00e9 is not one of the 36 [0-9a-zA-Z]
     assert fired("XAPP-1-\u212a-2-b") == []  # Kelvin sign does not fold to K: JS without /u folds ASCII only
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e"])
+def test_invisible_characters_cannot_split_a_token(invisible: str):
+    assert fired("ghp_" + "A1b2" * 4 + invisible + "A1b2" * 5) == ["github-pat"]
+    assert fired("sk-" + "0123456789abcdef" + invisible * 3 + "0123456789abcdef") == ["dashscope-api-key"]
 
 
 def test_one_entry_per_rule_in_rule_order_and_no_matched_text():
@@ -125,6 +133,7 @@ def test_one_entry_per_rule_in_rule_order_and_no_matched_text():
         ("npm-access-token", "NPM Access Token"),
         ("gitlab-pat", "GitLab PAT"),
         ("private-key", "Private Key"),
+        ("dashscope-api-key", "DashScope API Key"),
     ],
 )
 def test_labels(rule: str, label: str):
@@ -165,6 +174,7 @@ _JS_RULES = {
     "sendgrid-api-token": (r"SG\.[\w-]{22}\.[\w-]{43}", 0),
     "npm-access-token": (r"npm_[a-zA-Z0-9]{36}", 0),
     "stripe-access-token": (r"(?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99}", 0),
+    "dashscope-api-key": (r"\bsk-[a-f0-9]{32}\b", 0),  # ours, not Qwen Code's
     "private-key": (
         r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S-]{64,16384}?"
         r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----",

@@ -95,6 +95,8 @@ export function activate(context: vscode.ExtensionContext): void {
       if (e.affectsConfiguration('qwen.server.path')) void vscode.commands.executeCommand('qwen.restartServer');
       else if (e.affectsConfiguration('qwen')) server.notifySettingsChanged();
     }),
+    // Trust granted: the server pulls the settings again, now without folderTrust: false.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => server.notifySettingsChanged()),
     context.secrets.onDidChange((e) => {
       if (e.key === API_KEY_SECRET) output.appendLine('[qwen] API key changed');
     }),

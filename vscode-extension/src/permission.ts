@@ -14,6 +14,7 @@
  */
 import type { ApprovalOption, ApprovalRequest } from './shared/messages';
 import type { PermissionDecision, PermissionParams, PermissionResult } from './shared/protocol';
+import { shownTitle, visible } from './shared/visibleText';
 import { diffStats } from './unifiedDiff';
 
 /** The server keeps at most this much of a reason (docs/protocol.md). */
@@ -46,16 +47,20 @@ export interface PermissionUi {
 /** The card for a request; `relative` turns the absolute path into the one people read. */
 export function approvalRequestFor(id: string, params: PermissionParams, relative: (path: string) => string = (p) => p): ApprovalRequest {
   let detail: string | undefined;
+  // A command's card is titled with the command itself (never a description the model wrote),
+  // and every hidden character in it is written out (src/shared/visibleText.ts).
+  let title = params.title ? visible(params.title) : `Run ${visible(params.tool)}?`;
   if (params.command !== undefined) {
-    detail = `$ ${params.command}`;
+    title = shownTitle('Run: ', params.command);
+    detail = `$ ${visible(params.command, true)}`;
   } else if (params.path !== undefined) {
-    detail = relative(params.path);
+    detail = visible(relative(params.path));
     if (params.diff !== undefined) {
       const { added, removed } = diffStats(params.diff);
       detail += ` (+${added} −${removed}), shown in the diff editor`;
     }
   }
-  return { id, title: params.title || `Run ${params.tool}?`, ...(detail !== undefined ? { detail } : {}), options: [...PERMISSION_OPTIONS] };
+  return { id, title, ...(detail !== undefined ? { detail } : {}), options: [...PERMISSION_OPTIONS] };
 }
 
 /** The answer for a card option; anything unknown is a Deny, and only a Deny carries a reason. */

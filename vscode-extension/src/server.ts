@@ -22,7 +22,7 @@ export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
 
 export function qwenSettings(scope?: vscode.Uri): Record<string, unknown> {
   const cfg = vscode.workspace.getConfiguration('qwen', scope);
-  return buildServerSettings((key) => cfg.inspect(key));
+  return buildServerSettings((key) => cfg.inspect(key), vscode.workspace.isTrusted);
 }
 
 async function isExecutable(file: string): Promise<boolean> {

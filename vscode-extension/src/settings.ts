@@ -1,10 +1,18 @@
 /**
- * Maps VS Code's `qwen.*` settings to the server's `qwen` object (design §5). Only values the
- * user actually set are sent: VS Code's defaults would otherwise lie over the project's own
+ * Maps VS Code's `qwen.*` settings to the server's `qwen` object (docs/settings.md). Only values
+ * the user actually set are sent: VS Code's defaults would otherwise lie over the project's own
  * `.qwen/settings.json`, which the server reads with lower precedence than the client.
+ *
+ * A repository's `.vscode/settings.json` is untrusted input (and the model can write it), so:
+ *  - `tools.approvalMode` comes from user settings; a workspace or folder value counts only
+ *    when it is stricter (`plan` > `default` > `auto-edit` > `yolo`);
+ *  - in an untrusted workspace (restricted mode) every key comes from user settings only, and
+ *    the server is told `folderTrust: false`. A trusted workspace sends no `folderTrust`, so a
+ *    `folderTrust: false` in the user's ~/.qwen/settings.json still holds.
  */
 
-export type Scope = 'machine' | 'resource';
+/** `stricter`: user settings, or a workspace value only when it is stricter (tools.approvalMode). */
+export type Scope = 'machine' | 'resource' | 'stricter';
 
 /** Server settings keys (relative to `qwen.`) and the scope they are read from. */
 export const SERVER_SETTINGS: readonly { key: string; scope: Scope }[] = [
@@ -18,7 +26,7 @@ export const SERVER_SETTINGS: readonly { key: string; scope: Scope }[] = [
   { key: 'memory.autoDream', scope: 'resource' },
   { key: 'skills.enabled', scope: 'resource' },
   { key: 'editorContext.enabled', scope: 'resource' },
-  { key: 'tools.approvalMode', scope: 'resource' },
+  { key: 'tools.approvalMode', scope: 'stricter' },
 ];
 
 /** The subset of `WorkspaceConfiguration.inspect()` we look at. */
@@ -33,16 +41,38 @@ export interface Inspected {
  * keys are taken from user settings only (a cloned repository's `.vscode/settings.json` must not
  * point the API key at another host).
  */
-export function explicitValue(inspected: Inspected | undefined, scope: Scope): unknown {
+export function explicitValue(inspected: Inspected | undefined, scope: Scope, trusted = true): unknown {
   if (!inspected) return undefined;
-  if (scope === 'machine') return inspected.globalValue;
+  if (scope === 'stricter') return stricterValue(inspected);
+  if (scope === 'machine' || !trusted) return inspected.globalValue;
   return inspected.workspaceFolderValue ?? inspected.workspaceValue ?? inspected.globalValue;
 }
 
-export function buildServerSettings(inspect: (key: string) => Inspected | undefined): Record<string, unknown> {
+/** Approval modes from loosest to strictest. */
+export const APPROVAL_STRICTNESS: readonly string[] = ['yolo', 'auto-edit', 'default', 'plan'];
+
+/** The user's approval mode, unless a workspace/folder value is stricter than it (unset counts as `default`). */
+export function stricterValue(inspected: Inspected): unknown {
+  const user = inspected.globalValue;
+  const base = APPROVAL_STRICTNESS.indexOf(typeof user === 'string' && APPROVAL_STRICTNESS.includes(user) ? user : 'default');
+  let chosen: unknown = user;
+  let level = base;
+  for (const value of [inspected.workspaceValue, inspected.workspaceFolderValue]) {
+    const rank = typeof value === 'string' ? APPROVAL_STRICTNESS.indexOf(value) : -1;
+    if (rank > level) [chosen, level] = [value, rank];
+  }
+  return chosen;
+}
+
+/**
+ * The server's `qwen` object. `trusted` is VS Code's workspace trust when known: false sends
+ * `folderTrust: false` and reads user settings only (see the module doc).
+ */
+export function buildServerSettings(inspect: (key: string) => Inspected | undefined, trusted?: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  if (trusted === false) out.folderTrust = false;
   for (const { key, scope } of SERVER_SETTINGS) {
-    const value = explicitValue(inspect(key), scope);
+    const value = explicitValue(inspect(key), scope, trusted !== false);
     if (value === undefined || value === null || value === '') continue;
     const parts = key.split('.');
     let node = out;

@@ -9,6 +9,7 @@ import type { Server } from 'node:http';
 import { launch, msg, openPanel, snapshot, startPageServer } from './webviewHarness';
 import type { Panel } from './webviewHarness';
 import type { ApprovalRequest } from '../src/shared/messages';
+import { approvalRequestFor } from '../src/permission';
 
 let browser: Browser;
 let server: Server;
@@ -147,5 +148,19 @@ test('B9 a pending approval comes back with the snapshot after hide or reload; c
   assert.equal(await p.page.locator('.approval button[aria-disabled]').count(), 0);
   await p.host({ type: 'approval', approval: null });
   assert.equal(await card.count(), 0);
+  await p.page.context().close();
+});
+
+test('the card shows the command that will run, hidden characters written out, even when the model describes it as something else', async () => {
+  const p = await openPanel(browser, origin);
+  const command = 'git status' + '\n'.repeat(12) + 'touch X # \u202eevil\u200b\r\x1b[2K';
+  const req = approvalRequestFor('permHidden', { sessionId: 's', turnId: 't', toolCallId: 'c', tool: 'run_shell_command', title: 'Run: git status', command });
+  await running(p);
+  await p.host({ type: 'approval', approval: req });
+  const title = await p.page.locator('.approval-title').textContent();
+  const detail = await p.page.locator('.approval-detail').textContent();
+  assert.ok(title!.startsWith('Run: git status⏎') && title!.includes('touch X') && title!.endsWith('[multi-line: 13 lines]'), title!);
+  assert.equal(detail!.split('\n').at(-1), 'touch X # \\u202eevil\\u200b\\r\\x1b[2K');
+  assert.ok(!/[\u202e\u200b\r\x1b]/.test(title! + detail!));
   await p.page.context().close();
 });

@@ -87,6 +87,24 @@ test('card: an edit shows its title, the relative path with +/− counts; a comm
   assert.equal(shell.detail, '$ npm test');
 });
 
+test('card: a command is its own title (not the model\'s description), hidden characters written out, multi-line flagged', () => {
+  const base = { sessionId: 's1', turnId: 't1', toolCallId: 'c1', tool: 'run_shell_command' };
+  const hidden = 'git status' + '\n'.repeat(12) + 'touch X # \u202eevil\u200b';
+  const card = approvalRequestFor('p1', { ...base, title: 'Run: git status', command: hidden });
+  assert.ok(card.title.startsWith('Run: git status⏎⏎'), card.title);
+  assert.ok(card.title.includes('touch X # \\u202eevil\\u200b') && card.title.endsWith('[multi-line: 13 lines]'), card.title);
+  assert.equal(card.detail!.split('\n').at(-1), 'touch X # \\u202eevil\\u200b');
+  assert.ok(!/[\u202e\u200b\r\x1b]/.test(card.title + card.detail));
+  const redraw = approvalRequestFor('p2', { ...base, title: 'Run: ls', command: 'touch X\r\x1b[2K$ git status' });
+  assert.equal(redraw.detail, '$ touch X\\r\\x1b[2K$ git status');
+  assert.equal(redraw.title, 'Run: touch X\\r\\x1b[2K$ git status');
+  const edit = approvalRequestFor('p3', { ...base, tool: 'write_file', title: 'Write a\u202etxt.exe', path: '/ws/a\u202etxt.exe' }, (p) => p.replace('/ws/', ''));
+  assert.equal(edit.title, 'Write a\\u202etxt.exe');
+  assert.equal(edit.detail, 'a\\u202etxt.exe');
+  const long = approvalRequestFor('p4', { ...base, title: 'x', command: 'ls ' + 'a'.repeat(500) + ' ; rm -rf x' });
+  assert.ok(long.title.length <= 200 && /\[\+\d+ characters\]/.test(long.title), long.title);
+});
+
 test('decision: allow/allowAlways pass; deny and anything unknown deny; only a deny keeps a (trimmed, capped) reason', () => {
   assert.deepEqual(decisionFor('allow', 'ignored'), { decision: 'allow' });
   assert.deepEqual(decisionFor('allowAlways'), { decision: 'allowAlways' });

@@ -174,6 +174,33 @@ test('settings: only explicitly set values are sent, nested; machine keys only f
   assert.deepEqual(buildServerSettings(() => undefined), {});
 });
 
+test('settings: the approval mode comes from user settings; a workspace or folder value only makes it stricter', () => {
+  const mode = (inspected: { globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown }) =>
+    buildServerSettings((k) => (k === 'tools.approvalMode' ? inspected : undefined));
+  // a repository's (or the model's) .vscode/settings.json cannot loosen it
+  assert.deepEqual(mode({ workspaceValue: 'yolo' }), {});
+  assert.deepEqual(mode({ globalValue: 'default', workspaceValue: 'yolo', workspaceFolderValue: 'auto-edit' }), { tools: { approvalMode: 'default' } });
+  assert.deepEqual(mode({ globalValue: 'auto-edit', workspaceFolderValue: 'yolo' }), { tools: { approvalMode: 'auto-edit' } });
+  // but it may tighten it
+  assert.deepEqual(mode({ globalValue: 'yolo', workspaceValue: 'default' }), { tools: { approvalMode: 'default' } });
+  assert.deepEqual(mode({ workspaceValue: 'plan' }), { tools: { approvalMode: 'plan' } });
+  assert.deepEqual(mode({ globalValue: 'auto-edit', workspaceValue: 'plan', workspaceFolderValue: 'default' }), { tools: { approvalMode: 'plan' } });
+  assert.deepEqual(mode({ globalValue: 'auto-edit', workspaceValue: 'nonsense' }), { tools: { approvalMode: 'auto-edit' } });
+});
+
+test('settings: an untrusted workspace sends folderTrust: false and reads user settings only; a trusted one sends no folderTrust', () => {
+  const values: Record<string, { globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown }> = {
+    'model.name': { globalValue: 'user-model', workspaceValue: 'repo-model' },
+    'memory.autoExtract': { workspaceFolderValue: true },
+    'tools.approvalMode': { globalValue: 'auto-edit', workspaceValue: 'plan' },
+  };
+  assert.deepEqual(buildServerSettings((k) => values[k], false), { folderTrust: false, model: { name: 'user-model' }, tools: { approvalMode: 'plan' } });
+  assert.deepEqual(buildServerSettings((k) => values[k], true), { model: { name: 'repo-model' }, memory: { autoExtract: true }, tools: { approvalMode: 'plan' } });
+  const restricted = manifest.capabilities.untrustedWorkspaces.restrictedConfigurations as string[];
+  for (const { key } of SERVER_SETTINGS) assert.ok(restricted.includes(`qwen.${key}`), `qwen.${key} is a restricted setting`);
+  assert.ok(restricted.includes('qwen.server.path'));
+});
+
 test('settings: every server key of design §5 is contributed under qwen.* with a description and the scope the mapping reads', () => {
   const props = manifest.contributes.configuration.properties as Record<string, Record<string, unknown>>;
   const keys = ['model.name', 'model.baseUrl', 'model.contextWindow', 'model.maxOutputTokens', 'compression.threshold', 'memory.enabled', 'memory.autoExtract', 'memory.autoDream', 'skills.enabled', 'editorContext.enabled', 'tools.approvalMode'];
@@ -181,7 +208,7 @@ test('settings: every server key of design §5 is contributed under qwen.* with 
   for (const { key, scope } of SERVER_SETTINGS) {
     const p = props[`qwen.${key}`];
     assert.ok(p, `qwen.${key} is contributed`);
-    assert.equal(p.scope, scope, `qwen.${key}: the manifest's scope is the one the mapping reads`);
+    assert.equal(p.scope, scope === 'stricter' ? 'resource' : scope, `qwen.${key}: the manifest's scope is the one the mapping reads`);
     assert.ok(typeof (p.description ?? p.markdownDescription) === 'string', `qwen.${key} has a description`);
   }
   for (const key of ['memory.enabled', 'memory.autoExtract', 'memory.autoDream']) {

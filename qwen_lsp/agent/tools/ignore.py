@@ -102,8 +102,7 @@ def walk_files(start: Path, rules: IgnoreRules) -> Iterator[Path]:
     walk), and a symlinked file is yielded only when it resolves inside the
     workspace: the repository may hold ``pw -> /etc/passwd``.
     """
-    for dirpath, dirnames, filenames in os.walk(start, onerror=_log_walk_error):
-        here = Path(dirpath)
+    for here, dirnames, filenames in _walk_top_down(start):
         dirnames[:] = sorted(d for d in dirnames if not rules.ignored(here / d, is_dir=True))
         for name in sorted(filenames):
             path = here / name
@@ -115,5 +114,32 @@ def walk_files(start: Path, rules: IgnoreRules) -> Iterator[Path]:
             yield path
 
 
-def _log_walk_error(exc: OSError) -> None:
-    log.debug("Skipping unreadable directory: %s", exc)
+def _walk_top_down(start: Path) -> Iterator[tuple[Path, list[str], list[str]]]:
+    """``os.walk`` top-down without following links, on an explicit stack.
+
+    Python 3.11's ``os.walk`` recurses once per level: a directory nested
+    1,100 deep raised ``RecursionError`` and broke ``grep_search`` and
+    ``glob`` for the whole workspace. The caller may prune ``dirnames`` in
+    place, as with ``os.walk``; directories are visited in the order given.
+    """
+    stack = [start]
+    while stack:
+        here = stack.pop()
+        dirnames: list[str] = []
+        filenames: list[str] = []
+        links: set[str] = set()
+        try:
+            with os.scandir(here) as entries:
+                for entry in entries:
+                    try:
+                        is_dir = entry.is_dir()  # as os.walk: a link to a directory is listed as one, never entered
+                        if is_dir and entry.is_symlink():
+                            links.add(entry.name)
+                    except OSError:
+                        is_dir = False
+                    (dirnames if is_dir else filenames).append(entry.name)
+        except OSError as exc:
+            log.debug("Skipping unreadable directory: %s", exc)
+            continue
+        yield here, dirnames, filenames
+        stack.extend(here / name for name in reversed(dirnames) if name not in links)

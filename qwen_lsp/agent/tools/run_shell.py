@@ -9,7 +9,10 @@ process group, stdin closed, with a timeout and at most
 cancelled turn the whole group is killed, so a ``make`` does not leave
 its children running.
 
-Asking happens before anything starts (``ctx.approve``); memory forks use
+The command's environment is the server's without the endpoint's key
+(:func:`shell_environment`). Asking happens before anything starts (``ctx.approve``), with the command
+itself as the title (``visible_text.shown_title``: hidden characters
+written out, multi-line commands flagged); memory forks use
 the read-only variant in ``shell.py`` instead, never this one.
 """
 
@@ -20,6 +23,7 @@ import contextlib
 import copy
 import os
 import signal
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import Field, ValidationError
@@ -29,6 +33,7 @@ from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.base import ToolArgs, describe_validation_error, function_declaration
 from qwen_lsp.agent.tools.shell import MAX_COMMAND_CHARS, MAX_OUTPUT_CHARS, NAME, read_bounded
 from qwen_lsp.agent.tools.workspace import resolved_inside
+from qwen_lsp.visible_text import shown_title
 
 TIMEOUT_SECONDS = 120.0
 
@@ -59,8 +64,9 @@ class ShellTool:
         },
     )
 
-    def __init__(self, timeout: float = TIMEOUT_SECONDS) -> None:
+    def __init__(self, timeout: float = TIMEOUT_SECONDS, *, secrets: Iterable[str | None] = ()) -> None:
         self._timeout = timeout
+        self._secrets = frozenset(s for s in secrets if s)
 
     def declaration(self) -> dict[str, Any]:
         return copy.deepcopy(self.DECLARATION)
@@ -76,22 +82,40 @@ class ShellTool:
         cwd = await asyncio.to_thread(resolved_inside, base, ctx.workspace_root.resolve())
         if cwd is None or not cwd.is_dir():
             return ToolResult(output=f"The directory {params.directory!r} is not a directory inside the workspace.", is_error=True)
-        title = f"Run: {params.description or params.command}"[:200]
+        title = shown_title("Run: ", params.command)  # what will run, never the model's description of it
         request = ToolPermission(tool=NAME, title=title, command=params.command)
         approval = await ctx.approve(ctx.call_id, request) if ctx.approve is not None else Approval("deny")
         decision = approval.decision
         if decision == "deny":
             return ToolResult(output=approval.refusal(), is_error=True, display=f"Declined: {params.command[:80]}", extra={"decision": decision})
-        result = await run_command(params.command, str(cwd), self._timeout)
+        result = await run_command(params.command, str(cwd), self._timeout, shell_environment(os.environ, self._secrets))
         return ToolResult(output=result.output, is_error=result.is_error, display=result.display, extra={"decision": decision})
 
 
-async def run_command(command: str, cwd: str, timeout: float = TIMEOUT_SECONDS) -> ToolResult:
+CREDENTIAL_VARIABLES = ("OPENAI_API_KEY", "DASHSCOPE_API_KEY")
+"""Where the endpoint's key comes from (``config.py``); an approved command has no use for it."""
+
+
+def shell_environment(environ: Mapping[str, str], secrets: Iterable[str] = ()) -> dict[str, str]:
+    """The server's environment without the endpoint's credentials.
+
+    Removed: :data:`CREDENTIAL_VARIABLES`, and every variable holding one of
+    their values or one of ``secrets`` (the configured key, perhaps from a
+    settings file), so the same key exported under another name goes too.
+    A command the user approved (or yolo ran) may still be one the model
+    chose to print its environment to the endpoint or anywhere else.
+    """
+    hidden = {v for v in secrets if v} | {environ[name] for name in CREDENTIAL_VARIABLES if environ.get(name)}
+    return {k: v for k, v in environ.items() if k not in CREDENTIAL_VARIABLES and v not in hidden}
+
+
+async def run_command(command: str, cwd: str, timeout: float, env: Mapping[str, str]) -> ToolResult:
     """Run ``bash -c command`` in its own process group; the group is killed however this ends early."""
     try:
         proc = await asyncio.create_subprocess_exec(
             "bash", "-c", command,
             cwd=cwd,
+            env=dict(env),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,

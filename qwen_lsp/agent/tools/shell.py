@@ -14,8 +14,16 @@ we are more conservative and never start a shell at all:
   ``sort``, ``uniq``, ``pwd``) and none of its options that write or run
   other programs (``find -exec/-delete/-fprint…``, ``sort -o``,
   ``rg --pre``, ``uniq`` with an output file);
-* every argument that names a path (contains ``/``, starts with ``~`` or
-  ``.``) must resolve inside the workspace or the run's read roots;
+* options that follow symbolic links or read file names from a file
+  (``grep -R``, ``find -L/-H/-follow/-files0-from``, ``rg -L``, ``ls -L``,
+  ``wc``/``sort --files0-from``) are refused, so a walk never leaves
+  through a link it meets;
+* every operand and every ``--option=value`` value is taken as a path
+  (a bare ``notes`` may be a link to ``../outside/id_rsa``) and must
+  resolve, links followed, inside the workspace or the run's read roots;
+  a pattern that is no file resolves inside and passes. A short option
+  with a path glued to it (``-f/etc/x``) is refused: the value must be
+  its own argument, where it is checked;
 * the stages are started directly (``exec``), piped to each other, in the
   workspace, with a timeout and a bounded output; on timeout or overflow
   the whole pipeline is killed.
@@ -51,11 +59,22 @@ READ_ONLY_PROGRAMS = frozenset({"ls", "cat", "head", "tail", "grep", "rg", "find
 
 _FORBIDDEN_OPTIONS: dict[str, tuple[str, ...]] = {
     "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"),
-    "sort": ("-o", "--output", "--compress-program"),
+    "sort": ("-o", "--output", "--compress-program", "-T", "--temporary-directory"),
     "rg": ("--pre", "--pre-glob", "--search-zip", "-z"),
     "grep": (),
     "tail": ("-f", "-F", "--follow"),
 }
+_WRITES = "can write files or run other programs"
+
+_LINK_OPTIONS: dict[str, tuple[str, ...]] = {
+    "grep": ("-R", "--dereference-recursive"),
+    "find": ("-L", "-H", "-follow", "-files0-from"),
+    "rg": ("-L", "--follow"),
+    "ls": ("-L", "--dereference"),
+    "wc": ("--files0-from",),
+    "sort": ("--files0-from",),
+}
+_LEAVES = "follows symbolic links or reads file names from a file, which could lead outside the workspace"
 
 _OPERATOR_CHARS = set("|&;<>()")
 
@@ -105,11 +124,14 @@ def _check_stage(argv: Sequence[str]) -> None:
         allowed = ", ".join(sorted(READ_ONLY_PROGRAMS))
         raise ShellRefused(f"'{program}' is not one of the read-only commands allowed here ({allowed})")
     for arg in argv[1:]:
-        for option in _FORBIDDEN_OPTIONS.get(program, ()):
-            if arg == option or (option.startswith("--") and arg.startswith(option + "=")) or (
-                len(option) == 2 and _short_cluster(arg) and option[1] in arg[1:]
-            ):
-                raise ShellRefused(f"'{program} {option}' can write files or run other programs")
+        for options, why in ((_FORBIDDEN_OPTIONS.get(program, ()), _WRITES), (_LINK_OPTIONS.get(program, ()), _LEAVES)):
+            for option in options:
+                if arg == option or (option.startswith("--") and arg.startswith(option + "=")) or (
+                    len(option) == 2 and _short_cluster(arg) and option[1] in arg[1:]
+                ):
+                    raise ShellRefused(f"'{program} {option}' {why}")
+        if _short_cluster(arg) and "=" not in arg and ("/" in arg or "~" in arg):
+            raise ShellRefused(f"the option '{arg}' has a path glued to it; give the path as its own argument")
     if program == "uniq":
         operands = [a for a in argv[1:] if not a.startswith("-")]
         if len(operands) > 1:
@@ -122,13 +144,20 @@ def _short_cluster(arg: str) -> bool:
 
 
 def path_arguments(argv: Sequence[str]) -> list[str]:
-    """Arguments (or ``--opt=value`` values) that name paths: contain ``/`` or start with ``~`` or ``.``."""
+    """Every argument that may name a file: each operand and each ``--opt=value`` value.
+
+    Not only those that look like paths: ``cat notes`` reads a link named
+    ``notes`` just as well. Non-file operands (patterns, counts) resolve
+    inside the working directory and pass.
+    """
     found = []
     for arg in argv[1:]:
-        value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
-        if "/" in value or value.startswith(("~", ".")):
-            found.append(value)
-    return found
+        if arg.startswith("-") and arg != "-":
+            if "=" in arg:
+                found.append(arg.split("=", 1)[1])
+            continue
+        found.append(arg)
+    return [value for value in found if value]
 
 
 class ShellArgs(ToolArgs):

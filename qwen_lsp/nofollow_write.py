@@ -1,0 +1,84 @@
+"""Write a file at a path resolved earlier, refusing any symlink that appeared on the way since.
+
+The CLI's write tools resolve the model's path (links followed, checked to
+be inside the workspace), then ask the user, then write. While the prompt
+waits, a directory on that path can be swapped for a symlink to anywhere;
+a plain ``open`` (or ``mkstemp`` in that directory) would then follow it
+and write outside the workspace. Here every directory from ``/`` down is
+opened with ``O_NOFOLLOW`` relative to its parent's descriptor, so the path
+written is the one checked: a component that is now a link fails the write
+(``ELOOP``/``ENOTDIR``) and nothing is written. The file itself is replaced
+atomically as by ``files.atomic_write_text`` (temporary file, ``fsync``,
+``rename`` within the same directory descriptor, directory ``fsync``),
+keeping an existing file's permission bits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from .files import TEMP_SUFFIX
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+class PathChanged(OSError):
+    """A directory on the resolved path is now a symlink (or no directory): nothing was written."""
+
+
+def _open_dir(name: str, parent: int) -> int:
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=parent)
+    except FileNotFoundError:
+        os.mkdir(name, dir_fd=parent)
+        return os.open(name, _DIR_FLAGS, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise PathChanged(exc.errno, f"{name!r} on the way is no longer a directory (a symlink was put there?)") from None
+        raise
+
+
+def write_text_nofollow(path: Path, content: str) -> None:
+    """Replace the file at the already resolved, absolute ``path``; no symlink is followed on the way."""
+    if not path.is_absolute() or len(path.parts) < 2:
+        raise ValueError(f"not an absolute file path: {path}")
+    fd = os.open(path.anchor, _DIR_FLAGS)
+    try:
+        for name in path.parts[1:-1]:
+            child = _open_dir(name, fd)
+            os.close(fd)
+            fd = child
+        _replace_in(fd, path.name, content.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def _replace_in(dir_fd: int, name: str, data: bytes) -> None:
+    keep: int | None = None
+    with contextlib.suppress(FileNotFoundError):
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISREG(info.st_mode):
+            keep = stat.S_IMODE(info.st_mode)
+    tmp = f".{name}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
+    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o666, dir_fd=dir_fd)
+    try:
+        try:
+            if keep is not None:  # a new file gets 0666 less the umask; an existing one keeps its bits
+                os.fchmod(out, keep)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(out, view) :]
+            os.fsync(out)
+        finally:
+            os.close(out)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    os.fsync(dir_fd)

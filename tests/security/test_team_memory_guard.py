@@ -1,0 +1,68 @@
+"""The team-memory secret guard holds for the chat's own write_file/edit, in yolo too.
+
+Before, only the memory store scanned: the chat's ``write_file`` into
+``.qwen/team-memory/`` was written unscanned, a DashScope key (``sk-`` and
+32 hex digits) matched no rule, and a ``ghp_`` token with a U+200B inside
+passed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
+
+from lsp_harness import as_dict, chat, running_server
+from qwen_lsp.memory.team_guard import is_team_memory_file
+from qwen_lsp.paths import sanitize_cwd
+
+DASHSCOPE = "sk-" + "0123456789abcdef" * 2
+GHP_SPLIT = "ghp_" + "A1b2" * 4 + "\u200b" + "A1b2" * 5
+
+
+def test_team_memory_paths_are_recognised_lexically_and_through_links(tmp_path: Path) -> None:
+    team = tmp_path / "repo" / ".qwen" / "team-memory"
+    team.mkdir(parents=True)
+    (tmp_path / "repo" / "alias").symlink_to(team)
+    assert is_team_memory_file(team / "a.md") and is_team_memory_file(tmp_path / "repo" / "alias" / "new.md")
+    assert is_team_memory_file(tmp_path / "repo" / "sub" / ".QWEN" / "Team-Memory" / "x.md")
+    assert not is_team_memory_file(tmp_path / "repo" / ".qwen" / "rules" / "x.md")
+
+
+async def test_the_chats_own_writes_into_team_memory_are_scanned_in_yolo(tmp_path: Path, home: Path, scripted: ScriptedOpenAI) -> None:
+    ws = tmp_path / "ws"
+    team = ws / ".qwen" / "team-memory"
+    team.mkdir(parents=True)
+    (team / "notes.md").write_text("# Team notes\n")
+    calls = [
+        ToolCallSpec("write_file", {"file_path": str(team / "keys.md"), "content": f"DASHSCOPE_API_KEY={DASHSCOPE}\n"}, id="w1"),
+        ToolCallSpec("write_file", {"file_path": str(team / "gh.md"), "content": f"token {GHP_SPLIT}\n"}, id="w2"),
+        ToolCallSpec("edit", {"file_path": str(team / "notes.md"), "old_string": "# Team notes", "new_string": f"# Team notes {DASHSCOPE}"}, id="e1"),
+    ]
+    scripted.enqueue(Reply(chunks=[], tool_calls=calls), Reply(chunks=["done"]))
+    async with running_server(home, ws, scripted.base_url, {"tools": {"approvalMode": "yolo"}}) as client:
+        assert as_dict(await chat(client, "save the keys for the team"))["text"] == "done"
+    answers = {m["tool_call_id"]: m["content"] for m in scripted.chat_requests()[1].body["messages"] if m.get("role") == "tool"}
+    assert answers["w1"].startswith("Content contains potential secrets (DashScope API Key) and cannot be written to team memory.")
+    assert answers["w2"].startswith("Content contains potential secrets (GitHub PAT)")
+    assert answers["e1"].startswith("Content contains potential secrets (DashScope API Key)")
+    assert not (team / "keys.md").exists() and not (team / "gh.md").exists() and (team / "notes.md").read_text() == "# Team notes\n"
+    assert not any(DASHSCOPE in a or GHP_SPLIT in a for a in answers.values())  # the refusal never quotes the secret
+
+
+async def test_opening_a_project_does_not_rewrite_its_committed_team_memory_index(tmp_path: Path, home: Path, scripted: ScriptedOpenAI) -> None:
+    ws = tmp_path / "ws"
+    team = ws / ".qwen" / "team-memory"
+    (team / "project").mkdir(parents=True)
+    hand_written = "# Our team memory\n\nWritten by hand; see project/release.md.\n"
+    (team / "MEMORY.md").write_text(hand_written)
+    (team / "project" / "release.md").write_text("---\nname: Releases\ndescription: Tuesdays\ntype: project\n---\n\nReleases go out on Tuesdays.\n")
+    project_memory = home / ".qwen" / "projects" / sanitize_cwd(ws) / "memory"
+    (project_memory / "feedback").mkdir(parents=True)
+    (project_memory / "feedback" / "x.md").write_text("---\nname: X\ndescription: x\ntype: feedback\n---\n\nx\n")
+    scripted.default = Reply(chunks=["hi"])  # the chat, and recall's side query over the memories
+    async with running_server(home, ws, scripted.base_url) as client:
+        assert as_dict(await chat(client, "hello"))["sessionId"]
+    # shutdown drained the startup work: the project index was brought in line, the team's was not touched
+    assert "x.md" in (project_memory / "MEMORY.md").read_text()
+    assert (team / "MEMORY.md").read_text() == hand_written
