@@ -21,8 +21,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
+from .context.text import Problem
 from .files import read_bytes
 from .paths import global_qwen_dir
+from .settings_spelling import canonical_keys
 from .settings_trust import is_plain_filename, screen_layers
 
 log = logging.getLogger(__name__)
@@ -141,6 +143,11 @@ class LoadedSettings:
     problems: list[str] = field(default_factory=list)
 
 
+def settings_problems(loaded: LoadedSettings) -> list[Problem]:
+    """The settings warnings (ignored keys first among them) as the context inspector lists problems."""
+    return [Problem(path="settings", message=problem) for problem in loaded.problems]
+
+
 def strip_json_comments(text: str) -> str:
     """Remove ``//`` and ``/* */`` comments outside strings (Qwen Code accepts them)."""
     out: list[str] = []
@@ -190,7 +197,7 @@ def read_settings_file(path: Path, problems: list[str]) -> dict[str, Any]:
     if not isinstance(data, dict):
         problems.append(f"{path}: expected a JSON object; its settings were skipped")
         return {}
-    return _from_qwen_settings(data)
+    return _from_qwen_settings(canonical_keys(Settings, data, str(path), problems))
 
 
 def _from_qwen_settings(data: dict[str, Any]) -> dict[str, Any]:
@@ -322,7 +329,7 @@ def load_settings(
         layers.append((str(project_file), read_settings_file(project_file, problems)))
     layers.append(("environment", env_layer(env)))
     if client:
-        layers.append(("editor", dict(client)))
+        layers.append(("editor", canonical_keys(Settings, client, "editor", problems)))
     # A project cannot trust itself: see settings_trust for what it may not set.
     project_source = None if project_file is None else str(project_file)
     for source, layer in screen_layers(layers, project_source, project_root, problems):

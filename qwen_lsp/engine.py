@@ -40,7 +40,7 @@ from .agent.tools.read_cache import ReadCaches
 from .agent.tools.skill import SkillTool
 from .compaction.compactor import Compactor, Progress, compaction_settings
 from .compaction.thresholds import Thresholds, compute_thresholds
-from .config import LoadedSettings, Settings, load_settings
+from .config import LoadedSettings, Settings, load_settings, settings_problems
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
 from .context.attachments import Attachment, attachment_parts
 from .context.inspector import count_request
@@ -618,7 +618,7 @@ class Engine:
             history=history,
             tool_declarations=[t.declaration() for t in self.tools],
             thresholds=self.thresholds(),
-            problems=self.context.problems,
+            problems=[*settings_problems(self.loaded), *self.context.problems],
             history_tokens=self.history_tokens.count(history),
         )
 
