@@ -139,7 +139,10 @@ class Engine:
             env={**os.environ, **env} if env is not None else None,
         )
         self._save_memory = SaveMemoryTool(
-            self.memory.store, saved=lambda scope, path: self.memory.changed(scope, [path]), enabled=lambda: self.memory.enabled
+            self.memory.store,
+            saved=lambda scope, path: self.memory.changed(scope, [path]),
+            enabled=lambda: self.memory.enabled,
+            plan_mode=lambda: self.settings.tools.approval_mode == "plan",
         )
         # Edits and approvals (issue 13): who is asked, where writes land, each chat's read cache.
         self._ask = ask
