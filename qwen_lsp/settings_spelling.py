@@ -48,8 +48,8 @@ def _walk(model: type[BaseModel], data: Mapping[str, Any], source: str, problems
     squashed = {_squash(k): v for k, v in spellings.items()}
     out: dict[str, Any] = {}
     for key, value in data.items():
-        canon = spellings.get(key)
-        if canon is None:
+        known = spellings.get(key)
+        if known is None:
             guess = squashed.get(_squash(key))
             if "." in key or guess is not None:
                 hint = f"write it as {prefix}{guess}" if guess else "settings are nested objects, not dotted keys"
@@ -57,6 +57,7 @@ def _walk(model: type[BaseModel], data: Mapping[str, Any], source: str, problems
             else:
                 out[key] = value  # not ours (another tool's key): validation ignores it
             continue
+        canon = known
         if canon != key and canon in data:
             problems.append(f"{source}: {prefix}{key} ignored: {prefix}{canon} is set too and wins")
             continue

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ValidationError
 
 from ..agent.approvals import Approval, ToolPermission
-from ..agent.protected_paths import protected_reason
+from ..protected_paths import protected_reason
 from ..agent.tool import ToolContext, ToolResult
 from ..agent.tools.base import ToolInputError, describe_validation_error
 from ..agent.tools.edit import EditArgs, EditTool, edit_message, edited_text

@@ -23,7 +23,7 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from lsp_harness import chat, server_env
 from qwen_lsp.agent.approvals import Approval, ApprovalPolicy, PermissionRequest, ToolPermission
-from qwen_lsp.agent.protected_paths import protected_reason
+from qwen_lsp.protected_paths import protected_reason
 from qwen_lsp.followup.gate import gate
 from qwen_lsp.followup.overlay import Overlay
 
