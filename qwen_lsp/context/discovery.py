@@ -21,7 +21,7 @@ without one) that is a symlink leading outside it is refused with a
 warning, unlike Qwen Code, which reads it (docs/security.md): the
 repository must not put ``/etc/passwd`` or ``/proc/self/environ`` in the prompt.
 A file the upward scan finds above the project must stay in its own
-directory, and no context file may resolve into ``/proc``, ``/sys`` or ``/dev``. Each file is read as UTF-8 (bad bytes replaced),
+directory, and no context file may resolve into ``/proc`` or ``/sys``. Each file is read as UTF-8 (bad bytes replaced),
 imports expanded, and attached as a ``--- Context from: <path relative to
 cwd> ---`` block if its trimmed text is not blank.
 """
@@ -34,6 +34,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .containment import is_live_state
 from .imports import ImportTrace, process_imports
 from .text import (
     GitAncestry,
@@ -251,10 +252,6 @@ def display_path(path: str, cwd: str) -> str:
     return strip_ansi_and_control(relative_path(path, cwd) if os.path.isabs(path) else path)
 
 
-_LIVE_STATE = ("/proc", "/sys", "/dev")
-"""Pseudo-filesystems: a "file" there is the system's live state (``/proc/self/environ`` holds the server's API key)."""
-
-
 def _refusal(path: str, project: str, global_dir: str, extra_paths: Sequence[str], trace: ImportTrace) -> str | None:
     """Why a listed context file may not be read into the prompt, or ``None``.
 
@@ -264,8 +261,8 @@ def _refusal(path: str, project: str, global_dir: str, extra_paths: Sequence[str
     its own directory, since a repository unpacked into a folder, or whoever
     shares a parent folder such as ``/tmp``, chooses those as well. The
     user's global files and the extra files are the user's own and may lead
-    anywhere. No file, the user's included, may resolve into ``/proc``,
-    ``/sys`` or ``/dev``.
+    anywhere. No file, the user's included, may resolve into ``/proc``
+    or ``/sys``.
     """
     if is_subpath(project, path):
         allowed: str | None = project
@@ -277,7 +274,7 @@ def _refusal(path: str, project: str, global_dir: str, extra_paths: Sequence[str
     real = trace.real_paths.real(path)
     if allowed is not None and not is_subpath(trace.real_paths.real(allowed), real):
         return f"refused: a symlink leads outside {where}"
-    if any(is_subpath(top, real) for top in _LIVE_STATE):
+    if is_live_state(real):
         return f"refused: it resolves to {real}, live system state, not a file"
     return None
 

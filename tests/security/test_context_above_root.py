@@ -14,11 +14,13 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from support.quiet_home import NO_BACKGROUND
 from support.scripted_openai import ScriptedOpenAI
 
 from lsp_harness import chat, server_env
 from qwen_lsp.context.discovery import discover
+from qwen_lsp.context.imports import ImportTrace, LeavesProject
 
 from .permission_client import permission_client
 
@@ -75,3 +77,12 @@ async def test_the_servers_environment_never_reaches_the_prompt(tmp_path: Path, 
     assert request.headers["authorization"] == f"Bearer {KEY}"  # the key is in use, and only in the header
     assert ENVIRON.encode() not in request.raw and KEY.encode() not in request.raw
     assert "inside-ok" in request.body["messages"][0]["content"]
+
+
+
+def test_an_import_into_proc_is_refused_even_where_the_root_would_allow_it() -> None:
+    """A repository at ``/`` (some container images) would allow every path; ``/proc`` stays out all the same."""
+    trace = ImportTrace()
+    for target in ("/proc/self/environ", "/sys/kernel/hostname"):
+        with pytest.raises(LeavesProject, match="/proc or /sys"):
+            trace.read(target, "/")
