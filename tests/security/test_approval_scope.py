@@ -13,6 +13,8 @@ written" is read both from its log and from the disk (docs/security.md,
 from __future__ import annotations
 
 import json
+import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -194,3 +196,36 @@ async def test_the_policy_asks_for_configuration_in_every_mode_but_yolo(mode: st
     else:
         assert len(asked) == 2 and first.decision == second.decision == "allow"
         assert asked[0].wire()["protected"] == "hooks"
+
+
+def test_cli_allow_always_on_a_command_does_not_cover_a_chained_one(ws: Path, home: Path, scripted: ScriptedOpenAI) -> None:
+    """The CLI on a real pseudo-terminal: 'a' on ``git status``; the chained command is asked again and refused."""
+    user_settings(home, "default", shell_enabled=True)
+    touched = ws.parent / "X"
+    scripted.enqueue(shell("git status", "s1"), shell("git status", "s2"), shell(f"git status && touch {touched}", "s3"), Reply(chunks=["Done."]))
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qwen_lsp", "chat", "status"], cwd=ws, env=server_env(home, scripted.base_url),
+        stdin=follower, stdout=subprocess.PIPE, stderr=follower,
+    )
+    os.close(follower)
+    prompts: list[bytes] = []
+    try:
+        for answer in (b"a\n", b"n\n"):
+            seen = b""
+            while b"Allow?" not in seen:
+                chunk = os.read(leader, 4096)
+                assert chunk, seen
+                seen += chunk
+            prompts.append(seen)
+            os.write(leader, answer)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(leader)
+    assert proc.returncode == 0
+    assert b"$ git status" in prompts[0] and b"touch" in prompts[1]  # the second question is the chained command
+    assert not touched.exists()
+    tool_results = [m["content"] for m in scripted.chat_requests()[-1].body["messages"] if m["role"] == "tool"]
+    assert len(tool_results) == 3 and "did not allow" in tool_results[2]
