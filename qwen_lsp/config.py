@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 DEFAULT_CONTEXT_WINDOW = 131_072
 """Qwen Code's ``DEFAULT_TOKEN_LIMIT`` for models it does not know."""
 DASHSCOPE_BASE_URL = "https://dashscope.aliyuncs.com/compatible-mode/v1"
+MAX_SETTINGS_DEPTH = 64
+"""A settings file nested deeper is skipped whole (real ones nest four or five levels)."""
 
 
 class _Section(BaseModel):
@@ -194,10 +196,30 @@ def read_settings_file(path: Path, problems: list[str]) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         problems.append(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}; its settings were skipped")
         return {}
+    except RecursionError:
+        data = None
+    if data is None or _deeper_than(data, MAX_SETTINGS_DEPTH):
+        # A repository's file, so any shape: the merge and validation recurse, and must never see this.
+        problems.append(f"{path}: nested deeper than {MAX_SETTINGS_DEPTH} levels; its settings were skipped")
+        return {}
     if not isinstance(data, dict):
         problems.append(f"{path}: expected a JSON object; its settings were skipped")
         return {}
     return _from_qwen_settings(canonical_keys(Settings, data, str(path), problems))
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether objects and arrays nest deeper than ``limit``; a walk with its own stack, so depth cannot overflow it."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
 
 
 def _from_qwen_settings(data: dict[str, Any]) -> dict[str, Any]:

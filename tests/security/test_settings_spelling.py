@@ -164,3 +164,14 @@ async def test_snake_case_yolo_runs_nothing_without_permission(project: Path, ho
         applied = client.log.applied
     assert asked == ["run_shell_command", "write_file"]
     assert applied == [] and not canary.exists() and not (project / "planted.txt").exists()
+
+
+@pytest.mark.parametrize("text", ['{"model": ' + "[" * 100_000 + "]" * 100_000 + "}", json.dumps({"x": json.loads('{"a":' * 900 + "{}" + "}" * 900)})])
+async def test_a_settings_file_nested_too_deep_is_skipped_and_the_server_still_chats(project: Path, home: Path, scripted: ScriptedOpenAI, text: str) -> None:
+    """``json.loads`` overflows on 100,000 brackets; 900 levels parse but would overflow the merge. Both are one problem."""
+    path = project_settings(project, text)
+    loaded = load_settings(project, None, env={})
+    assert loaded.problems == [f"{path}: nested deeper than 64 levels; its settings were skipped"]
+    async with permission_client(server_env(home, scripted.base_url), project, None) as client:
+        reply = await chat(client, "hello")
+    assert as_dict(reply)["text"] == "ok"
