@@ -13,9 +13,13 @@ question, and "Allow always" on one edit would let it plant them all. So a
 write to one of them asks in every approval mode but ``yolo`` and is never
 remembered by "Allow always" (``ApprovalPolicy``).
 
-Names are compared case-insensitively: on macOS and Windows ``.GIT/config``
-is ``.git/config``. The path given is the one the write will reach (symlinks
-already followed), relative to the workspace root.
+Names are compared as the file systems that will open them do, after
+git's own ``is_hfs_dotgit``/``is_ntfs_dotgit``: without case (on macOS and
+Windows ``.GIT/config`` is ``.git/config``), without the code points HFS+
+ignores (``.g\u200cit``), without Windows' trailing dots and spaces
+(``.git. ``), and with the NTFS short name ``git~1``. The path given is the
+one the write will reach (symlinks already followed), relative to the
+workspace root.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ _FILES = {
 
 def protected_reason(relative: str) -> str | None:
     """Why a write to ``relative`` (posix, inside the workspace) must always ask, or ``None`` for an ordinary file."""
-    parts = [p.casefold() for p in relative.split("/") if p not in ("", ".")]
+    parts = [_as_opened(p) for p in relative.replace("\\", "/").split("/") if p not in ("", ".")]
     for part in parts[:-1]:
         if part in _DIRECTORIES:
             return _DIRECTORIES[part]
@@ -53,3 +57,14 @@ def protected_reason(relative: str) -> str | None:
     if name.endswith(".code-workspace"):
         return "a .code-workspace file holds the editor's workspace settings and tasks"
     return _FILES.get(name)
+
+
+_HFS_IGNORED = dict.fromkeys([*range(0x200C, 0x2010), *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF])
+"""Code points HFS+ leaves out of a name when it compares them (git's ``next_hfs_char``)."""
+_SHORT_NAMES = {"git~1": ".git"}
+
+
+def _as_opened(name: str) -> str:
+    """``name`` as a case-insensitive, HFS+ or NTFS volume would match it."""
+    folded = name.translate(_HFS_IGNORED).casefold().rstrip(". ")
+    return _SHORT_NAMES.get(folded, folded)

@@ -12,7 +12,7 @@ Modes (Qwen Code's ``ApprovalMode``):
 terminal. The answer is ``allow``, ``allowAlways`` or ``deny``.
 
 "Allow always" covers what was shown, for the rest of the chat: the same
-command, character for character, for ``run_shell_command``; the same file
+command, character for character, in the same directory, for ``run_shell_command``; the same file
 for ``edit``/``write_file`` (the same tool on the same resolved path). Qwen
 Code 0.24.4 remembers a shell command's root commands (``git``) and a whole
 edit tool; we are narrower on purpose, since "Allow always" on ``git status``
@@ -75,6 +75,8 @@ class PermissionRequest:
     command: str | None = None
     protected: str | None = None
     """Why this write always asks (``protected_paths``); "Allow always" is then taken as "Allow" for this call only."""
+    directory: str | None = None
+    """Where a shell command runs (absolute, resolved)."""
 
     def wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -84,7 +86,13 @@ class PermissionRequest:
             "tool": self.tool,
             "title": self.title,
         }
-        for key, value in (("path", self.path), ("diff", self.diff), ("command", self.command), ("protected", self.protected)):
+        for key, value in (
+            ("path", self.path),
+            ("diff", self.diff),
+            ("command", self.command),
+            ("protected", self.protected),
+            ("directory", self.directory),
+        ):
             if value is not None:
                 out[key] = value
         return out
@@ -101,6 +109,8 @@ class ToolPermission:
     command: str | None = None
     protected: str | None = None
     """Set by a write to configuration (``protected_paths.protected_reason``): ask in every mode but yolo, never remember."""
+    directory: str | None = None
+    """A shell command's working directory: part of what "Allow always" covers (another folder may hold another repository)."""
 
 
 Asker = Callable[[PermissionRequest], Awaitable[Approval]]
@@ -124,10 +134,10 @@ def needs_asking(mode: ApprovalMode, tool: str) -> bool:
     return True
 
 
-def always_scope(request: ToolPermission) -> tuple[str, str]:
-    """What "Allow always" on ``request`` covers: the exact command, or the tool on the exact path (or title)."""
+def always_scope(request: ToolPermission) -> tuple[str, ...]:
+    """What "Allow always" on ``request`` covers: the exact command in the same directory, or the tool on the exact path (or title)."""
     if request.command is not None:
-        return request.tool, request.command.strip()
+        return request.tool, request.command.strip(), request.directory or ""
     return request.tool, request.path if request.path is not None else request.title
 
 
@@ -136,7 +146,7 @@ class ApprovalPolicy:
 
     def __init__(self, mode: Callable[[], ApprovalMode]) -> None:
         self._mode = mode
-        self._always: dict[str, set[tuple[str, str]]] = {}
+        self._always: dict[str, set[tuple[str, ...]]] = {}
 
     def forget(self, session_id: str) -> None:
         self._always.pop(session_id, None)
@@ -161,6 +171,7 @@ class ApprovalPolicy:
                 diff=request.diff,
                 command=request.command,
                 protected=request.protected,
+                directory=request.directory,
             )
         )
         if answer.decision == "allowAlways" and request.protected is not None:

@@ -69,17 +69,19 @@ def user_settings(home: Path, mode: str, shell_enabled: bool = False) -> None:
 
 async def test_auto_edit_asks_before_planting_git_config_and_gitattributes(ws: Path, home: Path, scripted: ScriptedOpenAI) -> None:
     user_settings(home, "auto-edit")
+    (ws / "cfg").symlink_to(ws / ".git" / "config")  # a decoy name: the write would reach .git/config
     scripted.enqueue(
         edit(ws / ".git" / "config", "\tbare = false\n", PLANTED, "e1"),
         write(ws / ".gitattributes", "* filter=x\n", "w1"),
+        write(ws / "cfg", PLANTED, "w3"),
         write(ws / "notes.py", "y = 2\n", "w2"),  # an ordinary file: auto-edit writes it unasked
         Reply(chunks=["Done."]),
     )
     async with permission_client(server_env(home, scripted.base_url), ws, None) as client:
         await chat(client, "set up the repo")
         asked, applied = client.log.asked, client.log.applied
-    assert [(a["tool"], Path(a["path"]).name) for a in asked] == [("edit", "config"), ("write_file", ".gitattributes")]
-    assert all(".git" in a["protected"] for a in asked)
+    assert [(a["tool"], Path(a["path"]).name) for a in asked] == [("edit", "config"), ("write_file", ".gitattributes"), ("write_file", "config")]
+    assert all(".git" in a["protected"] for a in asked) and asked[2]["path"] == str((ws / ".git" / "config").resolve())
     assert len(applied) == 1 and "notes.py" in str(applied[0])  # only the ordinary write reached the editor
     assert (ws / ".git" / "config").read_text() == GIT_CONFIG and not (ws / ".gitattributes").exists()
 
@@ -120,6 +122,7 @@ def test_cli_auto_edit_does_not_plant_git_config_without_a_terminal(ws: Path, ho
     ("relative", "protected"),
     [
         (".git/config", True), (".git/hooks/pre-commit", True), (".GIT/config", True), ("sub/.git/config", True),
+        (".g\u200cit/config", True), (".git. /hooks/x", True), ("GIT~1/config", True), (".gitattributes.", True),
         (".gitattributes", True), ("src/.gitattributes", True), (".gitmodules", True), (".qwen/settings.json", True),
         (".qwen/skills/x/SKILL.md", True), (".vscode/settings.json", True), (".devcontainer/devcontainer.json", True),
         ("app.code-workspace", True), (".envrc", True), (".husky/pre-commit", True), (".pre-commit-config.yaml", True),
@@ -229,3 +232,20 @@ def test_cli_allow_always_on_a_command_does_not_cover_a_chained_one(ws: Path, ho
     assert not touched.exists()
     tool_results = [m["content"] for m in scripted.chat_requests()[-1].body["messages"] if m["role"] == "tool"]
     assert len(tool_results) == 3 and "did not allow" in tool_results[2]
+
+
+async def test_allow_always_on_a_command_does_not_cover_it_in_another_directory(ws: Path, home: Path, scripted: ScriptedOpenAI) -> None:
+    """``git status`` in a nested repository runs that repository's filters: another folder is another question."""
+    user_settings(home, "default", shell_enabled=True)
+    (ws / "vendor").mkdir()
+    scripted.enqueue(
+        shell("git status", "s1"),
+        call("run_shell_command", {"command": "git status", "directory": "vendor"}, "s2"),
+        Reply(chunks=["Done."]),
+    )
+    async with permission_client(server_env(home, scripted.base_url), ws, None, ["allowAlways"]) as client:
+        await chat(client, "status")
+        asked = client.log.asked
+    assert [a["toolCallId"] for a in asked] == ["s1", "s2"]
+    assert asked[1]["directory"] == str((ws / "vendor").resolve())
+
