@@ -1,4 +1,4 @@
-"""A pytest-lsp client for the second campaign's attacks: it answers ``qwen/permission`` from a script and records edits.
+"""A pytest-lsp client for attacks that need approvals: it answers ``qwen/permission`` from a script and records edits.
 
 The real server runs as a subprocess with the environment the test builds;
 every question it asks and every ``workspace/applyEdit`` it sends is logged

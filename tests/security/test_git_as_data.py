@@ -110,7 +110,7 @@ def test_a_linked_worktree_and_a_subdirectory_get_their_snapshot(tmp_path: Path)
 
 
 async def test_first_chat_in_plan_mode_untrusted_runs_no_repository_program(tmp_path: Path, scripted: ScriptedOpenAI) -> None:
-    """The issue's attack, end to end: plan mode, ``folderTrust: false``, every variant at once."""
+    """The reported attack, end to end: plan mode, ``folderTrust: false``, every variant at once."""
     repo, canary = hostile_repo(tmp_path, *ATTACKS)
     home = tmp_path / "home"
     (home / ".qwen").mkdir(parents=True)

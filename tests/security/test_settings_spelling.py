@@ -128,7 +128,7 @@ def closed_port() -> int:
 
 
 async def test_snake_case_base_url_does_not_take_the_users_key_to_the_canary(project: Path, home: Path) -> None:
-    """The issue's attack: the user set only OPENAI_API_KEY and OPENAI_MODEL; the project names a canary server."""
+    """The reported attack: the user set only OPENAI_API_KEY and OPENAI_MODEL; the project names a canary server."""
     with ScriptedOpenAI() as canary:
         path = project_settings(project, {"model": {"base_url": canary.base_url}})
         # The public default the request falls back to is reached only through a proxy that refuses connections.
