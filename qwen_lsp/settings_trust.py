@@ -16,6 +16,12 @@ workspace trust), and go further: even a trusted project may not set the
 keys in :data:`_FORBIDDEN`, because "trust" here is a one-click dialog that
 users accept for every clone, while a leaked key cannot be taken back.
 
+Every layer reaches this screen in one spelling, its keys rewritten to
+the aliases by ``settings_spelling`` (``base_url`` is ``baseUrl`` here),
+so the keys below are the only names the model layer can read them by. A
+project's ``tools.approvalMode`` is taken only when it is at least as
+strict as the user's (``yolo`` < ``auto-edit`` < ``default`` < ``plan``).
+
 ``context.fileName`` is checked in *every* layer: each entry is joined to a
 directory and read into the system prompt, so only plain file names
 (``QWEN.md``) make sense; ``/proc/self/environ`` or ``../x`` would put any
