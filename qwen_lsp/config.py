@@ -21,8 +21,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
+from .context.text import Problem
 from .files import read_bytes
 from .paths import global_qwen_dir
+from .settings_spelling import canonical_keys
 from .settings_trust import is_plain_filename, screen_layers
 
 log = logging.getLogger(__name__)
@@ -30,6 +32,8 @@ log = logging.getLogger(__name__)
 DEFAULT_CONTEXT_WINDOW = 131_072
 """Qwen Code's ``DEFAULT_TOKEN_LIMIT`` for models it does not know."""
 DASHSCOPE_BASE_URL = "https://dashscope.aliyuncs.com/compatible-mode/v1"
+MAX_SETTINGS_DEPTH = 64
+"""A settings file nested deeper is skipped whole (real ones nest four or five levels)."""
 
 
 class _Section(BaseModel):
@@ -148,6 +152,11 @@ class LoadedSettings:
     problems: list[str] = field(default_factory=list)
 
 
+def settings_problems(loaded: LoadedSettings) -> list[Problem]:
+    """The settings warnings (ignored keys first among them) as the context inspector lists problems."""
+    return [Problem(path="settings", message=problem) for problem in loaded.problems]
+
+
 def strip_json_comments(text: str) -> str:
     """Remove ``//`` and ``/* */`` comments outside strings (Qwen Code accepts them)."""
     out: list[str] = []
@@ -194,10 +203,30 @@ def read_settings_file(path: Path, problems: list[str]) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         problems.append(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}; its settings were skipped")
         return {}
+    except RecursionError:
+        data = None
+    if data is None or _deeper_than(data, MAX_SETTINGS_DEPTH):
+        # A repository's file, so any shape: the merge and validation recurse, and must never see this.
+        problems.append(f"{path}: nested deeper than {MAX_SETTINGS_DEPTH} levels; its settings were skipped")
+        return {}
     if not isinstance(data, dict):
         problems.append(f"{path}: expected a JSON object; its settings were skipped")
         return {}
-    return _from_qwen_settings(data)
+    return _from_qwen_settings(canonical_keys(Settings, data, str(path), problems))
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether objects and arrays nest deeper than ``limit``; a walk with its own stack, so depth cannot overflow it."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
 
 
 def _from_qwen_settings(data: dict[str, Any]) -> dict[str, Any]:
@@ -329,7 +358,7 @@ def load_settings(
         layers.append((str(project_file), read_settings_file(project_file, problems)))
     layers.append(("environment", env_layer(env)))
     if client:
-        layers.append(("editor", dict(client)))
+        layers.append(("editor", canonical_keys(Settings, client, "editor", problems)))
     # A project cannot trust itself: see settings_trust for what it may not set.
     project_source = None if project_file is None else str(project_file)
     for source, layer in screen_layers(layers, project_source, project_root, problems):

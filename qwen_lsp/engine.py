@@ -40,7 +40,7 @@ from .agent.tools.read_cache import ReadCaches
 from .agent.tools.skill import SkillTool
 from .compaction.compactor import Compactor, Progress, compaction_settings
 from .compaction.thresholds import Thresholds, compute_thresholds
-from .config import LoadedSettings, Settings, load_settings
+from .config import LoadedSettings, Settings, load_settings, settings_problems
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
 from .context.attachments import Attachment, attachment_parts
 from .context.inspector import count_request
@@ -146,7 +146,10 @@ class Engine:
             env={**os.environ, **env} if env is not None else None,
         )
         self._save_memory = SaveMemoryTool(
-            self.memory.store, saved=lambda scope, path: self.memory.changed(scope, [path]), enabled=lambda: self.memory.enabled
+            self.memory.store,
+            saved=lambda scope, path: self.memory.changed(scope, [path]),
+            enabled=lambda: self.memory.enabled,
+            plan_mode=lambda: self.settings.tools.approval_mode == "plan",
         )
         # Edits and approvals (issue 13): who is asked, where writes land, each chat's read cache.
         self._ask = ask
@@ -649,7 +652,7 @@ class Engine:
             history=history,
             tool_declarations=[t.declaration() for t in self.tools],
             thresholds=self.thresholds(),
-            problems=self.context.problems,
+            problems=[*settings_problems(self.loaded), *self.context.problems],
             history_tokens=self.history_tokens.count(history),
             editor_context=editor,
         )

@@ -230,7 +230,11 @@ class PermissionParams(WireResult):
     diff: str | None = None
     """Unified diff of the proposed change (``--- /dev/null`` for a new file)."""
     command: str | None = None
-    """The shell command."""
+    """The shell command, every hidden character written out (docs/security.md)."""
+    directory: str | None = None
+    """Where a shell command runs (absolute, resolved): "Allow always" covers this directory only."""
+    protected: str | None = None
+    """For a write to configuration: why it always asks ("Allow always" then counts as "Allow" for this call)."""
 
 
 class PermissionAnswer(WireParams):

@@ -16,6 +16,12 @@ workspace trust), and go further: even a trusted project may not set the
 keys in :data:`_FORBIDDEN`, because "trust" here is a one-click dialog that
 users accept for every clone, while a leaked key cannot be taken back.
 
+Every layer reaches this screen in one spelling, its keys rewritten to
+the aliases by ``settings_spelling`` (``base_url`` is ``baseUrl`` here),
+so the keys below are the only names the model layer can read them by. A
+project's ``tools.approvalMode`` is taken only when it is at least as
+strict as the user's (``yolo`` < ``auto-edit`` < ``default`` < ``plan``).
+
 ``context.fileName`` is checked in *every* layer: each entry is joined to a
 directory and read into the system prompt, so only plain file names
 (``QWEN.md``) make sense; ``/proc/self/environ`` or ``../x`` would put any
@@ -38,7 +44,8 @@ _FORBIDDEN: dict[tuple[str, ...], str] = {
     ("tools", "shell"): f"a project may not let the model run shell commands; {_ELSEWHERE}",
     ("folderTrust",): "only your own ~/.qwen/settings.json or the editor decide whether a folder is trusted",
 }
-_LOOSE_APPROVAL = ("auto-edit", "yolo")  # modes that run tools without asking
+_STRICTNESS = {"yolo": 0, "auto-edit": 1, "default": 2, "plan": 3}
+"""Approval modes from loosest to strictest; a mode not listed here (a newer one) is never taken from a project."""
 
 
 def is_plain_filename(name: str) -> bool:
@@ -66,9 +73,19 @@ def screen_layers(
                 problems.append(f"{source}: not loaded: this folder is not trusted (folderTrust is false)")
                 continue
             assert project_root is not None
-            layer = _project_layer(layer, source, project_root, problems)
+            layer = _project_layer(layer, source, project_root, _approval_mode(l for _, l in screened), problems)
         screened.append((source, _plain_context_filenames(layer, source, problems)))
     return screened
+
+
+def _approval_mode(layers_below: Any) -> str:
+    """``tools.approvalMode`` as the layers below the project set it (``default`` when none does)."""
+    mode = "default"
+    for layer in layers_below:
+        tools = layer.get("tools")
+        if isinstance(tools, Mapping) and isinstance(tools.get("approvalMode"), str):
+            mode = tools["approvalMode"]
+    return mode
 
 
 def _folder_trusted(trusted_layers: Any) -> bool:
@@ -81,17 +98,21 @@ def _folder_trusted(trusted_layers: Any) -> bool:
     return trusted
 
 
-def _project_layer(layer: Mapping[str, Any], source: str, root: Path, problems: list[str]) -> dict[str, Any]:
+def _project_layer(layer: Mapping[str, Any], source: str, root: Path, below: str, problems: list[str]) -> dict[str, Any]:
+    """The project layer minus what it may not set; ``below`` is the approval mode it may only make stricter."""
     out = _copy(layer)
     for path, why in _FORBIDDEN.items():
         if _pop(out, path):
             problems.append(f"{source}: {'.'.join(path)} ignored: {why}")
     tools = out.get("tools")
-    if isinstance(tools, dict) and tools.get("approvalMode") in _LOOSE_APPROVAL:
-        problems.append(
-            f"{source}: tools.approvalMode {tools.pop('approvalMode')!r} ignored: a project may not turn off "
-            f"tool approval; {_ELSEWHERE}"
-        )
+    if isinstance(tools, dict) and "approvalMode" in tools:
+        wanted = tools["approvalMode"]
+        if not isinstance(wanted, str) or _STRICTNESS.get(wanted, -1) < _STRICTNESS.get(below, len(_STRICTNESS)):
+            del tools["approvalMode"]
+            problems.append(
+                f"{source}: tools.approvalMode {wanted!r} ignored: a project may only make approval stricter "
+                f"than {below!r}; {_ELSEWHERE}"
+            )
     context = out.get("context")
     if isinstance(context, dict) and isinstance(context.get("ruleExcludes"), list):
         inside = _inside_root_globs(context["ruleExcludes"], root)

@@ -9,9 +9,18 @@ Modes (Qwen Code's ``ApprovalMode``):
 
 "Asking" is the adapter's business (an ``Asker``): the server sends
 ``qwen/permission`` or ``window/showMessageRequest``, the CLI prompts on the
-terminal. The answer is ``allow``, ``allowAlways`` (this tool runs without
-asking for the rest of the chat, as Qwen Code's "always allow" does) or
-``deny``. Where nobody can be asked, the engine offers ``plan``'s tools
+terminal. The answer is ``allow``, ``allowAlways`` or ``deny``.
+
+"Allow always" covers what was shown, for the rest of the chat: the same
+command, character for character, in the same directory, for ``run_shell_command``; the same file
+for ``edit``/``write_file`` (the same tool on the same resolved path). Qwen
+Code 0.24.4 remembers a shell command's root commands (``git``) and a whole
+edit tool; we are narrower on purpose, since "Allow always" on ``git status``
+must not let ``git status && touch X`` or ``git config …`` through, nor one
+edit of ``a.py`` let an edit of ``.git/hooks/pre-commit`` through. A write
+to configuration that changes what git, the tools or the editor do
+(``protected_paths``) asks in every mode but ``yolo`` and is never
+remembered. Where nobody can be asked, the engine offers ``plan``'s tools
 instead (see :func:`offered_mode`), so the model is never handed a tool
 every call of which would be refused.
 
@@ -67,6 +76,10 @@ class PermissionRequest:
     path: str | None = None
     diff: str | None = None
     command: str | None = None
+    protected: str | None = None
+    """Why this write always asks (``protected_paths``); "Allow always" is then taken as "Allow" for this call only."""
+    directory: str | None = None
+    """Where a shell command runs (absolute, resolved)."""
 
     def shown_title(self) -> str:
         """The title as a person sees it: controls, bidi and zero-width characters written out (``visible_text.py``)."""
@@ -87,6 +100,8 @@ class PermissionRequest:
             path=self.path,
             diff=self.diff,
             command=self.shown_command(),
+            directory=self.directory,
+            protected=self.protected,
         )
 
 
@@ -99,6 +114,10 @@ class ToolPermission:
     path: str | None = None
     diff: str | None = None
     command: str | None = None
+    protected: str | None = None
+    """Set by a write to configuration (``protected_paths.protected_reason``): ask in every mode but yolo, never remember."""
+    directory: str | None = None
+    """A shell command's working directory: part of what "Allow always" covers (another folder may hold another repository)."""
 
 
 Asker = Callable[[PermissionRequest], Awaitable[Approval]]
@@ -122,20 +141,29 @@ def needs_asking(mode: ApprovalMode, tool: str) -> bool:
     return True
 
 
+def always_scope(request: ToolPermission) -> tuple[str, ...]:
+    """What "Allow always" on ``request`` covers: the exact command in the same directory, or the tool on the exact path (or title)."""
+    if request.command is not None:
+        return request.tool, request.command.strip(), request.directory or ""
+    return request.tool, request.path if request.path is not None else request.title
+
+
 class ApprovalPolicy:
-    """The approval state of one workspace: each chat's "allow always" tools."""
+    """The approval state of one workspace: each chat's "allow always" scopes (:func:`always_scope`)."""
 
     def __init__(self, mode: Callable[[], ApprovalMode]) -> None:
         self._mode = mode
-        self._always: dict[str, set[str]] = {}
+        self._always: dict[str, set[tuple[str, ...]]] = {}
 
     def forget(self, session_id: str) -> None:
         self._always.pop(session_id, None)
 
     async def decide(self, session_id: str, turn_id: str, call_id: str, ask: Asker | None, request: ToolPermission) -> Approval:
-        if not needs_asking(self._mode(), request.tool):
+        mode = self._mode()
+        if mode == "yolo" or (request.protected is None and not needs_asking(mode, request.tool)):
             return Approval("auto")
-        if request.tool in self._always.get(session_id, ()):
+        scope = always_scope(request)
+        if request.protected is None and scope in self._always.get(session_id, ()):
             return Approval("allowAlways")
         if ask is None:
             return Approval("deny")
@@ -149,10 +177,14 @@ class ApprovalPolicy:
                 path=request.path,
                 diff=request.diff,
                 command=request.command,
+                protected=request.protected,
+                directory=request.directory,
             )
         )
+        if answer.decision == "allowAlways" and request.protected is not None:
+            return Approval("allow")
         if answer.decision == "allowAlways":
-            self._always.setdefault(session_id, set()).add(request.tool)
+            self._always.setdefault(session_id, set()).add(scope)
         return answer if answer.decision in ("allow", "allowAlways") else Approval("deny", answer.reason)
 
     def for_turn(self, session_id: str, turn_id: str, ask: Asker | None) -> Approve:

@@ -18,6 +18,18 @@ import stat
 from .text import is_subpath
 
 
+LIVE_STATE = ("/proc", "/sys")
+"""Pseudo-filesystems: a "file" there is the system's live state (``/proc/self/environ`` holds the server's API key).
+
+``/dev`` is not listed: its devices are not regular files, which ``read_bytes`` refuses anyway, and
+``/dev/shm`` is an ordinary place for a scratch checkout."""
+
+
+def is_live_state(real: str) -> bool:
+    """Whether a resolved path lies in ``/proc`` or ``/sys``: never context, whatever the root allows."""
+    return any(is_subpath(top, real) for top in LIVE_STATE)
+
+
 class RealPaths:
     """One context build's memo of resolved paths: each directory is looked at once per build.
 

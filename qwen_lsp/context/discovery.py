@@ -19,7 +19,9 @@ An untrusted folder gets only the global files. Subdirectories below cwd
 are never scanned. A context file inside the project (the git root, or cwd
 without one) that is a symlink leading outside it is refused with a
 warning, unlike Qwen Code, which reads it (docs/security.md): the
-repository must not put ``/etc/passwd`` or ``/proc/self/environ`` in the prompt. Each file is read as UTF-8 (bad bytes replaced),
+repository must not put ``/etc/passwd`` or ``/proc/self/environ`` in the prompt.
+A file the upward scan finds above the project must stay in its own
+directory, and no context file may resolve into ``/proc`` or ``/sys``. Each file is read as UTF-8 (bad bytes replaced),
 imports expanded, and attached as a ``--- Context from: <path relative to
 cwd> ---`` block if its trimmed text is not blank.
 """
@@ -32,6 +34,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .containment import is_live_state
 from .imports import ImportTrace, process_imports
 from .text import (
     GitAncestry,
@@ -249,6 +252,33 @@ def display_path(path: str, cwd: str) -> str:
     return strip_ansi_and_control(relative_path(path, cwd) if os.path.isabs(path) else path)
 
 
+def _refusal(path: str, project: str, global_dir: str, extra_paths: Sequence[str], trace: ImportTrace) -> str | None:
+    """Why a listed context file may not be read into the prompt, or ``None``.
+
+    Each file is checked against the tree it was found in, symlinks
+    followed: a file inside the project must stay in the project, and one
+    found by the upward scan *above* it (``<parent>/QWEN.md``) must stay in
+    its own directory, since a repository unpacked into a folder, or whoever
+    shares a parent folder such as ``/tmp``, chooses those as well. The
+    user's global files and the extra files are the user's own and may lead
+    anywhere. No file, the user's included, may resolve into ``/proc``
+    or ``/sys``.
+    """
+    if is_subpath(project, path):
+        allowed: str | None = project
+        where = "the project"
+    elif path in extra_paths or is_subpath(lexical_abspath(global_dir), path):
+        allowed, where = None, ""
+    else:
+        allowed, where = os.path.dirname(path), "the directory it was found in"
+    real = trace.real_paths.real(path)
+    if allowed is not None and not is_subpath(trace.real_paths.real(allowed), real):
+        return f"refused: a symlink leads outside {where}"
+    if is_live_state(real):
+        return f"refused: it resolves to {real}, live system state, not a file"
+    return None
+
+
 def discover(
     cwd: str,
     filenames: Sequence[str],
@@ -272,8 +302,9 @@ def discover(
     for path in _dedupe_by_realpath(listed, found):
         trace.dependencies.add(path)
         data = found[path]
-        if is_subpath(project, path) and trace.real_paths.inside(path, project) is None:
-            data = OSError(errno.EPERM, "refused: a symlink leads outside the project")
+        refusal = _refusal(path, project, global_dir, extra_paths, trace)
+        if refusal is not None:
+            data = OSError(errno.EPERM, refusal)
         if isinstance(data, OSError):
             message = f"could not read context file: {data.strerror or data}"
             log.warning("%s: %s", path, message)

@@ -25,6 +25,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ..collation import locale_key
+from .git_as_data import run_git_as_data
 from .prompts import is_git_repository
 
 log = logging.getLogger(__name__)
@@ -171,33 +172,18 @@ def startup_reminder(cwd: str, today: _dt.date | None = None) -> str:
 
 # ------------------------------------------------------------------ git snapshot
 
-_NO_EXEC = ("-c", "core.fsmonitor=", "-c", "log.showSignature=false")
-
-
-def _git(cwd: str, *args: str, c_locale: bool = False) -> str:
-    env = dict(os.environ)
-    if c_locale:
-        env["LC_ALL"] = "C"
-    done = subprocess.run(
-        ["git", *_NO_EXEC, "--no-optional-locks", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        timeout=GIT_TIMEOUT_S,
-        check=True,
-    )
-    return done.stdout.decode("utf-8", errors="replace")
-
 
 def git_snapshot(cwd: str, *, in_git: bool | None = None) -> str | None:
     """Branch, short status and recent commits, or ``None`` outside a repo or on any git failure.
+
+    Git runs with our configuration, never the repository's (see ``git_as_data``).
 
     ``in_git`` is :func:`is_git_repository` of ``cwd`` if the caller already knows it.
     """
     if not (is_git_repository(cwd) if in_git is None else in_git):
         return None
     try:
-        status = _git(cwd, "status", "--short", "--branch", c_locale=True).rstrip()
+        status = run_git_as_data(cwd, "status", "--short", "--branch", "--ignore-submodules=all", timeout=GIT_TIMEOUT_S, c_locale=True).rstrip()
         lines = status.splitlines()
         header = lines[0] if lines else ""
         if not header.startswith("## "):
@@ -211,7 +197,7 @@ def git_snapshot(cwd: str, *, in_git: bool | None = None) -> str | None:
         name = name.split("...")[0]
         branch = "(detached HEAD)" if description == "HEAD (no branch)" or not name else name
         changes = "\n".join(lines[1:]).strip()
-        commits = _git(cwd, "log", "--oneline", "-n", "5").strip()
+        commits = run_git_as_data(cwd, "log", "--oneline", "-n", "5", timeout=GIT_TIMEOUT_S).strip()
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
         log.debug("no git snapshot for %s: %s", cwd, exc)
         return None

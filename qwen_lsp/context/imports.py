@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .code_regions import CodeRegions
-from .containment import RealPaths
+from .containment import RealPaths, is_live_state
 from .text import (
     GitAncestry,
     Problem,
@@ -62,6 +62,7 @@ MAX_IMPORTS = 1000
 """Import expansions per context build: bounds the work on graphs of many tiny files."""
 _LIMIT_MESSAGE = f"Import limit reached ({MAX_IMPORTS} imports or {MAX_IMPORTED_BYTES >> 20} MiB per context build)"
 _OUTSIDE_MESSAGE = "Symlink resolves outside the project"
+_LIVE_STATE_MESSAGE = "Resolves into /proc or /sys"
 _TOO_BIG_MESSAGE = f"File larger than the {MAX_IMPORTED_BYTES >> 20} MiB import limit"
 _WHITESPACE = " \t\n\r"
 _URL_SCHEMES = ("file://", "http://", "https://")
@@ -109,7 +110,7 @@ def _resolve_import(path: str, base_dir: str, project_root: str) -> str | None:
 
 
 class LeavesProject(OSError):
-    """An import whose file is a symlink leading outside the project."""
+    """An import whose file is a symlink leading outside the project, or into ``/proc`` or ``/sys``; ``strerror`` says which."""
 
 
 @dataclass
@@ -145,6 +146,8 @@ class ImportTrace:
         data = self._reads.get(candidate)
         if data is None:
             try:
+                if is_live_state(candidate):
+                    raise LeavesProject(errno.EACCES, _LIVE_STATE_MESSAGE, candidate)
                 try:
                     data = read_bytes(candidate, max_size=MAX_IMPORTED_BYTES, follow_links=False)
                 except OSError as exc:
@@ -153,6 +156,8 @@ class ImportTrace:
                     real = self.real_paths.inside(candidate, root)
                     if real is None:
                         raise LeavesProject(errno.EACCES, _OUTSIDE_MESSAGE, candidate) from None
+                    if is_live_state(real):
+                        raise LeavesProject(errno.EACCES, _LIVE_STATE_MESSAGE, candidate) from None
                     data = read_bytes(real, max_size=MAX_IMPORTED_BYTES)
             except OSError as exc:
                 data = OSError(errno.EFBIG, _TOO_BIG_MESSAGE, candidate) if exc.errno == errno.EFBIG else exc
@@ -247,8 +252,9 @@ def _expand_tree(
                 out.append("@" + path)  # missing (kept silently, as 0.24) or in code
                 continue
             if isinstance(exc, LeavesProject):
-                trace.warn(current, f"import '{path}' refused: a symlink leads outside the project")
-                out.append(f"<!-- Import failed: {path} - {_OUTSIDE_MESSAGE} -->")
+                why = "a symlink leads outside the project" if exc.strerror == _OUTSIDE_MESSAGE else "it resolves into /proc or /sys"
+                trace.warn(current, f"import '{path}' refused: {why}")
+                out.append(f"<!-- Import failed: {path} - {exc.strerror} -->")
                 continue
             message = node_error_message(exc, full)
             trace.warn(current, f"import '{path}' failed: {message}")

@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ValidationError
 
 from ..agent.approvals import Approval, ToolPermission
+from ..protected_paths import protected_reason
 from ..agent.tool import ToolContext, ToolResult
 from ..agent.tools.base import ToolInputError, describe_validation_error
 from ..agent.tools.edit import EditArgs, EditTool, edit_message, edited_text
@@ -103,7 +104,7 @@ class _ApprovedWrite:
             return ToolResult(output=exc.message, is_error=True, display=f"Refused: {exc.message}")
         rel = relative_display(path, ctx)
         diff = await asyncio.to_thread(unified_diff, rel, before.text, new_text)
-        request = ToolPermission(tool=self.name, title=f"{self.verb} {rel}", path=str(path), diff=diff)
+        request = ToolPermission(tool=self.name, title=f"{self.verb} {rel}", path=str(path), diff=diff, protected=protected_reason(rel))
         approval = await ctx.approve(ctx.call_id, request) if ctx.approve is not None else Approval("deny")
         decision = approval.decision
         if decision == "deny":

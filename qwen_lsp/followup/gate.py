@@ -6,7 +6,9 @@ so nobody can approve a call. Each call is therefore one of:
 * ``allow`` — the read-only tools (they see the overlay's texts);
 * ``write`` — ``write_file``/``edit`` on a path inside the workspace, when
   the approval mode lets edits run without asking (``auto-edit``, ``yolo``):
-  the write goes to the overlay, never to the workspace;
+  the write goes to the overlay, never to the workspace; a write to
+  configuration (``protected_paths.py``: ``.git/``, ``.qwen/``,
+  ``.vscode/``…) asks in every mode but ``yolo``, so it stops instead;
 * ``stop`` — everything else: a write the mode would ask about, a write
   outside the workspace, any shell command (it would run against the real
   workspace, which the overlay cannot contain), and every other tool
@@ -25,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..protected_paths import protected_reason
 from .overlay import Overlay, OutsideWorkspace
 
 READ_TOOLS = frozenset({"read_file", "list_directory", "glob", "grep_search"})
@@ -51,9 +54,11 @@ def gate(tool: str, args: Mapping[str, Any], *, approval_mode: str, overlay: Ove
         if not isinstance(raw, str) or not raw.strip():
             return Gate("allow")  # the tool itself answers a missing path with an error the model reads
         try:
-            overlay.workspace_path(raw.strip())
+            path = overlay.workspace_path(raw.strip())
         except OutsideWorkspace:
             return Gate("stop", f"{tool}: {raw.strip()[:200]} is outside the workspace")
+        if approval_mode != "yolo" and protected_reason(path.relative_to(overlay.workspace).as_posix()):
+            return Gate("stop", f"{tool}: {raw.strip()[:200]} is configuration, which asks before every write")
         return Gate("write")
     if tool == "run_shell_command":
         command = args.get("command")

@@ -31,7 +31,12 @@ rebuilt: a project index failure fails the run (the cursor stays, so the
 run is retried), a user index failure only warns. The cursor then moves to
 the end when the fork touched anything or used a tool, else stays.
 
-Two departures from Qwen Code's task. Qwen Code runs this fork with its
+Three departures from Qwen Code's task. The fork may write only the
+project memory root: user-scope memories appear in every other project's
+prompt, and this run learns from text the repository can control, so a
+user memory is saved only by the user (``save_memory`` with
+``scope: global`` outside plan mode, ``qwen-lsp memory remember``); the
+task says user facts go under the project's ``user/`` folder. Qwen Code runs this fork with its
 own system prompt; we keep the parent's (``fork.py`` explains why: the
 prompt cache), so the extraction rules travel in the task message. And
 Qwen Code asks the model to edit ``MEMORY.md`` itself; our store rebuilds
@@ -208,12 +213,13 @@ def extraction_task(project_root: Path, user_root: Path, existing: str) -> str:
             "code, git history or unrelated files.",
             "- If nothing durable should be saved, change no files.",
             "",
-            "Memory has TWO directories; choose by each type's scope:",
-            f"- USER memory (across projects: who the user is): `{user_root}`",
-            f"- PROJECT memory (this project only): `{project_root}`",
+            "Memory has TWO directories; this background run may write only the project one:",
+            f"- USER memory (across projects: who the user is): `{user_root}` (read-only here)",
+            f"- PROJECT memory (this project only): `{project_root}`; save facts of every type here, "
+            "under the type's folder (`user/` for who the user is).",
             "",
             "Tools in this run: `read_file`, `grep_search`, `glob`, `list_directory` (and a read-only "
-            "`run_shell_command` when this chat has one), and `write_file`/`edit` for paths inside either memory directory. "
+            "`run_shell_command` when this chat has one), and `write_file`/`edit` for paths inside the project memory directory. "
             "Files under `pinned/` are read-only.",
             "- Your turn budget is small. `edit` needs the file's current text, so first issue every read you "
             "need in one batch, then every `write_file`/`edit` in one batch. Do not interleave reads and writes.",
@@ -326,7 +332,7 @@ class Extractor:
         fork = await self._runner(
             parent,
             task,
-            writable=[project_root, user_root],
+            writable=[project_root],  # user scope reaches every project's prompt: only the user saves there
             team=store.root("team"),
             read_roots=[project_root, user_root],
             max_turns=self._max_turns,

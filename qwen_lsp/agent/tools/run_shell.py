@@ -83,7 +83,7 @@ class ShellTool:
         if cwd is None or not cwd.is_dir():
             return ToolResult(output=f"The directory {params.directory!r} is not a directory inside the workspace.", is_error=True)
         title = shown_title("Run: ", params.command)  # what will run, never the model's description of it
-        request = ToolPermission(tool=NAME, title=title, command=params.command)
+        request = ToolPermission(tool=NAME, title=title, command=params.command, directory=str(cwd))
         approval = await ctx.approve(ctx.call_id, request) if ctx.approve is not None else Approval("deny")
         decision = approval.decision
         if decision == "deny":

@@ -14,6 +14,11 @@ shared by every project); ``project`` → project scope, type ``feedback``
 missing; there is no such dialog here, so the default is ``project`` — the
 narrower, less surprising place — and the description says so.
 
+Plan mode writes nothing: there the call is refused, unrun, with the
+error Qwen Code 0.24.4's scheduler gives every non-read-only tool in plan
+mode (``Tool blocked by plan mode: …``), so a memory cannot reach
+``~/.qwen/memories`` (read by every project) from a read-only chat.
+
 The result's ``extra`` carries ``memory_path`` and ``memory_scope`` so the
 engine can skip that turn's extraction (the main agent already saved).
 """
@@ -31,6 +36,13 @@ from qwen_lsp.agent.tools.base import FileTool, Outcome, ToolArgs, ToolInputErro
 from qwen_lsp.errors import EngineError
 from qwen_lsp.memory.model import Scope, Topic
 from qwen_lsp.memory.store import MemoryStore
+
+PLAN_MODE_BLOCKED = (
+    'Tool blocked by plan mode: "save_memory" is not a read-only tool. Only read-only tools (read_file, grep_search, '
+    "glob, etc.) are allowed in plan mode. Do NOT retry this tool. Pivot to read-only alternatives to gather "
+    "equivalent information, then present your plan directly to the caller."
+)
+"""Qwen Code 0.24.4's ``isPlanModeBlocked`` error for a tool that is not read-only (its list names web tools we lack)."""
 
 _WHERE: dict[str, tuple[Scope, Topic]] = {"global": ("user", "user"), "project": ("project", "feedback")}
 
@@ -70,17 +82,26 @@ class SaveMemoryTool(FileTool[SaveMemoryArgs]):
     )
 
     def __init__(
-        self, store: MemoryStore, *, saved: Callable[[Scope, Path], None] | None = None, enabled: Callable[[], bool] = lambda: True
+        self,
+        store: MemoryStore,
+        *,
+        saved: Callable[[Scope, Path], None] | None = None,
+        enabled: Callable[[], bool] = lambda: True,
+        plan_mode: Callable[[], bool] = lambda: False,
     ) -> None:
         self._store = store
         self._saved = saved
         """Told on the event loop after each save, so the editor hears ``qwen/memoryChanged``."""
         self._enabled = enabled
         """``memory.enabled``, read per call: the tools array stays byte-stable when the setting flips."""
+        self._plan_mode = plan_mode
+        """Whether ``tools.approvalMode`` is ``plan`` now, read per call for the same reason."""
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if not self._enabled():
             return ToolResult(output="Memory is turned off in this workspace (memory.enabled: false); nothing was saved.", is_error=True)
+        if self._plan_mode():
+            return ToolResult(output=PLAN_MODE_BLOCKED, is_error=True, display="Plan mode blocked a non-read-only tool call.")
         result = await super().run(args, ctx)
         if self._saved is not None and not result.is_error and result.extra:
             self._saved(result.extra["memory_scope"], Path(result.extra["memory_path"]))

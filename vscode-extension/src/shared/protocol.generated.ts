@@ -150,8 +150,12 @@ export interface PermissionParams {
   path?: string;
   /** Unified diff of the proposed change (`--- /dev/null` for a new file). */
   diff?: string;
-  /** The shell command. */
+  /** The shell command, every hidden character written out (docs/security.md). */
   command?: string;
+  /** Where a shell command runs (absolute, resolved): "Allow always" covers this directory only. */
+  directory?: string;
+  /** For a write to configuration: why it always asks ("Allow always" then counts as "Allow" for this call). */
+  protected?: string;
 }
 
 /** The client's answer to `qwen/permission`, parsed strictly: anything else is a denial. */

@@ -1,0 +1,131 @@
+"""Run ``git`` on a repository as data: with a configuration of ours, never the repository's (docs/security.md, "Git as data").
+
+A repository's ``.git/config`` can name programs for git to run: filter
+drivers (``filter.<any name>.clean`` / ``.process``, picked by
+``.gitattributes``, run by ``git status`` whenever a file's stat differs from
+the index), ``core.fsmonitor``, hooks and ``core.hooksPath``, ``gpg.program``,
+``diff.<name>.textconv``, pagers, and ``include``/``includeIf`` can pull any
+of those in from another file. Driver names cannot be listed in advance, so
+neutralising them one ``-c`` at a time cannot be complete.
+
+Instead git reads a configuration we wrote. ``GIT_COMMON_DIR`` points at a
+scratch directory holding our ``config`` and links to the repository's
+data only (``objects``, ``refs``, ``packed-refs``, ``info``, ``shallow``);
+``GIT_DIR`` stays the real one for ``HEAD`` and the index. Git takes
+``config`` and ``hooks`` from the common directory, so the repository's
+config is never read; the system and global files are switched off too
+(``GIT_CONFIG_NOSYSTEM``, ``GIT_CONFIG_GLOBAL=/dev/null``), and every
+inherited ``GIT_*`` variable is dropped. With no driver configured, a
+``filter=`` attribute is a no-op. Submodules are not entered
+(``--ignore-submodules=all``): their own config would be read there.
+
+Compared with Qwen Code 0.24.4's ``getRecentGitStatus``, which runs
+``git -c core.fsmonitor= -c log.showSignature=false`` on the repository
+as it is (and so runs its filters): the same commands and output, except
+that the repository's own ``status.*`` preferences and dirty submodules are
+not shown. Qwen Code takes the snapshot whatever the folder trust; so do we,
+since nothing the repository configures runs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ..files import read_bytes
+
+_DATA = ("objects", "refs", "packed-refs", "info", "shallow", "reftable")
+"""What git reads from the common directory besides ``config`` and ``hooks``: data, linked as it is."""
+_FORMAT_KEYS = {"objectformat", "refstorage"}
+"""``extensions.*`` keys that describe how the data is stored (git cannot read a sha256 repository without them)."""
+_MAX_CONFIG_BYTES = 1 << 20
+_MAX_POINTER_BYTES = 4096  # a .git file or commondir holds one path
+_OUR_CONFIG = (
+    "[core]\n\trepositoryformatversion = {version}\n\tbare = false\n\tfsmonitor = false\n"
+    "\thooksPath = /dev/null\n\tuntrackedCache = false\n[log]\n\tshowSignature = false\n{extensions}"
+)
+
+
+def run_git_as_data(cwd: str, *args: str, timeout: float, c_locale: bool = False) -> str:
+    """``git <args>`` in ``cwd`` with our configuration; raises ``OSError``/``SubprocessError``/``ValueError`` on failure."""
+    worktree, gitdir = _locate(Path(cwd))
+    common = _common_dir(gitdir)
+    with tempfile.TemporaryDirectory(prefix="qwen-lsp-git-") as scratch:
+        shadow = Path(scratch)
+        (shadow / "config").write_text(_our_config(common / "config"))
+        for name in _DATA:
+            if os.path.lexists(common / name):
+                (shadow / name).symlink_to(common / name)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(
+            GIT_DIR=str(gitdir),
+            GIT_COMMON_DIR=str(shadow),
+            GIT_WORK_TREE=str(worktree),
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_CONFIG_GLOBAL=os.devnull,
+            GIT_ATTR_NOSYSTEM="1",
+            GIT_OPTIONAL_LOCKS="0",
+            GIT_TERMINAL_PROMPT="0",
+            GIT_PAGER="cat",
+        )
+        if c_locale:
+            env["LC_ALL"] = "C"
+        done = subprocess.run(
+            ["git", "--no-pager", "--no-optional-locks", *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=True,
+        )
+    return done.stdout.decode("utf-8", errors="replace")
+
+
+def _locate(start: Path) -> tuple[Path, Path]:
+    """The work tree holding ``start`` and its git directory (a ``.git`` file's ``gitdir:`` followed)."""
+    cur = start.resolve()
+    while not os.path.lexists(cur / ".git"):
+        if cur.parent == cur:
+            raise ValueError("not in a git repository")
+        cur = cur.parent
+    dotgit = cur / ".git"
+    if dotgit.is_dir():
+        return cur, dotgit
+    first = read_bytes(dotgit, _MAX_POINTER_BYTES).decode("utf-8", errors="replace").splitlines()[:1]
+    if not first or not first[0].startswith("gitdir:"):
+        raise ValueError(f"{dotgit} is neither a directory nor a gitdir file")
+    return cur, (cur / first[0][len("gitdir:") :].strip()).resolve()
+
+
+def _common_dir(gitdir: Path) -> Path:
+    """Where a linked worktree's shared data lives (its ``commondir`` file), else the git directory itself."""
+    try:
+        pointer = read_bytes(gitdir / "commondir", _MAX_POINTER_BYTES).decode("utf-8", errors="replace").strip()
+    except FileNotFoundError:
+        return gitdir
+    return (gitdir / pointer).resolve()
+
+
+def _our_config(theirs: Path) -> str:
+    """Our config, carrying over only the ``extensions`` that say how the repository's data is stored."""
+    try:
+        text = read_bytes(theirs, _MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        text = ""
+    found: dict[str, str] = {}
+    section = ""
+    for line in text.splitlines():
+        line = line.strip()
+        header = re.match(r"\[\s*([A-Za-z0-9.-]+)\s*\]", line)
+        if header:
+            section = header.group(1).lower()
+            continue
+        entry = re.match(r"([A-Za-z][A-Za-z0-9-]*)\s*=\s*([A-Za-z0-9_-]+)\s*$", line)
+        if section == "extensions" and entry and entry.group(1).lower() in _FORMAT_KEYS:
+            found[entry.group(1).lower()] = entry.group(2)
+    extensions = "".join(f"\t{k} = {v}\n" for k, v in sorted(found.items()))
+    return _OUR_CONFIG.format(version=1 if found else 0, extensions=f"[extensions]\n{extensions}" if found else "")
