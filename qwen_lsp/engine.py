@@ -38,8 +38,8 @@ from .agent.tools import read_only_tools
 from .agent.tools.save_memory import SaveMemoryTool
 from .agent.tools.read_cache import ReadCaches
 from .agent.tools.skill import SkillTool
-from .compaction.compactor import Compactor, Progress, compaction_settings
-from .compaction.thresholds import Thresholds, compute_thresholds
+from .compaction.compactor import Compactor, Progress, compaction_settings, thresholds_for
+from .compaction.thresholds import Thresholds
 from .config import LoadedSettings, Settings, load_settings
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
 from .context.attachments import Attachment, attachment_parts
@@ -71,6 +71,7 @@ from .protocol import (
     SkillsChanged,
     SuggestionAcceptResult,
     SuggestionNotice,
+    ThresholdTokens,
     TranscriptMessage,
     Usage,
 )
@@ -233,7 +234,7 @@ class Engine:
         return write_tools(tools.approval_mode, can_ask=self._ask is not None, shell_enabled=tools.shell.enabled)
 
     def thresholds(self) -> Thresholds:
-        return compute_thresholds(self.settings.model.context_window, self.settings.compression.threshold)
+        return thresholds_for(self.settings)
 
     async def model_client(self) -> ChatClient:
         """The client for the settings in effect; the one it replaces is closed in the background.
@@ -594,6 +595,7 @@ class Engine:
             window=th.window,
             percent_left=th.percent_left(session.prompt_tokens),
             level=th.level(session.prompt_tokens),
+            thresholds=ThresholdTokens.of(th.warn, th.auto, th.hard),
         )
 
     # ----------------------------------------------------------------- inspector

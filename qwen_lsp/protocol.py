@@ -98,6 +98,8 @@ class ContextStatus(WireResult):
     window: int
     percent_left: float = Field(alias="percentLeft")
     level: Level
+    thresholds: ThresholdTokens
+    """Where warn, auto-compression and the hard limit start for this window (as Qwen Code 0.24.4)."""
 
 
 class CompressResult(WireResult):

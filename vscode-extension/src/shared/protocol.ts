@@ -49,6 +49,8 @@ export interface ContextStatus {
   window: number;
   percentLeft: number;
   level: 'ok' | 'warn' | 'auto' | 'hard';
+  /** Token counts where warn, auto-compression and the hard limit start (Qwen Code 0.24.4). */
+  thresholds?: { warn: number; auto: number; hard: number };
 }
 
 export interface ContextReport {
