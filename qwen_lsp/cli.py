@@ -412,9 +412,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", metavar="ID", help="continue this session")
     p.add_argument(
         "--approval-mode",
-        choices=["plan", "default", "auto-edit", "yolo"],
+        choices=["plan", "default", "auto-edit", "auto", "yolo"],
         help="tools.approvalMode for this run: plan (read-only), default (ask before every write and command), "
-        "auto-edit (edits without asking), yolo (nothing asks). Asks on the terminal; without one, asking means no.",
+        "auto-edit (edits without asking), auto (a classifier lets safe actions run), yolo (nothing asks). Asks on the terminal; without one, asking means no.",
     )
     p.set_defaults(func=cmd_chat)
 

@@ -38,7 +38,7 @@ _FORBIDDEN: dict[tuple[str, ...], str] = {
     ("tools", "shell"): f"a project may not let the model run shell commands; {_ELSEWHERE}",
     ("folderTrust",): "only your own ~/.qwen/settings.json or the editor decide whether a folder is trusted",
 }
-_LOOSE_APPROVAL = ("auto-edit", "yolo")  # modes that run tools without asking
+_LOOSE_APPROVAL = ("auto-edit", "auto", "yolo")  # modes that run tools without asking
 
 
 def is_plain_filename(name: str) -> bool:

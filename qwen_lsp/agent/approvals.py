@@ -2,9 +2,16 @@
 
 Modes (Qwen Code's ``ApprovalMode``):
 
-* ``plan`` — read-only: the write tools are not offered at all;
-* ``default`` — every write and every shell command asks first;
-* ``auto-edit`` — writes run without asking, shell commands ask;
+* ``plan`` — read-only: the write tools are not offered at all, only
+  ``exit_plan_mode`` (``agent/plan_mode.py``), and every turn carries the
+  plan-mode reminder;
+* ``default`` — every write and every shell command asks first, except a
+  read-only shell command (``agent/readonly_shell.py``), as in Qwen Code 0.24.4;
+* ``auto-edit`` — writes run without asking, shell commands ask (read-only ones do not);
+* ``auto`` — Qwen Code 0.24.4's classifier mode (``agent/auto_mode.py``):
+  workspace edits and read-only commands run, anything else is put to a
+  classifier side query first: judged safe it runs, judged risky (or when
+  the classifier fails) the user is asked, with the classifier's reason;
 * ``yolo`` — nothing asks.
 
 "Asking" is the adapter's business (an ``Asker``): the server sends
@@ -24,15 +31,17 @@ which the model reads after Qwen Code's "User did not allow tool call".
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-ApprovalMode = Literal["plan", "default", "auto-edit", "yolo"]
+ApprovalMode = Literal["plan", "default", "auto-edit", "auto", "yolo"]
 Answer = Literal["allow", "allowAlways", "deny"]
 Decision = Literal["auto", "allow", "allowAlways", "deny"]
 
 EDIT_TOOLS = frozenset({"edit", "write_file"})
 SHELL_TOOL = "run_shell_command"
+PLAN_EXIT_TOOL = "exit_plan_mode"
+"""Never "allowed always": each plan is approved on its own (Qwen Code 0.24.4 hides that choice)."""
 
 DECLINED = "[Operation Cancelled] Reason: User did not allow tool call"
 """What the model reads when the user says no (Qwen Code's text for a declined call)."""
@@ -64,6 +73,7 @@ class PermissionRequest:
     path: str | None = None
     diff: str | None = None
     command: str | None = None
+    plan: str | None = None
 
     def wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -73,7 +83,7 @@ class PermissionRequest:
             "tool": self.tool,
             "title": self.title,
         }
-        for key, value in (("path", self.path), ("diff", self.diff), ("command", self.command)):
+        for key, value in (("path", self.path), ("diff", self.diff), ("command", self.command), ("plan", self.plan)):
             if value is not None:
                 out[key] = value
         return out
@@ -88,6 +98,10 @@ class ToolPermission:
     path: str | None = None
     diff: str | None = None
     command: str | None = None
+    read_only: bool = False
+    """A shell command ``readonly_shell.is_read_only`` accepts: it runs without asking in every mode that offers it."""
+    plan: str | None = None
+    """``exit_plan_mode``'s plan, shown with the question."""
 
 
 Asker = Callable[[PermissionRequest], Awaitable[Approval]]
@@ -103,29 +117,40 @@ def offered_mode(mode: ApprovalMode, can_ask: bool) -> ApprovalMode:
     return mode
 
 
-def needs_asking(mode: ApprovalMode, tool: str) -> bool:
-    if mode == "yolo":
+def needs_asking(mode: ApprovalMode, tool: str, read_only: bool = False) -> bool:
+    if mode == "yolo" or read_only:
         return False
     if mode == "auto-edit":
         return tool not in EDIT_TOOLS
     return True
 
 
+Classify = Callable[[str, str, ToolPermission], Awaitable[tuple[bool, str]]]
+"""``(session id, call id, request)`` → ``(runs without asking, why not)``: ``auto`` mode's judge (``agent/auto_mode.py``)."""
+
+
 class ApprovalPolicy:
     """The approval state of one workspace: each chat's "allow always" tools."""
 
-    def __init__(self, mode: Callable[[], ApprovalMode]) -> None:
+    def __init__(self, mode: Callable[[], ApprovalMode], classify: Classify | None = None) -> None:
         self._mode = mode
+        self._classify = classify
         self._always: dict[str, set[str]] = {}
 
     def forget(self, session_id: str) -> None:
         self._always.pop(session_id, None)
 
     async def decide(self, session_id: str, turn_id: str, call_id: str, ask: Asker | None, request: ToolPermission) -> Approval:
-        if not needs_asking(self._mode(), request.tool):
+        mode = self._mode()
+        if not needs_asking(mode, request.tool, request.read_only):
             return Approval("auto")
         if request.tool in self._always.get(session_id, ()):
             return Approval("allowAlways")
+        if mode == "auto" and self._classify is not None:
+            runs, why = await self._classify(session_id, call_id, request)
+            if runs:
+                return Approval("auto")
+            request = replace(request, title=f"{request.title} (auto mode: {why})"[:300])
         if ask is None:
             return Approval("deny")
         answer = await ask(
@@ -138,9 +163,10 @@ class ApprovalPolicy:
                 path=request.path,
                 diff=request.diff,
                 command=request.command,
+                plan=request.plan,
             )
         )
-        if answer.decision == "allowAlways":
+        if answer.decision == "allowAlways" and request.tool != PLAN_EXIT_TOOL:
             self._always.setdefault(session_id, set()).add(request.tool)
         return answer if answer.decision in ("allow", "allowAlways") else Approval("deny", answer.reason)
 
