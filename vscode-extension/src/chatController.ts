@@ -19,7 +19,8 @@ import { DiffEditorUi } from './diffEditor';
 import { acceptSuggestionTurn, Followups } from './followups';
 import type { AcceptOutcome } from './followups';
 import type { Send } from './compaction';
-import type { AttachmentChip, CompactState, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
+import { APPROVAL_MODES } from './shared/messages';
+import type { ApprovalModeName, AttachmentChip, CompactState, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
 import type { ChatEvent, ChatParams, ChatResult, CompressMode, MemoryChanged, PermissionParams, PermissionResult, ResumeResult, SessionSummary, SkillProposed, SkillsChanged, SuggestionNotice } from './shared/protocol';
 
 const SESSION_KEY = 'qwen.sessionId';
@@ -139,6 +140,7 @@ export class ChatController implements vscode.Disposable {
         attachments: this.attachments,
         notices: this.notices,
         compact: this.compactState(),
+        approvalMode: this.approvalMode(),
         ...(approval ? { approval } : {}),
         ...(suggestion ? { suggestion } : {}),
         ...(skillProposals.length ? { skillProposals } : {}),
@@ -213,6 +215,9 @@ export class ChatController implements vscode.Disposable {
       case 'dismissSuggestion':
         this.followups.dismiss(m.id);
         break;
+      case 'setApprovalMode':
+        await this.setApprovalMode(m.mode);
+        break;
       case 'skillProposalReply':
         await this.followups.answerProposal(m.id, m.accept);
         break;
@@ -239,6 +244,26 @@ export class ChatController implements vscode.Disposable {
   private rememberSession(): void {
     void this.context.workspaceState.update(SESSION_KEY, this.transcript.sessionId);
     this.publishCompactState();
+  }
+
+  /** The picker's mode: `qwen.tools.approvalMode` as VS Code has it, `default` when unset or unknown. */
+  private approvalMode(): ApprovalModeName {
+    const value = vscode.workspace.getConfiguration('qwen').get<string>('tools.approvalMode');
+    return APPROVAL_MODES.find((m) => m.mode === value)?.mode ?? 'default';
+  }
+
+  /**
+   * The picker writes the user's setting (every workspace, as Qwen Code's `/approval-mode` does for
+   * the session); the server gets it with the other `qwen.*` settings and applies it from the next call.
+   */
+  private async setApprovalMode(mode: ApprovalModeName): Promise<void> {
+    if (!APPROVAL_MODES.some((m) => m.mode === mode)) return;
+    await vscode.workspace.getConfiguration('qwen').update('tools.approvalMode', mode, vscode.ConfigurationTarget.Global);
+  }
+
+  /** Called when `qwen.tools.approvalMode` changed, from the picker or the Settings editor. */
+  approvalModeChanged(): void {
+    this.broadcast({ type: 'approvalMode', mode: this.approvalMode() });
   }
 
   private compactState(): CompactState {

@@ -93,6 +93,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('qwen.server.path')) void vscode.commands.executeCommand('qwen.restartServer');
       else if (e.affectsConfiguration('qwen')) server.notifySettingsChanged();
+      if (e.affectsConfiguration('qwen.tools.approvalMode')) chat.approvalModeChanged();
     }),
     context.secrets.onDidChange((e) => {
       if (e.key === API_KEY_SECRET) output.appendLine('[qwen] API key changed');

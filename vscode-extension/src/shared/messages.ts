@@ -93,6 +93,19 @@ export interface SkillProposal {
   text: string;
 }
 
+/**
+ * The approval modes in the panel's picker, labelled as Qwen Code 0.24.4's settings dialog labels them
+ * (`tools.approvalMode`; docs/interop.md says what each does).
+ */
+export const APPROVAL_MODES = [
+  { mode: 'default', label: 'Ask permissions' },
+  { mode: 'plan', label: 'Plan' },
+  { mode: 'auto-edit', label: 'Auto Edit' },
+  { mode: 'auto', label: 'Auto' },
+  { mode: 'yolo', label: 'YOLO' },
+] as const;
+export type ApprovalModeName = (typeof APPROVAL_MODES)[number]['mode'];
+
 export interface Snapshot {
   sessionId?: string;
   messages: TranscriptMessage[];
@@ -106,6 +119,8 @@ export interface Snapshot {
   /** The follow-up suggestion, so it survives hide and reload like the rest. */
   suggestion?: Suggestion;
   skillProposals?: SkillProposal[];
+  /** The mode the picker shows (`qwen.tools.approvalMode`, `default` when unset). */
+  approvalMode?: ApprovalModeName;
 }
 
 /** Whether "Compact" can run now (a chat with a session exists) and whether it is running. */
@@ -134,6 +149,7 @@ export type HostToWebview =
   | { type: 'suggestion'; suggestion: Suggestion | null }
   | { type: 'skillProposals'; proposals: SkillProposal[] }
   | { type: 'showHistory' }
+  | { type: 'approvalMode'; mode: ApprovalModeName }
   | { type: 'focusComposer' };
 
 export type WebviewToHost =
@@ -157,4 +173,5 @@ export type WebviewToHost =
   | { type: 'approvalReply'; id: string; optionId: string; reason?: string }
   | { type: 'acceptSuggestion'; id: string }
   | { type: 'dismissSuggestion'; id: string }
-  | { type: 'skillProposalReply'; id: string; accept: boolean };
+  | { type: 'skillProposalReply'; id: string; accept: boolean }
+  | { type: 'setApprovalMode'; mode: ApprovalModeName };
