@@ -186,7 +186,7 @@ def cmd_context(args: argparse.Namespace) -> int:
         print(f"{s.name:<{width}}  {s.tokens:>8}  {s.source or ''}".rstrip())
     pct = 100 * report.total_tokens / report.window if report.window else 0
     print(f"{'total':<{width}}  {report.total_tokens:>8}  of {report.window} ({pct:.1f}%)")
-    print(f"thresholds: warn {th.warn}, auto {th.auto}, hard {th.hard}  (see README: compression.threshold)")
+    print(f"thresholds: warn {th.warn}, auto {th.auto}, hard {th.hard}  (see README: context.autoCompactThreshold)")
     print("  (at 'auto' the history is compressed before the next request; see docs/compaction.md)")
     for problem in report.problems:
         print(f"problem: {problem.path}: {problem.message}")
@@ -348,7 +348,7 @@ def _memory_forget(engine: Any, query: str, yes: bool) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from .doctor import settings_rows
+    from .doctor import settings_rows, window_line
     from .errors import EngineError
     from .paths import chats_dir, global_qwen_dir, home_dir, project_state_dir
 
@@ -362,6 +362,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"  {key} = {value!r}  ({source})")
     for problem in engine.loaded.problems:
         print(f"  problem: {problem}")
+    print(window_line(engine.loaded))
     print("paths:")
     print(f"  home: {home_dir()}\n  qwen dir: {global_qwen_dir()}\n  project state: {project_state_dir(engine.root)}\n  sessions: {chats_dir(engine.root)}")
     errors = engine.skills.errors()
@@ -412,9 +413,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", metavar="ID", help="continue this session")
     p.add_argument(
         "--approval-mode",
-        choices=["plan", "default", "auto-edit", "yolo"],
+        choices=["plan", "default", "auto-edit", "auto", "yolo"],
         help="tools.approvalMode for this run: plan (read-only), default (ask before every write and command), "
-        "auto-edit (edits without asking), yolo (nothing asks). Asks on the terminal; without one, asking means no.",
+        "auto-edit (edits without asking), auto (a classifier lets safe actions run), yolo (nothing asks). Asks on the terminal; without one, asking means no.",
     )
     p.set_defaults(func=cmd_chat)
 

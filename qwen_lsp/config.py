@@ -25,12 +25,11 @@ from .context.text import Problem
 from .files import read_bytes
 from .paths import global_qwen_dir
 from .settings_spelling import canonical_keys
+from .settings_aliases import fold_cli_keys
 from .settings_trust import is_plain_filename, screen_layers
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CONTEXT_WINDOW = 131_072
-"""Qwen Code's ``DEFAULT_TOKEN_LIMIT`` for models it does not know."""
 DASHSCOPE_BASE_URL = "https://dashscope.aliyuncs.com/compatible-mode/v1"
 MAX_SETTINGS_DEPTH = 64
 """A settings file nested deeper is skipped whole (real ones nest four or five levels)."""
@@ -46,23 +45,38 @@ class TimeoutSettings(_Section):
     stall: float = Field(60.0, gt=0, description="Seconds without any data before a stream counts as stalled.")
 
 
+class GenerationConfigSettings(_Section):
+    """Qwen Code's ``model.generationConfig``; only the window is read here."""
+
+    context_window_size: int | None = Field(
+        None, alias="contextWindowSize", gt=0, description="Context window in tokens (Qwen Code's key; default: its per-model table)."
+    )
+
+
 class ModelSettings(_Section):
     name: str | None = Field(None, description="Model id sent to the endpoint (OPENAI_MODEL).")
     base_url: str | None = Field(None, alias="baseUrl", description="OpenAI-compatible base URL, usually ending in /v1.")
     api_key: SecretStr | None = Field(None, alias="apiKey", description="Bearer key; never written to files by us.")
-    context_window: int = Field(DEFAULT_CONTEXT_WINDOW, alias="contextWindow", gt=0)
+    context_window: int | None = Field(
+        None, alias="contextWindow", gt=0, description="Alias of generationConfig.contextWindowSize (default: Qwen Code 0.24.4's per-model table)."
+    )
+    generation_config: GenerationConfigSettings = Field(GenerationConfigSettings(), alias="generationConfig")
     max_output_tokens: int | None = Field(None, alias="maxOutputTokens", gt=0)
     timeouts: TimeoutSettings = TimeoutSettings()
 
 
 class CompressionSettings(_Section):
-    threshold: float | None = Field(None, ge=0, le=1, description="Share of the window that triggers auto-compression (default 0.7).")
+    threshold: float | None = Field(
+        None, ge=0, le=1, description="Alias of context.autoCompactThreshold: share of the window that triggers auto-compression (default 0.85)."
+    )
 
 
 class SkillReviewSettings(_Section):
     """Skill review after busy sessions (chapter §5.9); applies from the next turn, no restart."""
 
-    enabled: bool = Field(True, description="After 20 tool calls in a chat, a background run may propose a reusable skill.")
+    enabled: bool = Field(
+        False, description="After 20 tool calls in a chat, a background run may propose a reusable skill (Qwen Code's memory.enableAutoSkill; off by default)."
+    )
 
 
 class SkillsSettings(_Section):
@@ -73,9 +87,16 @@ class SkillsSettings(_Section):
 class MemorySettings(_Section):
     """Auto memory (chapter §5); each switch applies from the next turn, no restart."""
 
-    enabled: bool = Field(True, description="Recall memories into turns and show the memory block in the system prompt.")
+    enabled: bool = Field(True, description="Managed memory: recall, the memory block, extraction and dream (Qwen Code's enableManagedAutoMemory).")
     auto_extract: bool = Field(True, alias="autoExtract", description="After each turn, a background run saves what is worth remembering.")
     auto_dream: bool = Field(True, alias="autoDream", description="Now and then (24 h and 5 sessions apart), consolidate project memory.")
+    # Qwen Code 0.24.4's names, folded onto ours by fold_cli_keys (the CLI's spelling wins within one file).
+    enable_managed_auto_memory: bool | None = Field(None, alias="enableManagedAutoMemory", description="Qwen Code's name for memory.enabled.")
+    enable_managed_auto_dream: bool | None = Field(None, alias="enableManagedAutoDream", description="Qwen Code's name for memory.autoDream.")
+    enable_auto_skill: bool | None = Field(None, alias="enableAutoSkill", description="Qwen Code's name for skills.review.enabled.")
+    enable_team_memory: bool = Field(
+        False, alias="enableTeamMemory", description="Read and write the git-shared .qwen/team-memory/ tier (trusted folders only; off by default)."
+    )
 
 
 class ShellSettings(_Section):
@@ -83,7 +104,7 @@ class ShellSettings(_Section):
 
 
 class ToolsSettings(_Section):
-    approval_mode: Literal["default", "plan", "auto-edit", "yolo"] = Field("default", alias="approvalMode")
+    approval_mode: Literal["default", "plan", "auto-edit", "auto", "yolo"] = Field("default", alias="approvalMode")
     shell: ShellSettings = ShellSettings()
 
 
@@ -102,6 +123,9 @@ class ContextFileSettings(_Section):
     import_format: Literal["tree", "flat"] = Field("tree", alias="importFormat")
     rule_excludes: list[str] = Field([], alias="ruleExcludes", description="Globs (absolute paths) of .qwen/rules files to skip.")
     clear_context_on_idle: ClearContextOnIdleSettings = Field(ClearContextOnIdleSettings(), alias="clearContextOnIdle")
+    auto_compact_threshold: float | None = Field(
+        None, alias="autoCompactThreshold", gt=0, le=1, description="Qwen Code's name for compression.threshold (default 0.85)."
+    )
 
     def filenames(self) -> tuple[str, ...]:
         """Trimmed non-blank plain names (see settings_trust), or Qwen Code's default list."""
@@ -111,9 +135,9 @@ class ContextFileSettings(_Section):
 
 
 class FollowupSettings(_Section):
-    enabled: bool = Field(True, description="After a turn, suggest what the user may want to ask next (qwen/suggestion).")
-    speculate: bool | None = Field(
-        None, description="Run the suggestion in the background before it is accepted (default: when tools.approvalMode is auto-edit or yolo)."
+    enabled: bool = Field(True, description="After a turn, suggest what the user may want to ask next (Qwen Code's ui.enableFollowupSuggestions).")
+    speculate: bool = Field(
+        False, description="Run an accepted-to-be suggestion in the background first (Qwen Code's ui.enableSpeculation; off by default)."
     )
 
 
@@ -121,6 +145,13 @@ class EditorContextSettings(_Section):
     """Whether each turn tells the model what the editor shows (``docs/editor-context.md``)."""
 
     enabled: bool = Field(True, description="Tell the model the open files, the focused file, its cursor and selection.")
+
+
+class UISettings(_Section):
+    """Qwen Code 0.24.4's ``ui`` keys that mean something here, folded onto ``followup`` by fold_cli_keys."""
+
+    enable_followup_suggestions: bool | None = Field(None, alias="enableFollowupSuggestions", description="Qwen Code's name for followup.enabled.")
+    enable_speculation: bool | None = Field(None, alias="enableSpeculation", description="Qwen Code's name for followup.speculate.")
 
 
 class GeneralSettings(_Section):
@@ -137,6 +168,7 @@ class Settings(_Section):
     context: ContextFileSettings = ContextFileSettings()
     followup: FollowupSettings = FollowupSettings()
     editor_context: EditorContextSettings = Field(EditorContextSettings(), alias="editorContext")
+    ui: UISettings = UISettings()
     folder_trust: bool = Field(True, alias="folderTrust")
 
     def api_key(self) -> str | None:
@@ -362,7 +394,7 @@ def load_settings(
     # A project cannot trust itself: see settings_trust for what it may not set.
     project_source = None if project_file is None else str(project_file)
     for source, layer in screen_layers(layers, project_source, project_root, problems):
-        _merge(merged, _validated_layer(source, layer, problems), source, sources)
+        _merge(merged, _validated_layer(source, fold_cli_keys(layer), problems), source, sources)
     for _ in range(50):
         try:
             settings = Settings.model_validate(merged)

@@ -27,20 +27,23 @@ from typing import Any
 
 from . import __version__
 from .background import BackgroundTasks
-from .agent.approvals import ApprovalPolicy, Asker, offered_mode
+from .agent.approvals import ApprovalMode, ApprovalPolicy, Asker, ToolPermission, offered_mode
+from .agent.auto_mode import classify, fast_path
+from .agent.side_query import SideQuery
 from .agent.events import EventSink, RoundDone, TurnEvent, TurnOutcome
 from .agent.fork import ParentRequest
 from .agent.hooks import Prefetch, TurnHooks
 from .agent.loop import TurnRequest, run_turn
+from .agent.plan_mode import ExitPlanModeTool, reminder
 from .agent.skill_review_fork import SkillReviewForks
 from .agent.tool import Tool, ToolContext
 from .agent.tools import read_only_tools
 from .agent.tools.save_memory import SaveMemoryTool
 from .agent.tools.read_cache import ReadCaches
 from .agent.tools.skill import SkillTool
-from .compaction.compactor import Compactor, Progress, compaction_settings
-from .compaction.thresholds import Thresholds, compute_thresholds
-from .config import LoadedSettings, Settings, load_settings, settings_problems
+from .compaction.compactor import Compactor, Progress, compaction_settings, thresholds_for
+from .compaction.thresholds import Thresholds
+from .config import LoadedSettings, Settings, load_settings, overlay, settings_problems
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
 from .context.attachments import Attachment, attachment_parts
 from .context.inspector import count_request
@@ -74,6 +77,7 @@ from .protocol import (
     SkillsChanged,
     SuggestionAcceptResult,
     SuggestionNotice,
+    ThresholdTokens,
     TranscriptMessage,
     Usage,
 )
@@ -153,8 +157,11 @@ class Engine:
         )
         # Edits and approvals (issue 13): who is asked, where writes land, each chat's read cache.
         self._ask = ask
+        self._mode_override: ApprovalMode | None = None
+        """Set by an approved ``exit_plan_mode``; lies over the editor's mode until that changes."""
+        self._plan_exit = ExitPlanModeTool(lambda: self.settings.tools.approval_mode, self._switch_approval_mode)
         self._applier: Applier = applier or DiskApplier()
-        self.approvals = ApprovalPolicy(lambda: self.settings.tools.approval_mode)
+        self.approvals = ApprovalPolicy(lambda: self.settings.tools.approval_mode, classify=self._auto_mode_judge)
         self.read_caches = ReadCaches()
         self._plan_warned = False
         self.tools: list[Tool] = [*read_only_tools(), SkillTool(self.skills), self._save_memory, *self._write_tools()]
@@ -215,12 +222,22 @@ class Engine:
     def update_client_settings(self, client_settings: Mapping[str, Any] | None) -> None:
         """New editor settings; they apply from the next turn, no restart."""
         if client_settings is not None:
+            if _approval_mode_of(client_settings) != _approval_mode_of(self._client_settings):
+                self._mode_override = None  # the user picked a mode: it wins over an earlier plan exit
             self._client_settings = dict(client_settings)
+        self.reload_settings()
+
+    def _switch_approval_mode(self, mode: ApprovalMode) -> None:
+        """An approved plan leaves plan mode for ``mode`` (``agent/plan_mode.py``); tools change from the next turn."""
+        self._mode_override = mode
         self.reload_settings()
 
     def reload_settings(self) -> None:
         """Re-read every layer (settings files may have changed too)."""
-        self.loaded = load_settings(self.root, self._client_settings, self._env)
+        client = self._client_settings
+        if self._mode_override is not None:
+            client = overlay(client, {"tools": {"approvalMode": self._mode_override}})
+        self.loaded = load_settings(self.root, client, self._env)
         self.tools = [t for t in self.tools if t.name not in WRITE_TOOL_NAMES] + self._write_tools()
         self.context.update_settings(self._context_settings())
         if self.skills.enabled != self.settings.skills.enabled:
@@ -241,10 +258,23 @@ class Engine:
                 "Qwen: this editor cannot ask for approval, so the chat is read-only (plan mode). "
                 "Set tools.approvalMode to auto-edit or yolo to let it edit files without asking."
             )
-        return write_tools(tools.approval_mode, can_ask=self._ask is not None, shell_enabled=tools.shell.enabled, secrets=(self.settings.api_key(),))
+        return write_tools(
+            tools.approval_mode, can_ask=self._ask is not None, shell_enabled=tools.shell.enabled, secrets=(self.settings.api_key(),), plan_exit=self._plan_exit
+        )
+
+    async def _auto_mode_judge(self, session_id: str, call_id: str, request: ToolPermission) -> tuple[bool, str]:
+        """``auto`` mode: the edit fast path, else the classifier side query on this chat (``agent/auto_mode.py``)."""
+        if fast_path(request, self.root):
+            return True, ""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return False, "the chat is not open"
+        client = await self.model_client()
+        verdict = await classify(lambda tokens: SideQuery(client, max_tokens=tokens, temperature=0.0), session.history, call_id, self.root)
+        return verdict.runs, verdict.reason
 
     def thresholds(self) -> Thresholds:
-        return compute_thresholds(self.settings.model.context_window, self.settings.compression.threshold)
+        return thresholds_for(self.settings)
 
     async def model_client(self) -> ChatClient:
         """The client for the settings in effect; the one it replaces is closed in the background.
@@ -520,12 +550,14 @@ class Engine:
             recalled: list[Part] = [{"text": text} for text in recall.take()]
             editor = session.editor_context.reminder(self.editor_snapshot())
             told: list[Part] = [{"text": editor[0]}] if editor is not None else []
+            plan = self._plan_reminder()
             user_content: Content = {
                 "role": "user",
-                "parts": [*recalled, *self._reminder_parts(session), *attached, *told, {"text": prompt}],
+                "parts": [*recalled, *self._reminder_parts(session), *plan, *attached, *told, {"text": prompt}],
             }
             session.history.append(user_content)
-            session.recorder.record_user(user_content)
+            # As Qwen Code 0.24.4, the plan-mode reminder is sent with the turn but not recorded.
+            session.recorder.record_user({**user_content, "parts": [p for p in user_content["parts"] if all(p is not q for q in plan)]})
 
         def on_round(done: RoundDone) -> None:
             session.prompt_tokens = done.prompt_tokens
@@ -616,6 +648,12 @@ class Engine:
             parts.append({"text": rules})
         return parts
 
+    def _plan_reminder(self) -> list[Part]:
+        """0.24.4's plan-mode reminder, every turn in ``plan`` mode (``agent/plan_mode.py``)."""
+        if self.settings.tools.approval_mode != "plan":
+            return []
+        return [{"text": reminder(can_exit=self._ask is not None)}]
+
     def context_status(self, session: ChatSession) -> ContextStatus:
         th = self.thresholds()
         return ContextStatus(
@@ -624,6 +662,7 @@ class Engine:
             window=th.window,
             percent_left=th.percent_left(session.prompt_tokens),
             level=th.level(session.prompt_tokens),
+            thresholds=ThresholdTokens.of(th.warn, th.auto, th.hard),
         )
 
     # ----------------------------------------------------------------- inspector
@@ -656,6 +695,11 @@ class Engine:
             history_tokens=self.history_tokens.count(history),
             editor_context=editor,
         )
+
+
+def _approval_mode_of(client_settings: Mapping[str, Any]) -> Any:
+    tools = client_settings.get("tools")
+    return tools.get("approvalMode") if isinstance(tools, Mapping) else None
 
 
 def _ignored_path(path: Path) -> bool:

@@ -4,8 +4,8 @@ After a turn that ended normally, one side query (``followup/prompt.py``)
 proposes what the user may type next; it runs in the background, started
 as the turn returns, so the chat's answer never waits for it, and it needs
 a network round trip, so ``qwen/suggestion`` reaches the editor after the
-answer. When speculation is on (``followup.speculate``; by default when the
-approval mode lets edits run without asking), a fork of the finished turn
+answer. When speculation is on (``followup.speculate``, Qwen Code's
+``ui.enableSpeculation``: off by default, as in 0.24.4), a fork of the finished turn
 runs the suggestion into an overlay (``agent/speculation.py``) and the
 editor is told again, with ``ready``, when it is done.
 
@@ -54,7 +54,6 @@ from .background import BackgroundTasks
 from .config import Settings
 from .edits.applier import Applier, ApplyError
 from .errors import EngineError
-from .followup.gate import EDITS_WITHOUT_ASKING
 from .followup.overlay import Overlay
 from .followup.prompt import SCHEMA, SYSTEM, TIMEOUT_SECONDS, parse_suggestion, user_message
 from .followup.state import Suggestion, Suggestions, UnknownSuggestion
@@ -78,9 +77,8 @@ def overlay_directory(root: Path, suggestion_id: str) -> Path:
 
 
 def speculation_on(settings: Settings) -> bool:
-    """``followup.speculate`` when set; else on exactly when the approval mode edits without asking (Qwen Code's gate)."""
-    explicit = settings.followup.speculate
-    return explicit if explicit is not None else settings.tools.approval_mode in EDITS_WITHOUT_ASKING
+    """``followup.speculate`` (``ui.enableSpeculation``): Qwen Code 0.24.4 speculates only when it is set, in any mode."""
+    return settings.followup.speculate
 
 
 def cost_of(run: SpeculationRun | None) -> SpeculationCost | None:

@@ -235,6 +235,8 @@ class PermissionParams(WireResult):
     """Where a shell command runs (absolute, resolved): "Allow always" covers this directory only."""
     protected: str | None = None
     """For a write to configuration: why it always asks ("Allow always" then counts as "Allow" for this call)."""
+    plan: str | None = None
+    """For ``exit_plan_mode``: the plan the user approves before the chat leaves plan mode."""
 
 
 class PermissionAnswer(WireParams):
@@ -291,6 +293,8 @@ class ContextStatus(WireResult):
     window: int
     percent_left: float = Field(alias="percentLeft")
     level: Level
+    thresholds: ThresholdTokens
+    """Where warn, auto-compression and the hard limit start for this window (as Qwen Code 0.24.4)."""
 
 
 class CompressResult(WireResult):

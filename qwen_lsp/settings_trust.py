@@ -44,8 +44,16 @@ _FORBIDDEN: dict[tuple[str, ...], str] = {
     ("tools", "shell"): f"a project may not let the model run shell commands; {_ELSEWHERE}",
     ("folderTrust",): "only your own ~/.qwen/settings.json or the editor decide whether a folder is trusted",
 }
-_STRICTNESS = {"yolo": 0, "auto-edit": 1, "default": 2, "plan": 3}
-"""Approval modes from loosest to strictest; a mode not listed here (a newer one) is never taken from a project."""
+_STRICTNESS = {"yolo": 0, "auto": 1, "auto-edit": 1, "default": 2, "plan": 3}
+"""Approval modes from loosest to strictest; a mode not listed here (a newer one) is never taken from a project.
+``auto`` and ``auto-edit`` share a rank: neither is stricter than the other, so a project may not swap one for the other."""
+
+
+def _at_least_as_strict(wanted: str, below: str) -> bool:
+    """``wanted`` (a project's mode) asks at least whenever ``below`` (the user's) would."""
+    if wanted == below:
+        return wanted in _STRICTNESS
+    return _STRICTNESS.get(wanted, -1) > _STRICTNESS.get(below, len(_STRICTNESS))
 
 
 def is_plain_filename(name: str) -> bool:
@@ -107,7 +115,7 @@ def _project_layer(layer: Mapping[str, Any], source: str, root: Path, below: str
     tools = out.get("tools")
     if isinstance(tools, dict) and "approvalMode" in tools:
         wanted = tools["approvalMode"]
-        if not isinstance(wanted, str) or _STRICTNESS.get(wanted, -1) < _STRICTNESS.get(below, len(_STRICTNESS)):
+        if not isinstance(wanted, str) or not _at_least_as_strict(wanted, below):
             del tools["approvalMode"]
             problems.append(
                 f"{source}: tools.approvalMode {wanted!r} ignored: a project may only make approval stricter "

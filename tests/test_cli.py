@@ -122,6 +122,19 @@ def test_doctor_reports_sources_and_reachability(repo: Path, home: Path, scripte
     assert out.returncode == 1 and "UNREACHABLE" in out.stdout
 
 
+def test_doctor_shows_which_file_set_a_qwen_code_key_and_the_window_it_gives(repo: Path, home: Path, scripted: ScriptedOpenAI):
+    """The CLI's key names in ~/.qwen/settings.json: doctor names the file for the key and for the alias it sets."""
+    user_file = home / ".qwen" / "settings.json"
+    user_file.write_text(json.dumps({"memory": {"enableAutoSkill": True}, "model": {"generationConfig": {"contextWindowSize": 300000}}}))
+    out = run(["doctor"], repo, home, scripted.base_url, OPENAI_MODEL="qwen3-coder-plus")
+    assert f"memory.enableAutoSkill = True  ({user_file})" in out.stdout
+    assert f"skills.review.enabled = True  ({user_file})" in out.stdout
+    assert f"context window: 300000 ({user_file}); compresses at 255000, warns at 235000, hard limit 277000" in out.stdout
+    user_file.write_text("{}")
+    out = run(["doctor"], repo, home, scripted.base_url, OPENAI_MODEL="qwen3-coder-plus")
+    assert "context window: 1000000 (Qwen Code 0.24.4's table for qwen3-coder-plus); compresses at 850000" in out.stdout
+
+
 # ------------------------------------------------------------------ what a new user meets
 
 

@@ -1,7 +1,7 @@
 """Compaction through the engine, against the scripted OpenAI server: automatic, manual, failures, cancel.
 
-A 30,000-token window keeps the numbers small: warn 18,000, auto 21,000,
-hard 24,000 (seed-era formula). The scripted replies report the prompt
+A 30,000-token window with ``autoCompactThreshold`` 0.7 keeps the numbers
+small: warn 1,000, auto 21,000, hard 24,000 (Qwen Code 0.24.4's formula). The scripted replies report the prompt
 sizes that drive the thresholds.
 """
 
@@ -25,7 +25,7 @@ from qwen_lsp.llm.content import Content
 from qwen_lsp.llm.tokens import TokenCounter
 from qwen_lsp.protocol import ContextStatus
 
-WINDOW = {"model": {"contextWindow": 30_000}}
+WINDOW = {"model": {"contextWindow": 30_000}, "context": {"autoCompactThreshold": 0.7}}
 SUMMARY = "<analysis>thinking it over</analysis>\n<state_snapshot><current_work>fixing the parser</current_work></state_snapshot>"
 
 

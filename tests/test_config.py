@@ -29,7 +29,7 @@ def test_defaults_without_any_layer(layout):
     _, project = layout
     loaded = load_settings(project, None, env={})
     s = loaded.settings
-    assert s.model.name is None and s.model.context_window == 131072
+    assert s.model.name is None and s.model.context_window is None
     assert s.skills.enabled and s.tools.approval_mode == "default"
     assert loaded.sources == {} and loaded.problems == []
 
@@ -78,7 +78,7 @@ def test_broken_settings_file_is_reported_and_other_layers_apply(layout):
 def test_bad_value_falls_back_to_default_and_names_key_and_source(layout):
     _, project = layout
     loaded = load_settings(project, {"model": {"contextWindow": "huge"}, "tools": {"approvalMode": "sometimes"}}, env={})
-    assert loaded.settings.model.context_window == 131072
+    assert loaded.settings.model.context_window is None
     assert loaded.settings.tools.approval_mode == "default"
     assert any(p.startswith("model.contextWindow") and "(from editor)" in p for p in loaded.problems)
     assert any(p.startswith("tools.approvalMode") for p in loaded.problems)
@@ -146,3 +146,58 @@ def test_an_invalid_value_in_one_layer_lets_the_layer_below_show_through(layout)
     reported = {p.split(":", 1)[0] for p in loaded.problems}
     assert reported == {"model.name", "model.timeouts.firstByte", "context.fileName"}  # each once, with its key
     assert all("(from editor)" in p for p in loaded.problems)
+
+
+# ------------------------------------------------- Qwen Code 0.24.4's setting names
+
+
+def test_the_clis_keys_in_the_users_file_set_what_ours_would(layout):
+    """With only ~/.qwen/settings.json written the CLI's way, every CLI key takes effect with its meaning."""
+    home, project = layout
+    write(
+        home / ".qwen" / "settings.json",
+        {
+            "model": {"generationConfig": {"contextWindowSize": 500_000}},
+            "context": {"autoCompactThreshold": 0.5},
+            "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False, "enableAutoSkill": True, "enableTeamMemory": True},
+            "ui": {"enableSpeculation": True, "enableFollowupSuggestions": False},
+            "tools": {"approvalMode": "auto"},
+        },
+    )
+    loaded = load_settings(project, None, env={})
+    s = loaded.settings
+    assert loaded.problems == []
+    assert (s.model.context_window, s.compression.threshold) == (500_000, 0.5)
+    assert (s.memory.enabled, s.memory.auto_dream, s.skills.review.enabled, s.memory.enable_team_memory) == (False, False, True, True)
+    assert (s.followup.speculate, s.followup.enabled) == (True, False)
+    assert s.tools.approval_mode == "auto"
+    user_file = str(home / ".qwen" / "settings.json")
+    assert loaded.sources["memory.enableManagedAutoMemory"] == user_file
+    assert loaded.sources["memory.enabled"] == user_file
+
+
+def test_defaults_that_cost_tokens_are_the_clis(layout):
+    """Skill review (enableAutoSkill) and speculation (enableSpeculation) are off unless turned on, as in 0.24.4."""
+    _, project = layout
+    s = load_settings(project, None, env={}).settings
+    assert s.skills.review.enabled is False and s.followup.speculate is False
+    assert s.followup.enabled is True and s.memory.enabled is True and s.memory.auto_dream is True
+    assert s.memory.enable_team_memory is False
+
+
+def test_in_one_file_the_clis_spelling_wins_across_files_the_higher_layer(layout):
+    home, project = layout
+    write(home / ".qwen" / "settings.json", {"memory": {"enableManagedAutoDream": False, "autoDream": True}, "compression": {"threshold": 0.6}})
+    write(project / ".qwen" / "settings.json", {"context": {"autoCompactThreshold": 0.9}})
+    loaded = load_settings(project, {"compression": {"threshold": 0.4}}, env={})
+    assert loaded.settings.memory.auto_dream is False
+    assert loaded.settings.compression.threshold == 0.4
+    assert loaded.sources["compression.threshold"] == "editor"
+
+
+def test_an_out_of_range_auto_compact_threshold_is_reported_and_the_default_applies(layout):
+    home, project = layout
+    write(home / ".qwen" / "settings.json", {"context": {"autoCompactThreshold": 5}})
+    loaded = load_settings(project, None, env={})
+    assert loaded.settings.compression.threshold is None
+    assert any(p.startswith("context.autoCompactThreshold") for p in loaded.problems)

@@ -27,7 +27,7 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest_asyncio.fixture
 async def lsp(home: Path, workspace: Path, scripted: ScriptedOpenAI):
-    async with running_server(home, workspace, scripted.base_url, {"model": {"contextWindow": 30_000}}) as client:
+    async with running_server(home, workspace, scripted.base_url, {"model": {"contextWindow": 30_000}, "context": {"autoCompactThreshold": 0.7}}) as client:
         yield client
 
 
@@ -76,7 +76,7 @@ async def test_a_turn_past_auto_compresses_first_and_says_so(lsp: Any, scripted:
     sid = as_dict(await chat(lsp, "hello"))["sessionId"]
     scripted.enqueue(
         Reply(chunks=[SUMMARY], usage={"prompt_tokens": 21_800, "completion_tokens": 30, "total_tokens": 21_830}),
-        Reply(chunks=["small answer"], usage={"prompt_tokens": 1_500, "completion_tokens": 5, "total_tokens": 1_505}),
+        Reply(chunks=["small answer"], usage={"prompt_tokens": 900, "completion_tokens": 5, "total_tokens": 905}),  # under warn (1,000)
     )
     result = as_dict(await chat(lsp, "go on", sessionId=sid))
     assert result["text"] == "small answer"

@@ -2,9 +2,16 @@
 
 Modes (Qwen Code's ``ApprovalMode``):
 
-* ``plan`` — read-only: the write tools are not offered at all;
-* ``default`` — every write and every shell command asks first;
-* ``auto-edit`` — writes run without asking, shell commands ask;
+* ``plan`` — read-only: the write tools are not offered at all, only
+  ``exit_plan_mode`` (``agent/plan_mode.py``), and every turn carries the
+  plan-mode reminder;
+* ``default`` — every write and every shell command asks first, except a
+  read-only shell command (``agent/readonly_shell.py``), as in Qwen Code 0.24.4;
+* ``auto-edit`` — writes run without asking, shell commands ask (read-only ones do not);
+* ``auto`` — Qwen Code 0.24.4's classifier mode (``agent/auto_mode.py``):
+  workspace edits and read-only commands run, anything else is put to a
+  classifier side query first: judged safe it runs, judged risky (or when
+  the classifier fails) the user is asked, with the classifier's reason;
 * ``yolo`` — nothing asks.
 
 "Asking" is the adapter's business (an ``Asker``): the server sends
@@ -33,7 +40,7 @@ which the model reads after Qwen Code's "User did not allow tool call".
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..protocol import PermissionDecision as Answer
@@ -41,10 +48,12 @@ from ..protocol import PermissionParams
 from ..protocol import ToolDecision as Decision
 from ..visible_text import visible
 
-ApprovalMode = Literal["plan", "default", "auto-edit", "yolo"]
+ApprovalMode = Literal["plan", "default", "auto-edit", "auto", "yolo"]
 
 EDIT_TOOLS = frozenset({"edit", "write_file"})
 SHELL_TOOL = "run_shell_command"
+PLAN_EXIT_TOOL = "exit_plan_mode"
+"""Never "allowed always": each plan is approved on its own (Qwen Code 0.24.4 hides that choice)."""
 
 DECLINED = "[Operation Cancelled] Reason: User did not allow tool call"
 """What the model reads when the user says no (Qwen Code's text for a declined call)."""
@@ -80,6 +89,8 @@ class PermissionRequest:
     """Why this write always asks (``protected_paths``); "Allow always" is then taken as "Allow" for this call only."""
     directory: str | None = None
     """Where a shell command runs (absolute, resolved)."""
+    plan: str | None = None
+    """``exit_plan_mode``'s plan, shown with the question."""
 
     def shown_title(self) -> str:
         """The title as a person sees it: controls, bidi and zero-width characters written out (``visible_text.py``)."""
@@ -102,6 +113,7 @@ class PermissionRequest:
             command=self.shown_command(),
             directory=self.directory,
             protected=self.protected,
+            plan=self.plan,
         )
 
 
@@ -118,6 +130,10 @@ class ToolPermission:
     """Set by a write to configuration (``protected_paths.protected_reason``): ask in every mode but yolo, never remember."""
     directory: str | None = None
     """A shell command's working directory: part of what "Allow always" covers (another folder may hold another repository)."""
+    read_only: bool = False
+    """A shell command ``readonly_shell.is_read_only`` accepts: it runs without asking in every mode that offers it."""
+    plan: str | None = None
+    """``exit_plan_mode``'s plan, shown with the question."""
 
 
 Asker = Callable[[PermissionRequest], Awaitable[Approval]]
@@ -133,8 +149,8 @@ def offered_mode(mode: ApprovalMode, can_ask: bool) -> ApprovalMode:
     return mode
 
 
-def needs_asking(mode: ApprovalMode, tool: str) -> bool:
-    if mode == "yolo":
+def needs_asking(mode: ApprovalMode, tool: str, read_only: bool = False) -> bool:
+    if mode == "yolo" or read_only:
         return False
     if mode == "auto-edit":
         return tool not in EDIT_TOOLS
@@ -148,11 +164,16 @@ def always_scope(request: ToolPermission) -> tuple[str, ...]:
     return request.tool, request.path if request.path is not None else request.title
 
 
+Classify = Callable[[str, str, ToolPermission], Awaitable[tuple[bool, str]]]
+"""``(session id, call id, request)`` → ``(runs without asking, why not)``: ``auto`` mode's judge (``agent/auto_mode.py``)."""
+
+
 class ApprovalPolicy:
     """The approval state of one workspace: each chat's "allow always" scopes (:func:`always_scope`)."""
 
-    def __init__(self, mode: Callable[[], ApprovalMode]) -> None:
+    def __init__(self, mode: Callable[[], ApprovalMode], classify: Classify | None = None) -> None:
         self._mode = mode
+        self._classify = classify
         self._always: dict[str, set[tuple[str, ...]]] = {}
 
     def forget(self, session_id: str) -> None:
@@ -160,11 +181,16 @@ class ApprovalPolicy:
 
     async def decide(self, session_id: str, turn_id: str, call_id: str, ask: Asker | None, request: ToolPermission) -> Approval:
         mode = self._mode()
-        if mode == "yolo" or (request.protected is None and not needs_asking(mode, request.tool)):
+        if mode == "yolo" or (request.protected is None and not needs_asking(mode, request.tool, request.read_only)):
             return Approval("auto")
         scope = always_scope(request)
         if request.protected is None and scope in self._always.get(session_id, ()):
             return Approval("allowAlways")
+        if mode == "auto" and self._classify is not None:
+            runs, why = await self._classify(session_id, call_id, request)
+            if runs:
+                return Approval("auto")
+            request = replace(request, title=f"{request.title} (auto mode: {why})"[:300])
         if ask is None:
             return Approval("deny")
         answer = await ask(
@@ -179,11 +205,12 @@ class ApprovalPolicy:
                 command=request.command,
                 protected=request.protected,
                 directory=request.directory,
+                plan=request.plan,
             )
         )
         if answer.decision == "allowAlways" and request.protected is not None:
             return Approval("allow")
-        if answer.decision == "allowAlways":
+        if answer.decision == "allowAlways" and request.tool != PLAN_EXIT_TOOL:  # its allowAlways picks auto-edit, never remembered
             self._always.setdefault(session_id, set()).add(scope)
         return answer if answer.decision in ("allow", "allowAlways") else Approval("deny", answer.reason)
 

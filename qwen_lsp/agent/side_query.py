@@ -71,18 +71,21 @@ class SideQuery:
         self._temperature = temperature
         self._extra_body = dict(extra_body or {})
 
-    async def __call__(self, *, system: str, user: str, json_schema: Mapping[str, Any] | None, timeout: float) -> str:
+    async def __call__(
+        self, *, system: str, user: str, json_schema: Mapping[str, Any] | None, timeout: float, transcript: Sequence[str] = ()
+    ) -> str:
         """The answer text; with ``json_schema``, the validated JSON re-serialised compactly.
 
         Raises :class:`SideQueryError`: ``timeout`` past ``timeout`` seconds,
         ``model`` when the request failed, ``empty`` for an answer with no
         text, ``invalid_json`` when the answer does not parse or does not fit
         the schema. Cancelling the awaiting task closes the request at once.
+        ``transcript``: user messages sent before ``user`` (auto mode's classifier sends a conversation).
         """
         extra = dict(self._extra_body)
         if json_schema is not None:
             extra["response_format"] = {"type": "json_object"}
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        messages = [{"role": "system", "content": system}, *({"role": "user", "content": t} for t in transcript), {"role": "user", "content": user}]
         try:
             async with asyncio.timeout(timeout):
                 text = await self._collect(messages, extra)

@@ -51,6 +51,7 @@ from .compress import CompressionInfo, CompressionOutcome, CompressionRequest, C
 from .media import count_tool_response_images
 from .microcompact import MicrocompactMeta, MicrocompactSettings, microcompact_history, strip_thoughts
 from .thresholds import Thresholds, compute_thresholds
+from .windows import context_window
 
 if TYPE_CHECKING:
     from ..sessions.registry import ChatSession
@@ -317,11 +318,17 @@ def _describe(outcome: CompressionOutcome) -> str:
 
 
 
+def thresholds_for(settings: Settings) -> Thresholds:
+    """The thresholds for the model and settings in effect (window as ``windows.py``, formula as ``thresholds.py``)."""
+    window = context_window(settings.model.name, settings.model.context_window)
+    return compute_thresholds(window, settings.compression.threshold)
+
+
 def compaction_settings(settings: Settings) -> CompactionSettings:
     """The compactor's view of the settings in effect."""
     idle = settings.context.clear_context_on_idle
     return CompactionSettings(
-        thresholds=compute_thresholds(settings.model.context_window, settings.compression.threshold),
+        thresholds=thresholds_for(settings),
         microcompact=MicrocompactSettings(idle.tool_results_threshold_minutes, idle.tool_results_num_to_keep, idle.tool_results_total_chars_threshold),
         plan_mode=settings.tools.approval_mode == "plan",
     )

@@ -1,9 +1,14 @@
-"""Context-window thresholds (spec §8.2), seed-era variant.
+"""Context-window thresholds as Qwen Code 0.24.4's ``computeThresholds`` (``chatCompressionService.ts``).
 
-Seed-era is kept deliberately: it is the behaviour the design chapter
-describes, and the later variant changes numbers for most windows without
-fixing a bug. The order of floating-point operations follows the spec so
-results match Qwen Code to the token (e.g. ``(0.7-0.1)*131072 = 78643.2``).
+``auto = min(pct·w, w − 20000 − 13000)`` (``pct·w`` alone when the second
+term is not positive), ``warn = max(0, auto − 20000)``,
+``hard = min(w, max(w − 20000 − 3000, auto + 3000))``, with ``pct`` 0.85
+unless ``context.autoCompactThreshold`` (our ``compression.threshold``)
+sets another share in (0, 1]; 0 or anything else means the default, as
+0.24.4's ``getAutoCompactThreshold``. For ``qwen3-coder-plus``'s
+1,000,000-token window that is warn 830,000, auto 850,000, hard 977,000;
+for the 200,000-token default window 147,000, 167,000, 177,000. The order
+of floating-point operations is 0.24.4's, so results match it to the token.
 """
 
 from __future__ import annotations
@@ -12,8 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-DEFAULT_PCT = 0.7
-WARN_PCT_OFFSET = 0.1
+DEFAULT_PCT = 0.85
 SUMMARY_RESERVE = 20_000
 AUTOCOMPACT_BUFFER = 13_000
 WARN_BUFFER = 20_000
@@ -47,11 +51,11 @@ class Thresholds:
 
 
 def compute_thresholds(window: int, pct: float | None = None) -> Thresholds:
-    """``computeThresholds`` (seed-era): warn < auto < hard for a context window."""
-    p = pct if pct is not None and math.isfinite(pct) else DEFAULT_PCT
-    p = min(1.0, max(0.0, p))
+    """``computeThresholds`` (0.24.4): warn < auto < hard for a context window."""
+    p = pct if pct is not None and math.isfinite(pct) and 0 < pct <= 1 else DEFAULT_PCT
     eff = max(0, window - SUMMARY_RESERVE)
-    auto = max(p * window, eff - AUTOCOMPACT_BUFFER)
-    warn = max(0, max((p - WARN_PCT_OFFSET) * window, auto - WARN_BUFFER))
+    ceiling = eff - AUTOCOMPACT_BUFFER
+    auto = min(p * window, ceiling) if ceiling > 0 else p * window
+    warn = max(0, auto - WARN_BUFFER)
     hard = min(window, max(eff - HARD_BUFFER, auto + HARD_BUFFER))
     return Thresholds(window=window, warn=warn, auto=auto, hard=hard)

@@ -14,21 +14,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..agent.approvals import EDIT_TOOLS, SHELL_TOOL, ApprovalMode, offered_mode
+from ..agent.approvals import EDIT_TOOLS, PLAN_EXIT_TOOL, SHELL_TOOL, ApprovalMode, offered_mode
 from ..agent.tool import Tool
 from ..agent.tools.run_shell import ShellTool
 from .tools import ApprovedEditTool, ApprovedWriteFileTool
 
-WRITE_TOOL_NAMES = EDIT_TOOLS | {SHELL_TOOL}
+WRITE_TOOL_NAMES = EDIT_TOOLS | {SHELL_TOOL, PLAN_EXIT_TOOL}
 
 
-def write_tools(mode: ApprovalMode, *, can_ask: bool, shell_enabled: bool, secrets: Iterable[str | None] = ()) -> list[Tool]:
-    """In a fixed order, after the read-only tools; none in ``plan`` (or when nobody could approve).
+def write_tools(
+    mode: ApprovalMode, *, can_ask: bool, shell_enabled: bool, secrets: Iterable[str | None] = (), plan_exit: Tool | None = None
+) -> list[Tool]:
+    """In a fixed order, after the read-only tools; in ``plan`` only ``plan_exit`` (Qwen Code 0.24.4's
+    ``exit_plan_mode``), and nothing when nobody could approve.
 
     ``secrets`` (the configured API key) are kept out of shell commands' environment.
     """
     if offered_mode(mode, can_ask) == "plan":
-        return []
+        return [plan_exit] if plan_exit is not None and mode == "plan" and can_ask else []
     tools: list[Tool] = [ApprovedEditTool(), ApprovedWriteFileTool()]
     if shell_enabled:
         tools.append(ShellTool(secrets=secrets))

@@ -44,7 +44,7 @@ async def test_an_accepted_speculation_runs_the_after_turn_hooks_with_its_calls_
         ws,
         counter=TokenCounter(),
         env=env,
-        client_settings={"followup": {"enabled": True}, "tools": {"approvalMode": "auto-edit"}},
+        client_settings={"followup": {"enabled": True, "speculate": True}, "tools": {"approvalMode": "auto-edit"}},
         listeners=Listeners(suggestion=notices.append),
         hooks=TurnHooks(after_turn=after),
     )

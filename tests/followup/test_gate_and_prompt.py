@@ -98,8 +98,10 @@ def test_the_excerpt_keeps_visible_dialogue_only_and_is_bounded() -> None:
 
 @pytest.mark.parametrize(
     ("mode", "speculate", "on"),
-    [("default", None, False), ("plan", None, False), ("auto-edit", None, True), ("yolo", None, True), ("default", True, True), ("yolo", False, False)],
+    [("default", None, False), ("auto-edit", None, False), ("yolo", None, False), ("default", True, True), ("yolo", False, False)],
 )
-def test_speculation_defaults_to_the_modes_that_edit_without_asking_and_an_explicit_setting_wins(mode: str, speculate: bool | None, on: bool) -> None:
-    settings = Settings.model_validate({"tools": {"approvalMode": mode}, "followup": {"speculate": speculate}})
+def test_speculation_is_off_unless_set_in_every_mode(mode: str, speculate: bool | None, on: bool) -> None:
+    """As Qwen Code 0.24.4's ``ui.enableSpeculation`` (default false): the approval mode does not turn it on."""
+    followup = {} if speculate is None else {"speculate": speculate}
+    settings = Settings.model_validate({"tools": {"approvalMode": mode}, "followup": followup})
     assert speculation_on(settings) is on

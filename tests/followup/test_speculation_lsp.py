@@ -36,7 +36,9 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @asynccontextmanager
-async def editor(home: Path, ws: Path, scripted: ScriptedOpenAI, *, mode: str = "auto-edit", shell: bool = False) -> AsyncIterator[Any]:
+async def editor(
+    home: Path, ws: Path, scripted: ScriptedOpenAI, *, mode: str = "auto-edit", shell: bool = False, speculate: bool | None = True
+) -> AsyncIterator[Any]:
     client, rec = await start_client(server_env(home, scripted.base_url))
     client.suggestions = []
     client.permissions = []
@@ -63,7 +65,8 @@ async def editor(home: Path, ws: Path, scripted: ScriptedOpenAI, *, mode: str = 
         ),
         experimental={"qwen": {"permissionRequests": True}},
     )
-    options = {"followup": {"enabled": True}, "tools": {"approvalMode": mode, "shell": {"enabled": shell}}}
+    followup: dict[str, Any] = {"enabled": True} if speculate is None else {"enabled": True, "speculate": speculate}
+    options = {"followup": followup, "tools": {"approvalMode": mode, "shell": {"enabled": shell}}}
     try:
         await client.initialize_session(
             types.InitializeParams(
@@ -286,7 +289,8 @@ async def test_a_speculation_stops_at_a_shell_command_without_asking_and_accept_
 
 
 async def test_followups_off_and_default_speculation_follow_settings(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
-    async with editor(home, workspace, scripted, mode="default") as lsp:
+    """Speculation is off unless set (Qwen Code 0.24.4's ui.enableSpeculation), even in yolo."""
+    async with editor(home, workspace, scripted, mode="yolo", speculate=None) as lsp:
         scripted.enqueue(Reply(chunks=["Hi."]), suggestion_reply("say more"))
         await chat(lsp, "hello")
         await wait_for(lambda: lsp.suggestions, "the suggestion")
@@ -296,7 +300,7 @@ async def test_followups_off_and_default_speculation_follow_settings(home: Path,
         await chat(lsp, "again")  # a later request proves the earlier turn's background work had its chance
         assert len(lsp.suggestions) == 1
         assert all("response_format" not in r.body for r in scripted.chat_requests()[2:])
-        assert all("say more" not in json.dumps(r.body["messages"][-1]) for r in scripted.chat_requests())  # default mode: never speculated
+        assert all("say more" not in json.dumps(r.body["messages"][-1]) for r in scripted.chat_requests())  # not set: never speculated
 
 
 async def test_unknown_suggestion_ids_are_invalid_params(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:

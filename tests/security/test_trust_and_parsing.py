@@ -96,6 +96,14 @@ def test_project_settings_may_not_redirect_requests_or_choose_credentials(layout
         assert any(p.startswith(f"{settings_file}: {key}") and "ignored" in p for p in loaded.problems), key
 
 
+def test_a_project_may_not_choose_auto_mode_which_runs_what_a_classifier_allows(layout):
+    _, project = layout
+    settings_file = write(project / ".qwen" / "settings.json", json.dumps({"tools": {"approvalMode": "auto"}}))
+    loaded = load_settings(project, None, env={})
+    assert loaded.settings.tools.approval_mode == "default"
+    assert any(p.startswith(f"{settings_file}: tools.approvalMode 'auto' ignored") for p in loaded.problems)
+
+
 def test_the_users_folder_trust_wins_and_an_untrusted_projects_settings_are_not_loaded(layout):
     home, project = layout
     write(home / ".qwen" / "settings.json", json.dumps({"folderTrust": False, "model": {"name": "user-m"}}))

@@ -18,10 +18,12 @@ import { PermissionBroker } from './permission';
 import { DiffEditorUi } from './diffEditor';
 import { acceptSuggestionTurn, Followups } from './followups';
 import { EditorContextTracker } from './editorContext';
+import { stricterValue } from './settings';
 import type { AcceptOutcome } from './followups';
 import { notifications, permissionRequest, requests } from './rpc.generated';
 import type { Send } from './rpc.generated';
-import type { AttachmentChip, CompactState, EditorContextChip, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
+import { APPROVAL_MODES } from './shared/messages';
+import type { ApprovalModeName, AttachmentChip, CompactState, EditorContextChip, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
 import type { ChatParams, CompressMode, MemoryChanged, PermissionParams, PermissionResult, SessionSummary, SkillsChanged } from './shared/protocol';
 
 const SESSION_KEY = 'qwen.sessionId';
@@ -156,6 +158,7 @@ export class ChatController implements vscode.Disposable {
         attachments: this.attachments,
         notices: this.notices,
         compact: this.compactState(),
+        approvalMode: this.approvalMode(),
         ...(approval ? { approval } : {}),
         ...(suggestion ? { suggestion } : {}),
         ...(skillProposals.length ? { skillProposals } : {}),
@@ -235,6 +238,9 @@ export class ChatController implements vscode.Disposable {
         this.editorContextLeftOut = !this.editorContextLeftOut;
         this.publishEditorContext();
         break;
+      case 'setApprovalMode':
+        await this.setApprovalMode(m.mode);
+        break;
       case 'skillProposalReply':
         await this.followups.answerProposal(m.id, m.accept);
         break;
@@ -261,6 +267,27 @@ export class ChatController implements vscode.Disposable {
   private rememberSession(): void {
     void this.context.workspaceState.update(SESSION_KEY, this.transcript.sessionId);
     this.publishCompactState();
+  }
+
+  /** The picker's mode: `qwen.tools.approvalMode` as VS Code has it, `default` when unset or unknown. */
+  private approvalMode(): ApprovalModeName {
+    // What the server applies: the user's mode, or a workspace value only when it is stricter (settings.ts).
+    const value = stricterValue(vscode.workspace.getConfiguration('qwen').inspect('tools.approvalMode') ?? {});
+    return APPROVAL_MODES.find((m) => m.mode === value)?.mode ?? 'default';
+  }
+
+  /**
+   * The picker writes the user's setting (every workspace, as Qwen Code's `/approval-mode` does for
+   * the session); the server gets it with the other `qwen.*` settings and applies it from the next call.
+   */
+  private async setApprovalMode(mode: ApprovalModeName): Promise<void> {
+    if (!APPROVAL_MODES.some((m) => m.mode === mode)) return;
+    await vscode.workspace.getConfiguration('qwen').update('tools.approvalMode', mode, vscode.ConfigurationTarget.Global);
+  }
+
+  /** Called when `qwen.tools.approvalMode` changed, from the picker or the Settings editor. */
+  approvalModeChanged(): void {
+    this.broadcast({ type: 'approvalMode', mode: this.approvalMode() });
   }
 
   private compactState(): CompactState {

@@ -94,6 +94,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('qwen.server.path')) void vscode.commands.executeCommand('qwen.restartServer');
       else if (e.affectsConfiguration('qwen')) server.notifySettingsChanged();
+      if (e.affectsConfiguration('qwen.tools.approvalMode')) chat.approvalModeChanged();
     }),
     // Trust granted: the server pulls the settings again, now without folderTrust: false.
     vscode.workspace.onDidGrantWorkspaceTrust(() => server.notifySettingsChanged()),

@@ -17,7 +17,12 @@ export function meterView(s: ContextStatus): MeterView {
   const note = s.level === 'hard' ? ' — the window is nearly full' : s.level === 'ok' ? '' : ' — filling up';
   return {
     text: `$(dashboard) Qwen ${left}% left`,
-    tooltip: `Qwen context: ${used} of ${window} tokens used, ${left}% left${note}. Click to see what fills it.`,
+    tooltip: `Qwen context: ${used} of ${window} tokens used, ${left}% left${note}.${autoNote(s)} Click to see what fills it.`,
     background,
   };
+}
+
+/** Where automatic compression starts, when the server says (0.24.4's thresholds for this window). */
+function autoNote(s: ContextStatus): string {
+  return s.thresholds ? ` Compresses at ${s.thresholds.auto.toLocaleString('en-US')}.` : '';
 }

@@ -26,6 +26,10 @@ export const SERVER_SETTINGS: readonly { key: string; scope: Scope }[] = [
   { key: 'memory.autoDream', scope: 'resource' },
   { key: 'skills.enabled', scope: 'resource' },
   { key: 'editorContext.enabled', scope: 'resource' },
+  // Background features that cost tokens, under Qwen Code 0.24.4's own key names (the server reads both spellings).
+  { key: 'memory.enableAutoSkill', scope: 'resource' },
+  { key: 'ui.enableFollowupSuggestions', scope: 'resource' },
+  { key: 'ui.enableSpeculation', scope: 'resource' },
   { key: 'tools.approvalMode', scope: 'stricter' },
 ];
 

@@ -2,7 +2,7 @@
 // touch, so the controller's wiring runs under plain `node --test`, outside VS Code. Import this
 // first: it answers `require('vscode')` for the modules imported after it (the test bundles keep
 // 'vscode' external). Cancellation is vscode-jsonrpc's real CancellationTokenSource, the same
-// implementation VS Code's API exposes. Records executeCommand calls and messages shown.
+// implementation VS Code's API exposes. Records executeCommand calls, messages shown and settings written.
 import Module from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { CancellationTokenSource } from 'vscode-jsonrpc/node';
@@ -20,6 +20,8 @@ const uri = (s: string) => ({ toString: () => s, fsPath: s.startsWith('file://')
 
 export const executed: unknown[][] = [];
 export const shown: string[] = [];
+/** `qwen.*` settings as `getConfiguration('qwen')` reads and updates them (keys without the prefix). */
+export const settings = new Map<string, unknown>();
 
 export const fakeVscode = {
   Disposable,
@@ -28,8 +30,13 @@ export const fakeVscode = {
   TabInputTextDiff: class {},
   TabInputWebview: class {},
   ViewColumn: { Active: -1, Beside: -2 },
+  ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
   Uri: { file: (p: string) => uri(pathToFileURL(p).toString()), parse: (s: string) => uri(s) },
   workspace: {
+    getConfiguration: () => ({
+      get: (key: string) => settings.get(key),
+      update: async (key: string, value: unknown) => void settings.set(key, value),
+    }),
     asRelativePath: (p: string | { fsPath: string }) => String(typeof p === 'string' ? p : p.fsPath).replace(/^\/ws\//, ''),
     registerTextDocumentContentProvider: noEvent,
   },

@@ -3,7 +3,7 @@
 // qwen/skillProposed reach the webview and its snapshot; accepting runs as a turn of the chat
 // (applied → the transcript re-read from the session; not applied → the streamed turn); typing,
 // a new chat and Retry; an older server.
-import { executed } from './fakeVscode';
+import { executed, settings } from './fakeVscode';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ResponseError } from 'vscode-jsonrpc/node';
@@ -202,4 +202,18 @@ test('controller: an older server (-32601 on accept) ends the turn with the frie
   assert.deepEqual(view.of('running').at(-1), { type: 'running', running: false });
   await view.say({ type: 'action', action: 'retry' });
   assert.deepEqual(client.sent.at(-1), ['qwen/chat', { prompt: 'Run the tests', sessionId: 's1' }]);
+});
+
+test('controller: the mode picker writes qwen.tools.approvalMode; snapshots and changes show the mode in effect', async () => {
+  settings.delete('tools.approvalMode');
+  const { chat, view } = setup();
+  await view.say({ type: 'ready' });
+  assert.equal(view.of('snapshot').at(-1)!.snapshot.approvalMode, 'default');
+  await view.say({ type: 'setApprovalMode', mode: 'auto' });
+  assert.equal(settings.get('tools.approvalMode'), 'auto');
+  chat.approvalModeChanged(); // what extension.ts calls when VS Code reports the change
+  assert.deepEqual(view.of('approvalMode').at(-1), { type: 'approvalMode', mode: 'auto' });
+  await view.say({ type: 'setApprovalMode', mode: 'sometimes' as never });
+  assert.equal(settings.get('tools.approvalMode'), 'auto', 'an unknown mode is not written');
+  settings.delete('tools.approvalMode');
 });

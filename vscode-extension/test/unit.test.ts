@@ -203,7 +203,10 @@ test('settings: an untrusted workspace sends folderTrust: false and reads user s
 
 test('settings: every server key of design §5 is contributed under qwen.* with a description and the scope the mapping reads', () => {
   const props = manifest.contributes.configuration.properties as Record<string, Record<string, unknown>>;
-  const keys = ['model.name', 'model.baseUrl', 'model.contextWindow', 'model.maxOutputTokens', 'compression.threshold', 'memory.enabled', 'memory.autoExtract', 'memory.autoDream', 'skills.enabled', 'editorContext.enabled', 'tools.approvalMode'];
+  const keys = [
+    'model.name', 'model.baseUrl', 'model.contextWindow', 'model.maxOutputTokens', 'compression.threshold', 'memory.enabled', 'memory.autoExtract', 'memory.autoDream',
+    'skills.enabled', 'editorContext.enabled', 'memory.enableAutoSkill', 'ui.enableFollowupSuggestions', 'ui.enableSpeculation', 'tools.approvalMode',
+  ];
   assert.deepEqual(SERVER_SETTINGS.map((s) => s.key), keys);
   for (const { key, scope } of SERVER_SETTINGS) {
     const p = props[`qwen.${key}`];
@@ -216,6 +219,12 @@ test('settings: every server key of design §5 is contributed under qwen.* with 
     assert.equal(props[`qwen.${key}`].default, true, `qwen.${key} defaults to on`);
   }
   assert.deepEqual([props['qwen.compression.threshold'].type, props['qwen.compression.threshold'].minimum, props['qwen.compression.threshold'].maximum], ['number', 0, 1]);
+  // Each background feature that costs tokens has one switch, defaulting as Qwen Code 0.24.4 does.
+  for (const [key, on] of [['memory.enableAutoSkill', false], ['ui.enableFollowupSuggestions', true], ['ui.enableSpeculation', false]] as const) {
+    assert.equal(props[`qwen.${key}`].type, 'boolean');
+    assert.equal(props[`qwen.${key}`].default, on, `qwen.${key} defaults as in Qwen Code`);
+  }
+  assert.deepEqual(props['qwen.tools.approvalMode'].enum, ['default', 'plan', 'auto-edit', 'auto', 'yolo']);
 });
 
 test('settings: memory switches and the compression threshold reach the server nested under memory / compression, false included', () => {
@@ -310,7 +319,7 @@ test('server command: clear messages with the fix when nothing is found', async 
 });
 
 test('meter: percent left, warning colour at warn and auto, error colour at hard', () => {
-  const base = { sessionId: 's', promptTokens: 1000, window: 10000, percentLeft: 90 };
+  const base = { sessionId: 's', promptTokens: 1000, window: 10000, percentLeft: 90, thresholds: { warn: 6000, auto: 7000, hard: 9000 } };
   assert.equal(meterView({ ...base, level: 'ok' }).text, '$(dashboard) Qwen 90% left');
   assert.equal(meterView({ ...base, level: 'ok' }).background, undefined);
   assert.equal(meterView({ ...base, level: 'warn', percentLeft: 25 }).background, 'statusBarItem.warningBackground');

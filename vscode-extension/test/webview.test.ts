@@ -577,3 +577,16 @@ test('B14 themes: light, dark, high-contrast dark and light take every colour fr
     await p.page.context().close();
   }
 });
+
+test('mode picker: shows the approval mode from the snapshot and host, and a choice posts setApprovalMode (Qwen Code 0.24.4 labels)', async () => {
+  const p = await openPanel(browser, origin);
+  await p.host(snapshot([], { approvalMode: 'plan' }));
+  const picker = p.page.locator('#approval-mode');
+  assert.equal(await picker.inputValue(), 'plan');
+  assert.deepEqual(await picker.locator('option').allTextContents(), ['Ask permissions', 'Plan', 'Auto Edit', 'Auto', 'YOLO']);
+  await picker.selectOption('auto');
+  assert.ok((await p.posted()).some((m) => m.type === 'setApprovalMode' && m.mode === 'auto'), 'the choice reached the host');
+  await p.host({ type: 'approvalMode', mode: 'yolo' });
+  assert.equal(await picker.inputValue(), 'yolo');
+  await p.page.context().close();
+});

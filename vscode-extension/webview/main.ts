@@ -4,7 +4,8 @@
  * snapshot when the view is shown again or the window reloads. Webview state keeps only what the
  * server cannot know: the draft, the scroll position and whether the reader was following.
  */
-import type { HostToWebview, Snapshot, StreamPatch, ToolCard, TranscriptMessage, WebviewToHost, AttachmentChip, Notice, InlineError, ErrorAction, CompactState } from '../src/shared/messages';
+import { APPROVAL_MODES } from '../src/shared/messages';
+import type { ApprovalModeName, HostToWebview, Snapshot, StreamPatch, ToolCard, TranscriptMessage, WebviewToHost, AttachmentChip, Notice, InlineError, ErrorAction, CompactState } from '../src/shared/messages';
 import type { SessionSummary } from '../src/shared/protocol';
 import { MarkdownView } from './markdown';
 import { AutoScroller } from './scroll';
@@ -61,7 +62,9 @@ const compactBtn = button('Compact', {
   title: 'Summarize the model’s copy of this chat to free context. The conversation shown here is kept.',
   disabled: '',
 });
-header.append(newChatBtn, historyBtn, compactBtn);
+const modePicker = h('select', { id: 'approval-mode', 'aria-label': 'Approval mode', title: 'When Qwen asks before acting (tools.approvalMode)' });
+for (const { mode, label } of APPROVAL_MODES) modePicker.append(h('option', { value: mode }, label));
+header.append(newChatBtn, historyBtn, compactBtn, modePicker);
 const historyPanel = h('div', { id: 'history-panel', class: 'history', hidden: '', role: 'region', 'aria-label': 'Chat history' });
 const notices = h('div', { id: 'notices', class: 'notices', role: 'status', 'aria-live': 'polite' });
 const proposals = h('div', { id: 'proposals', class: 'proposals', role: 'region', 'aria-label': 'Proposed skills', hidden: '' });
@@ -325,6 +328,7 @@ function applySnapshot(s: Snapshot): void {
   approvalCard.show(s.approval ?? null);
   suggestion.show(s.suggestion ?? null);
   skillCards.show(s.skillProposals);
+  modePicker.value = s.approvalMode ?? 'default';
   scroller.restore(saved.scrollTop ?? 0, saved.pinned ?? true);
   saved.scrollTop = undefined;
   saved.pinned = undefined;
@@ -371,6 +375,7 @@ compactBtn.addEventListener('click', () => {
   if (compactState.available && !compactState.compacting) post({ type: 'compact', mode: 'full' });
 });
 historyBtn.addEventListener('click', () => toggleHistory(historyPanel.hidden));
+modePicker.addEventListener('change', () => post({ type: 'setApprovalMode', mode: modePicker.value as ApprovalModeName }));
 attachSelBtn.addEventListener('click', () => post({ type: 'attachSelection' }));
 attachFileBtn.addEventListener('click', () => post({ type: 'attachFile' }));
 jumpBtn.addEventListener('click', () => {
@@ -481,6 +486,9 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       break;
     case 'showHistory':
       toggleHistory(true);
+      break;
+    case 'approvalMode':
+      modePicker.value = m.mode;
       break;
     case 'focusComposer':
       prompt.focus();

@@ -12,7 +12,9 @@ its children running.
 The command's environment is the server's without the endpoint's key
 (:func:`shell_environment`). Asking happens before anything starts (``ctx.approve``), with the command
 itself as the title (``visible_text.shown_title``: hidden characters
-written out, multi-line commands flagged); memory forks use
+written out, multi-line commands flagged), except for a read-only command
+(``agent/readonly_shell.py``), which runs without asking as in Qwen Code
+0.24.4's ``default`` mode; memory forks use
 the read-only variant in ``shell.py`` instead, never this one.
 """
 
@@ -29,6 +31,7 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from qwen_lsp.agent.approvals import Approval, ToolPermission
+from qwen_lsp.agent.readonly_shell import is_read_only
 from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.base import ToolArgs, describe_validation_error, function_declaration
 from qwen_lsp.agent.tools.shell import MAX_COMMAND_CHARS, MAX_OUTPUT_CHARS, NAME, read_bounded
@@ -50,7 +53,7 @@ class ShellTool:
     DECLARATION = function_declaration(
         NAME,
         "Runs a shell command with 'bash -c' in the project directory and returns its combined output and exit "
-        f"code. The user approves each command first. Commands are stopped after {TIMEOUT_SECONDS:g} seconds; "
+        f"code. The user approves each command first, except read-only ones (ls, cat, grep... inside the project). Commands are stopped after {TIMEOUT_SECONDS:g} seconds; "
         "interactive and background commands are not supported.",
         {
             "properties": {
@@ -83,7 +86,8 @@ class ShellTool:
         if cwd is None or not cwd.is_dir():
             return ToolResult(output=f"The directory {params.directory!r} is not a directory inside the workspace.", is_error=True)
         title = shown_title("Run: ", params.command)  # what will run, never the model's description of it
-        request = ToolPermission(tool=NAME, title=title, command=params.command, directory=str(cwd))
+        read_only = await asyncio.to_thread(is_read_only, params.command, cwd, ctx.workspace_root)
+        request = ToolPermission(tool=NAME, title=title, command=params.command, directory=str(cwd), read_only=read_only)
         approval = await ctx.approve(ctx.call_id, request) if ctx.approve is not None else Approval("deny")
         decision = approval.decision
         if decision == "deny":

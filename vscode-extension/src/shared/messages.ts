@@ -99,6 +99,18 @@ export interface EditorContextChip {
   /** The user left it out of the next message (that message only). */
   leftOut: boolean;
 }
+/**
+ * The approval modes in the panel's picker, labelled as Qwen Code 0.24.4's settings dialog labels them
+ * (`tools.approvalMode`; docs/interop.md says what each does).
+ */
+export const APPROVAL_MODES = [
+  { mode: 'default', label: 'Ask permissions' },
+  { mode: 'plan', label: 'Plan' },
+  { mode: 'auto-edit', label: 'Auto Edit' },
+  { mode: 'auto', label: 'Auto' },
+  { mode: 'yolo', label: 'YOLO' },
+] as const;
+export type ApprovalModeName = (typeof APPROVAL_MODES)[number]['mode'];
 
 export interface Snapshot {
   sessionId?: string;
@@ -114,6 +126,8 @@ export interface Snapshot {
   suggestion?: Suggestion;
   skillProposals?: SkillProposal[];
   editorContext?: EditorContextChip;
+  /** The mode the picker shows (`qwen.tools.approvalMode`, `default` when unset). */
+  approvalMode?: ApprovalModeName;
 }
 
 /** Whether "Compact" can run now (a chat with a session exists) and whether it is running. */
@@ -143,6 +157,7 @@ export type HostToWebview =
   | { type: 'skillProposals'; proposals: SkillProposal[] }
   | { type: 'editorContext'; chip: EditorContextChip | null }
   | { type: 'showHistory' }
+  | { type: 'approvalMode'; mode: ApprovalModeName }
   | { type: 'focusComposer' };
 
 export type WebviewToHost =
@@ -167,4 +182,5 @@ export type WebviewToHost =
   | { type: 'acceptSuggestion'; id: string }
   | { type: 'dismissSuggestion'; id: string }
   | { type: 'skillProposalReply'; id: string; accept: boolean }
-  | { type: 'toggleEditorContext' };
+  | { type: 'toggleEditorContext' }
+  | { type: 'setApprovalMode'; mode: ApprovalModeName };

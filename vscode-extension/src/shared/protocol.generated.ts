@@ -156,6 +156,8 @@ export interface PermissionParams {
   directory?: string;
   /** For a write to configuration: why it always asks ("Allow always" then counts as "Allow" for this call). */
   protected?: string;
+  /** For `exit_plan_mode`: the plan the user approves before the chat leaves plan mode. */
+  plan?: string;
 }
 
 /** The client's answer to `qwen/permission`, parsed strictly: anything else is a denial. */
@@ -199,6 +201,8 @@ export interface ContextStatus {
   window: number;
   percentLeft: number;
   level: Level;
+  /** Where warn, auto-compression and the hard limit start for this window (as Qwen Code 0.24.4). */
+  thresholds: ThresholdTokens;
 }
 
 /** `qwen/compress`: `status` is `compressed`, `noop` or `failed_…` (why the history was left as it was). */
