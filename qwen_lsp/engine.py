@@ -30,7 +30,7 @@ from .background import BackgroundTasks
 from .agent.approvals import ApprovalPolicy, Asker, offered_mode
 from .agent.events import EventSink, RoundDone, TurnEvent, TurnOutcome
 from .agent.fork import ParentRequest
-from .agent.hooks import Prefetch, TurnHooks
+from .agent.hooks import TurnHooks, TurnPrefetch
 from .agent.loop import TurnRequest, run_turn
 from .agent.skill_review_fork import SkillReviewForks
 from .agent.tool import Tool, ToolContext
@@ -468,7 +468,7 @@ class Engine:
         """Run a turn; ``so_far`` continues one whose rounds are already in the history (an accepted
         speculation that stopped): no new user message, the model is asked again from the last tool
         results, and ``so_far`` (those rounds' calls and writes) is the outcome the loop goes on filling."""
-        recall = self.hooks.recall(session, prompt)  # runs while the request is assembled; never awaited
+        recall = self.hooks.recall(session, prompt)  # runs while the request is assembled; waited for only within its own bound
         try:
             return await self._run_turn(session, prompt, attachments, emit, turn_id, recall, so_far)
         finally:
@@ -481,7 +481,7 @@ class Engine:
         attachments: Sequence[Attachment],
         emit: EventSink,
         turn_id: str,
-        recall: Prefetch,
+        recall: TurnPrefetch,
         so_far: TurnOutcome | None,
     ) -> ChatResult:
         client = await self.model_client()
@@ -492,10 +492,11 @@ class Engine:
             for att in attachments:
                 self._tool_touched(session, att.path)
             attached = await asyncio.to_thread(attachment_parts, attachments, self.root)
-            recalled: list[Part] = [{"text": text} for text in recall.take()]
+            reminders = self._reminder_parts(session)
+            recalled: list[Part] = [{"text": text} for text in await recall.initial()]
             user_content: Content = {
                 "role": "user",
-                "parts": [*recalled, *self._reminder_parts(session), *attached, {"text": prompt}],
+                "parts": [*reminders, *recalled, *attached, {"text": prompt}],
             }
             session.history.append(user_content)
             session.recorder.record_user(user_content)

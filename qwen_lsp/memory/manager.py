@@ -19,9 +19,9 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..background import BackgroundTasks
 from ..config import MemorySettings
@@ -46,7 +46,8 @@ from .prompt_block import build_memory_block
 from .dream import Dream, DreamResult
 from .extract import Extractor, ExtractResult
 from .forking import MemoryForkRunner, ParentTurn
-from .recall import SideQuery, recall
+from .delivery import TurnRecall
+from .recall import RecallResult, SideQuery, recall
 from .store import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -130,22 +131,29 @@ class MemoryManager:
                 log.warning("%s memory index not rebuilt: %s", scope, exc)
 
     # ----------------------------------------------------------------- recall
-    def start_recall(self, session_id: str, prompt: str, active_tools: Collection[str] = ()) -> asyncio.Task[list[str]] | None:
-        """Start recall for a turn; the caller polls the task and never waits for it."""
+    def start_recall(self, session_id: str, prompt: str, active_tools: Collection[str] = ()) -> TurnRecall | None:
+        """Start recall for a turn; the caller takes its texts when :class:`~.delivery.TurnRecall` delivers them."""
         if not self.enabled or not prompt.strip():
             return None
-        return asyncio.ensure_future(self._recall_for_turn(session_id, prompt, active_tools))
-
-    async def _recall_for_turn(self, session_id: str, prompt: str, active_tools: Collection[str]) -> list[str]:
         surfaced = self._surfaced.setdefault(session_id, set())
-        result = await self._recall(prompt, use_model=True, exclude=surfaced, active_tools=active_tools)
-        surfaced.update(d.path for d in result.docs)
-        return [f"<system-reminder>\n{result.text}\n</system-reminder>"] if result.text else []
 
-    async def _recall(self, query: str, *, use_model: bool, exclude: Collection[Path] = (), active_tools: Collection[str] = ()) -> Any:
+        def start(on_fast: Callable[[RecallResult], None]) -> Awaitable[RecallResult]:
+            return self._recall(prompt, use_model=True, exclude=set(surfaced), active_tools=active_tools, on_fast_result=on_fast)
+
+        return TurnRecall(start, surfaced=surfaced, clock=self._clock)
+
+    async def _recall(
+        self,
+        query: str,
+        *,
+        use_model: bool,
+        exclude: Collection[Path] = (),
+        active_tools: Collection[str] = (),
+        on_fast_result: Callable[[RecallResult], None] | None = None,
+    ) -> RecallResult:
         docs = await asyncio.to_thread(self._recall_docs, exclude)
         select = await self._model.side_query() if use_model else None
-        return await recall(query, docs, select=select, now=self._clock(), active_tools=active_tools)
+        return await recall(query, docs, select=select, now=self._clock(), active_tools=active_tools, on_fast_result=on_fast_result)
 
     def _recall_docs(self, exclude: Collection[Path]) -> list[MemoryDoc]:
         """Project first, then user, so on a full tie project shadows user (spec §7.1 step 1)."""

@@ -119,19 +119,34 @@ async def test_memory_off_drops_the_block_and_recall_without_a_restart(repo: Pat
         await engine.drain()
 
 
-async def test_a_selector_that_never_answers_does_not_hold_the_turn(repo: Path, scripted: ScriptedOpenAI) -> None:
+@pytest.mark.parametrize("selector", ["answers in 50 ms", "hung"])
+async def test_a_tool_less_turn_gets_its_memory_in_the_first_request(repo: Path, scripted: ScriptedOpenAI, selector: str) -> None:
+    """As Qwen Code 0.24.4 (checked side by side with its CLI): the first request waits for recall at most
+    100 ms, then carries what is ready — the selector's choice, or the keyword scorer's top two while
+    the selector is still out — as a bare text part after the startup reminders."""
+    saved: list[str] = []
+
     def route(body: dict[str, Any]) -> Any:
-        return Stall(after=60) if is_side_query(body) else Reply(chunks=["answered"])
+        if not is_side_query(body):
+            return Reply(chunks=["answered"])
+        if selector == "hung":
+            return Stall(after=60)  # held until the turn hangs up on it
+        return Reply(chunks=[json.dumps({"selected_memories": saved})], first_delay=0.05)
 
     scripted.default = route
     engine = make_engine(repo, scripted, [])
     try:
-        await engine.memory.remember("Release branches are named release/YYYY-MM.")
+        saved.append((await engine.memory.remember("Release branches are named release/YYYY-MM.")).path)
+        await engine.memory.remember("Use ruff for linting, never flake8.")
         result = await engine.chat("how are release branches named?", emit=ignore)
         assert result.text == "answered"
         main = [r for r in scripted.chat_requests() if not is_side_query(r.body)]
-        assert len(main) == 1 and "Relevant memory" not in json.dumps(main[0].body)
-        assert any(is_side_query(r.body) for r in scripted.chat_requests())  # the selector was asked, not waited for
+        assert len(main) == 1 and any(is_side_query(r.body) for r in scripted.chat_requests())
+        parts = [p["text"] for p in main[0].body["messages"][-1]["content"]]
+        at = next(i for i, t in enumerate(parts) if t.startswith("## Relevant memory"))
+        assert "release/YYYY-MM" in parts[at] and "ruff" not in parts[at]
+        assert parts[at - 1].startswith("<system-reminder>") and "setting up the context" in "".join(parts[:at])
+        assert parts[-1] == "how are release branches named?"
     finally:
         await engine.drain()
 
