@@ -72,6 +72,11 @@ class MemorySettings(_Section):
     enabled: bool = Field(True, description="Recall memories into turns and show the memory block in the system prompt.")
     auto_extract: bool = Field(True, alias="autoExtract", description="After each turn, a background run saves what is worth remembering.")
     auto_dream: bool = Field(True, alias="autoDream", description="Now and then (24 h and 5 sessions apart), consolidate project memory.")
+    enable_team_memory: bool = Field(
+        False,
+        alias="enableTeamMemory",
+        description="Use the repository's committed .qwen/team-memory (trusted folders only); QWEN_CODE_MEMORY_TEAM=1/0 overrides.",
+    )
 
 
 class ShellSettings(_Section):

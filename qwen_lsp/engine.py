@@ -33,7 +33,7 @@ from .agent.fork import ParentRequest
 from .agent.hooks import TurnHooks, TurnPrefetch
 from .agent.loop import TurnRequest, run_turn
 from .agent.skill_review_fork import SkillReviewForks
-from .agent.tool import Tool, ToolContext
+from .agent.tool import ManagedWrites, Tool, ToolContext
 from .agent.tools import read_only_tools
 from .agent.tools.save_memory import SaveMemoryTool
 from .agent.tools.read_cache import ReadCaches
@@ -137,6 +137,7 @@ class Engine:
             on_change=self._memory_changed,
             progress=lambda title: self.listeners.progress(title),
             env={**os.environ, **env} if env is not None else None,
+            trusted=lambda: self.settings.folder_trust,
         )
         self._save_memory = SaveMemoryTool(
             self.memory.store, saved=lambda scope, path: self.memory.changed(scope, [path]), enabled=lambda: self.memory.enabled
@@ -506,6 +507,7 @@ class Engine:
             self.compactor.observe_round(session, done.prompt_tokens)
             self.listeners.context_status(self.context_status(session))
 
+        memory_roots = await asyncio.to_thread(self.memory.chat_write_roots)
         req = TurnRequest(
             system=system,
             history=session.history,
@@ -517,6 +519,8 @@ class Engine:
                 approve=self.approvals.for_turn(session.id, turn_id, self._ask),
                 applier=self._applier,
                 read_cache=self.read_caches.for_session(session.id),
+                read_roots=memory_roots,
+                managed_writes=ManagedWrites(memory_roots, self.memory.write_from_chat) if memory_roots else None,
             ),
             max_tokens=self.settings.model.max_output_tokens,
             count_prompt=lambda _m: self._count(session.context, session.skills_tracker, session.history).total_tokens,

@@ -79,8 +79,10 @@ class MemoryManager:
         home: Path | None = None,
         env: Mapping[str, str] | None = None,
         clock: Callable[[], float] = time.time,
+        trusted: Callable[[], bool] = lambda: True,
     ) -> None:
         self.store = MemoryStore(project_root, home=home, env=env)
+        self._trusted = trusted
         self._env: Mapping[str, str] = os.environ if env is None else env
         self._settings = settings
         self._model = model
@@ -114,21 +116,54 @@ class MemoryManager:
         return build_memory_block(roots, indexes)
 
     def team_in_use(self) -> bool:
-        """Team memory shows in the prompt once the repository has it (a committed ``.qwen/team-memory``)
-        or ``QWEN_CODE_MEMORY_TEAM=1`` asks for it, as Qwen Code's flag does; the team tier's
-        guidance would only confuse the model in a repository that has none."""
-        return self._env.get("QWEN_CODE_MEMORY_TEAM") == "1" or os.path.isdir(self.store.root("team"))
+        """Team memory is opt-in, as Qwen Code 0.24.4's ``Config.getTeamMemoryEnabled``: the
+        ``memory.enableTeamMemory`` setting, overridden by ``QWEN_CODE_MEMORY_TEAM`` (``1`` on, ``0`` off),
+        and only in a trusted folder — a cloned repository's committed ``.qwen/team-memory`` is text
+        anyone could have written, so it reaches the prompt only once the user vouches for the folder."""
+        override = self._env.get("QWEN_CODE_MEMORY_TEAM")
+        wanted = override == "1" if override in ("0", "1") else self._settings().enable_team_memory
+        return wanted and self._trusted()
 
     def rebuild_indexes(self) -> None:
         """At startup (blocking): an index one write behind (a crash between a file's rename and
-        its index rebuild) is brought in line with the files on disk; nothing is written if it already is."""
+        its index rebuild) is brought in line with the files on disk; nothing is written if it already is.
+        The team index only when team memory is in use (0.24.4 rebuilds it only then)."""
         for scope in SCOPES:
-            if scope == "team" and not os.path.isdir(self.store.root("team")):
+            if scope == "team" and not (self.team_in_use() and os.path.isdir(self.store.root("team"))):
                 continue
             try:
                 self.store.rebuild_index(scope)
             except (OSError, EngineError) as exc:
                 log.warning("%s memory index not rebuilt: %s", scope, exc)
+
+    def chat_write_roots(self) -> tuple[Path, ...]:
+        """The memory folders the main chat may write into, resolved: Qwen Code 0.24.4's managed memory
+        roots (``isManagedMemoryPath``: project, user, and team when in use); none when memory is off."""
+        if not self.enabled:
+            return ()
+        scopes: list[Scope] = ["project", "user", *(["team"] if self.team_in_use() else [])]  # type: ignore[list-item]
+        return tuple(Path(os.path.realpath(self.store.root(scope))) for scope in scopes)
+
+    async def write_from_chat(self, path: Path, content: str) -> None:
+        """A memory file the chat writes with ``write_file``/``edit``: through the store (lock, team secret guard,
+        ``MEMORY.md`` rebuild), then announced. ``path`` is resolved; it is mapped back below its scope's root
+        as the store names it. Raises ``ValueError`` with the store's refusal (the model's to fix)."""
+        target = self._lexical(path)
+        try:
+            await asyncio.to_thread(self.store.write_text, target, content)
+        except EngineError as exc:
+            raise ValueError(exc.message) from None
+        scope = self.store.scope_of(target)
+        if scope is not None:
+            self.changed(scope, [target])
+
+    def _lexical(self, path: Path) -> Path:
+        for scope in SCOPES:
+            root = self.store.root(scope)
+            real = Path(os.path.realpath(root))
+            if path.is_relative_to(real):
+                return root / path.relative_to(real)
+        return path
 
     # ----------------------------------------------------------------- recall
     def start_recall(self, session_id: str, prompt: str, active_tools: Collection[str] = ()) -> TurnRecall | None:
