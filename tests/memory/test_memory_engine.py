@@ -279,3 +279,84 @@ async def test_shutdown_during_extraction_leaves_whole_files(repo: Path, scripte
     root = engine.memory.store.root("project")
     assert not root.exists() or not [p for p in root.rglob("*") if p.is_file() and p.name != "MEMORY.md"]
     assert not (engine.memory.store.state_dir() / "extract-cursor.json").exists()
+
+
+TABS_MEMORY = "---\nname: Makefile tabs\ndescription: The user wants tabs in Makefiles\ntype: feedback\n---\nIndent Makefile recipes with tabs.\n"
+
+
+async def test_remember_in_the_chat_writes_the_memory_folder_as_the_block_says(repo: Path, scripted: ScriptedOpenAI) -> None:
+    """The memory block (as Qwen Code 0.24.4's) tells the model to save with write_file into the memory folder;
+    the chat may (asked like any write; yolo here), the write goes through the store and the index follows."""
+    changes: list[MemoryChanged] = []
+    engine = make_engine(repo, scripted, changes, approval="yolo")
+    target = engine.memory.store.root("project") / "feedback" / "makefile-tabs.md"
+    scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("write_file", {"file_path": str(target), "content": TABS_MEMORY})]), Reply(chunks=["saved"]))
+    try:
+        await engine.chat("Remember: I want tabs in Makefiles", emit=ignore)
+        assert target.read_text() == TABS_MEMORY
+        index = (target.parent.parent / "MEMORY.md").read_text()
+        assert "- [Makefile tabs](feedback/makefile-tabs.md) — The user wants tabs in Makefiles" in index
+        assert [c.wire() for c in changes] == [{"scope": "project", "paths": [str(target)]}]
+        tool_result = scripted.chat_requests()[-1].body["messages"][-1]
+        assert tool_result["role"] == "tool" and "Successfully created" in tool_result["content"]
+        # Read back as the CLI reads it: its recall finds the file (checked with the real 0.24.4 CLI too).
+        report = await engine.memory.recall_report("how should I indent Makefiles?", use_model=False)
+        assert [m.path for m in report.memories] == [str(target)]
+    finally:
+        await engine.drain()
+
+
+async def test_a_refused_memory_write_reaches_the_model_and_extraction_still_runs(repo: Path, scripted: ScriptedOpenAI) -> None:
+    engine = make_engine(repo, scripted, [], approval="yolo", autoExtract=True)
+    index = engine.memory.store.root("project") / "MEMORY.md"
+    scripted.enqueue(
+        Reply(chunks=[], tool_calls=[ToolCallSpec("write_file", {"file_path": str(index), "content": "- [x](x.md)\n"})]),
+        Reply(chunks=["could not save"]),
+        Reply(chunks=["nothing to save"]),  # the extraction fork
+    )
+    try:
+        await engine.chat("Remember: I want tabs in Makefiles", emit=ignore)
+        refused = scripted.chat_requests()[1].body["messages"][-1]
+        assert refused["role"] == "tool" and "MEMORY.md is generated" in refused["content"]
+        assert not index.exists()
+        await engine.drain()
+        assert len(scripted.chat_requests()) == 3  # the fork ran: the refused write did not count as saved
+        assert "Remember: I want tabs" in json.dumps(scripted.chat_requests()[2].body)
+    finally:
+        await engine.drain()
+
+
+TEAM_INDEX = "- [Deploy](reference/deploy.md) — TEAM-ONLY deploy runbook\n"
+
+
+@pytest.mark.parametrize(
+    ("setting", "env", "trusted", "shown"),
+    [
+        (False, None, True, False),  # committed, but nobody opted in
+        (True, None, False, False),  # opted in, folder not trusted
+        (True, None, True, True),
+        (False, "1", True, True),
+        (True, "0", True, False),  # QWEN_CODE_MEMORY_TEAM=0 wins over the setting
+        (False, "1", False, False),
+    ],
+)
+async def test_committed_team_memory_needs_opt_in_and_trust(
+    repo: Path, scripted: ScriptedOpenAI, home: Path, setting: bool, env: str | None, trusted: bool, shown: bool
+) -> None:
+    """As Qwen Code 0.24.4: getTeamMemoryEnabled (setting, QWEN_CODE_MEMORY_TEAM override) and isTrustedFolder."""
+    team = repo / ".qwen" / "team-memory"
+    (team / "reference").mkdir(parents=True)
+    (team / "reference" / "deploy.md").write_text("---\nname: Deploy\ndescription: TEAM-ONLY deploy runbook\ntype: reference\n---\nbody\n")
+    (team / "MEMORY.md").write_text(TEAM_INDEX)
+    (home / ".qwen" / "settings.json").write_text(json.dumps({"folderTrust": trusted, "memory": {"autoExtract": False, "autoDream": False}}))
+    environ = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
+    if env is not None:
+        environ["QWEN_CODE_MEMORY_TEAM"] = env
+    client = {"memory": {"autoExtract": False, "autoDream": False, "enableTeamMemory": setting}}
+    engine = Engine(repo, counter=TokenCounter(), env=environ, client_settings=client)
+    try:
+        await engine.chat("hello", emit=ignore)
+        assert ("TEAM-ONLY deploy runbook" in first_system(scripted)) is shown
+        assert (str(team.resolve()) in [str(r) for r in engine.memory.chat_write_roots()]) is shown
+    finally:
+        await engine.drain()
