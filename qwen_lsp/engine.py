@@ -75,6 +75,7 @@ from .protocol import (
     Usage,
 )
 from .sessions.draft import AnswerDraft
+from .sessions.recap import generate_recap
 from .sessions.registry import ChatSession, SessionRegistry, transcript, turn_recorder
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
 from .skills.proposals import ProposalStore
@@ -401,12 +402,22 @@ class Engine:
             ]
         )
 
-    async def resume(self, session_id: str) -> SessionResumeResult:
-        """Reload a chat from disk (dropping the open copy) and return what the user saw."""
+    async def resume(self, session_id: str, *, recap: bool = True) -> SessionResumeResult:
+        """Reload a chat from disk (dropping the open copy) and return what the user saw, with a recap
+        of where it stood when ``recap`` (one model request; none for a chat with no history)."""
         session = self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id), replace=True)
         shown = session.conversation if session.conversation is not None else session.history  # not the summary
         messages = [TranscriptMessage(role=role, text=text) for role, text in transcript(shown)]
-        return SessionResumeResult(session_id=session.id, messages=messages, prompt_tokens=session.prompt_tokens)
+        summary = await self._recap(session.history) if recap and messages else None
+        return SessionResumeResult(session_id=session.id, messages=messages, prompt_tokens=session.prompt_tokens, recap=summary)
+
+    async def _recap(self, history: list[Content]) -> str | None:
+        """Qwen Code 0.24.4's session recap of a resumed chat (``sessions/recap.py``); None without a model."""
+        try:
+            client = await self.model_client()
+        except EngineError:
+            return None
+        return await generate_recap(list(history), client)
 
     async def delete_session(self, session_id: str) -> SessionDeleteResult:
         await self.followups.abort_session(session_id)

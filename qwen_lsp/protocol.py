@@ -131,6 +131,9 @@ class SessionResumeResult(WireResult):
     session_id: str = Field(alias="sessionId")
     messages: list[TranscriptMessage]
     prompt_tokens: int = Field(alias="promptTokens")
+    recap: str | None = None
+    """One or two sentences on where the chat stood (Qwen Code 0.24.4's session recap); None when
+    the chat has no history, no model is configured, or the model gave none."""
 
 
 class SessionDeleteResult(WireResult):

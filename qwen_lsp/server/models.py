@@ -61,6 +61,11 @@ class SessionParams(WireModel):
     workspace_uri: str | None = Field(None, alias="workspaceUri")
 
 
+class ResumeParams(SessionParams):
+    recap: bool = True
+    """Ask the model for a session recap (one request); a window restoring its last chat passes false."""
+
+
 class CompressParams(WireModel):
     session_id: str = Field(alias="sessionId", min_length=1)
     mode: Literal["full", "fast"] = "full"

@@ -69,6 +69,8 @@ export interface ResumeResult {
   sessionId: string;
   messages: { role: 'user' | 'assistant'; text: string }[];
   promptTokens: number;
+  /** Where the chat stood, in a sentence or two (Qwen Code 0.24.4's session recap); absent when none. */
+  recap?: string;
 }
 
 export interface SkillsList {
