@@ -191,13 +191,14 @@ class MemoryManager:
         return await recall(query, docs, select=select, now=self._clock(), active_tools=active_tools, on_fast_result=on_fast_result)
 
     def _recall_docs(self, exclude: Collection[Path]) -> list[MemoryDoc]:
-        """Project first, then user, so on a full tie project shadows user (spec §7.1 step 1)."""
+        """Project first, then user, so on a full tie project shadows user; every memory, not the 200 newest
+        (Qwen Code 0.24.4's recall scans uncapped)."""
         try:
-            user = self.store.scan("user")
+            user = self.store.scan("user", everything=True)
         except OSError as exc:
             log.warning("user memory could not be read; recalling from the project only: %s", exc)
             user = []
-        return [d for d in [*self.store.scan("project"), *user] if d.path not in exclude]
+        return [d for d in [*self.store.scan("project", everything=True), *user] if d.path not in exclude]
 
     async def recall_report(self, query: str, *, use_model: bool = True) -> RecallResultWire:
         """What recall would inject for ``query`` (``qwen-lsp memory recall``)."""

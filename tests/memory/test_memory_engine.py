@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -358,5 +359,23 @@ async def test_committed_team_memory_needs_opt_in_and_trust(
         await engine.chat("hello", emit=ignore)
         assert ("TEAM-ONLY deploy runbook" in first_system(scripted)) is shown
         assert (str(team.resolve()) in [str(r) for r in engine.memory.chat_write_roots()]) is shown
+    finally:
+        await engine.drain()
+
+
+async def test_recall_finds_a_memory_older_than_the_200_newest(repo: Path, scripted: ScriptedOpenAI) -> None:
+    """Qwen Code 0.24.4 recalls from every memory (scanAllAutoMemoryTopicDocuments), not the 200 newest."""
+    engine = make_engine(repo, scripted, [])
+    root = engine.memory.store.root("project") / "project"
+    root.mkdir(parents=True)
+    for i in range(205):
+        path = root / f"note-{i:03}.md"
+        topic = "Helm charts live in deploy/helm" if i == 0 else f"Sprint note number {i}"
+        path.write_text(f"---\nname: {topic}\ndescription: {topic}\ntype: project\n---\n{topic}.\n")
+        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))  # note-000 is the oldest
+    try:
+        report = await engine.memory.recall_report("where are the helm charts?", use_model=False)
+        assert [Path(m.path).name for m in report.memories][:1] == ["note-000.md"]
+        assert len((await engine.memory.list("project")).memories) == 200  # the listing keeps its cap
     finally:
         await engine.drain()
