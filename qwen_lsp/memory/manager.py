@@ -42,6 +42,7 @@ from .age import memory_age
 from .errors import TeamMemorySecurityError
 from .forget_select import select_forget_candidates
 from .model import SCOPES, MemoryDoc, Scope, Topic
+from .paths import is_within
 from .prompt_block import build_memory_block
 from .dream import Dream, DreamResult
 from .extract import Extractor, ExtractResult
@@ -142,7 +143,21 @@ class MemoryManager:
         if not self.enabled:
             return ()
         scopes: list[Scope] = ["project", "user", *(["team"] if self.team_in_use() else [])]  # type: ignore[list-item]
-        return tuple(Path(os.path.realpath(self.store.root(scope))) for scope in scopes)
+        return tuple(root for scope in scopes if (root := self._contained_root(scope)) is not None)
+
+    def _contained_root(self, scope: Scope) -> Path | None:
+        """The scope's root resolved, unless a symlink leads it out of where it belongs: the repository for
+        team memory and ``QWEN_CODE_MEMORY_LOCAL`` project memory (a cloned repository could plant
+        ``.qwen/team-memory`` → ``~/.ssh``), the memory base otherwise. The chat reads and writes below it."""
+        paths = self.store.paths
+        root = self.store.root(scope)
+        in_repo = scope == "team" or is_within(paths.project_root, root)
+        anchor = Path(os.path.realpath(paths.repo_root if scope == "team" else paths.project_root if in_repo else paths.base))
+        real = Path(os.path.realpath(root))
+        if not real.is_relative_to(anchor):
+            log.warning("%s memory left out of the chat's reach: %s leads outside %s", scope, root, anchor)
+            return None
+        return real
 
     async def write_from_chat(self, path: Path, content: str) -> None:
         """A memory file the chat writes with ``write_file``/``edit``: through the store (lock, team secret guard,

@@ -379,3 +379,24 @@ async def test_recall_finds_a_memory_older_than_the_200_newest(repo: Path, scrip
         assert len((await engine.memory.list("project")).memories) == 200  # the listing keeps its cap
     finally:
         await engine.drain()
+
+
+async def test_a_team_folder_linked_out_of_the_repository_gives_the_chat_nothing(repo: Path, scripted: ScriptedOpenAI, tmp_path: Path) -> None:
+    """A cloned repository's ``.qwen/team-memory`` → elsewhere must not widen what the chat may read or write."""
+    secret = tmp_path / "outside"
+    secret.mkdir()
+    (secret / "id_rsa").write_text("PRIVATE")
+    (repo / ".qwen").mkdir()
+    (repo / ".qwen" / "team-memory").symlink_to(secret)
+    env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model", "QWEN_CODE_MEMORY_TEAM": "1"}
+    client = {"memory": {"autoExtract": False, "autoDream": False}, "tools": {"approvalMode": "yolo"}}
+    engine = Engine(repo, counter=TokenCounter(), env=env, client_settings=client)
+    scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("read_file", {"file_path": str(repo / ".qwen" / "team-memory" / "id_rsa")})]), Reply(chunks=["done"]))
+    try:
+        roots = engine.memory.chat_write_roots()
+        assert engine.memory.team_in_use() and roots and not any(secret.resolve().is_relative_to(r) or r == secret.resolve() for r in roots)
+        await engine.chat("read the team key", emit=ignore)
+        result = scripted.chat_requests()[-1].body["messages"][-1]
+        assert result["role"] == "tool" and "PRIVATE" not in result["content"] and "outside the workspace" in result["content"]
+    finally:
+        await engine.drain()
