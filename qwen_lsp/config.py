@@ -95,7 +95,9 @@ class MemorySettings(_Section):
     enable_managed_auto_dream: bool | None = Field(None, alias="enableManagedAutoDream", description="Qwen Code's name for memory.autoDream.")
     enable_auto_skill: bool | None = Field(None, alias="enableAutoSkill", description="Qwen Code's name for skills.review.enabled.")
     enable_team_memory: bool = Field(
-        False, alias="enableTeamMemory", description="Read and write the git-shared .qwen/team-memory/ tier (trusted folders only; off by default)."
+        False,
+        alias="enableTeamMemory",
+        description="Use the repository's committed .qwen/team-memory (trusted folders only); QWEN_CODE_MEMORY_TEAM=1/0 overrides.",
     )
 
 

@@ -32,11 +32,11 @@ from .agent.auto_mode import classify, fast_path
 from .agent.side_query import SideQuery
 from .agent.events import EventSink, RoundDone, TurnEvent, TurnOutcome
 from .agent.fork import ParentRequest
-from .agent.hooks import Prefetch, TurnHooks
+from .agent.hooks import TurnHooks, TurnPrefetch
 from .agent.loop import TurnRequest, run_turn
 from .agent.plan_mode import ExitPlanModeTool, reminder
 from .agent.skill_review_fork import SkillReviewForks
-from .agent.tool import Tool, ToolContext
+from .agent.tool import ManagedWrites, Tool, ToolContext
 from .agent.tools import read_only_tools
 from .agent.tools.save_memory import SaveMemoryTool
 from .agent.tools.read_cache import ReadCaches
@@ -82,6 +82,7 @@ from .protocol import (
     Usage,
 )
 from .sessions.draft import AnswerDraft
+from .sessions.recap import generate_recap
 from .sessions.registry import ChatSession, SessionRegistry, transcript, turn_recorder
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
 from .skills.proposals import ProposalStore
@@ -148,6 +149,7 @@ class Engine:
             on_change=self._memory_changed,
             progress=lambda title: self.listeners.progress(title),
             env={**os.environ, **env} if env is not None else None,
+            trusted=lambda: self.settings.folder_trust,
         )
         self._save_memory = SaveMemoryTool(
             self.memory.store,
@@ -452,12 +454,22 @@ class Engine:
             ]
         )
 
-    async def resume(self, session_id: str) -> SessionResumeResult:
-        """Reload a chat from disk (dropping the open copy) and return what the user saw."""
+    async def resume(self, session_id: str, *, recap: bool = True) -> SessionResumeResult:
+        """Reload a chat from disk (dropping the open copy) and return what the user saw, with a recap
+        of where it stood when ``recap`` (one model request; none for a chat with no history)."""
         session = self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id), replace=True)
         shown = session.conversation if session.conversation is not None else session.history  # not the summary
         messages = [TranscriptMessage(role=role, text=text) for role, text in transcript(shown)]
-        return SessionResumeResult(session_id=session.id, messages=messages, prompt_tokens=session.prompt_tokens)
+        summary = await self._recap(session.history) if recap and messages else None
+        return SessionResumeResult(session_id=session.id, messages=messages, prompt_tokens=session.prompt_tokens, recap=summary)
+
+    async def _recap(self, history: list[Content]) -> str | None:
+        """Qwen Code 0.24.4's session recap of a resumed chat (``sessions/recap.py``); None without a model."""
+        try:
+            client = await self.model_client()
+        except EngineError:
+            return None
+        return await generate_recap(list(history), client)
 
     async def delete_session(self, session_id: str) -> SessionDeleteResult:
         await self.followups.abort_session(session_id)
@@ -523,7 +535,7 @@ class Engine:
         """Run a turn; ``so_far`` continues one whose rounds are already in the history (an accepted
         speculation that stopped): no new user message, the model is asked again from the last tool
         results, and ``so_far`` (those rounds' calls and writes) is the outcome the loop goes on filling."""
-        recall = self.hooks.recall(session, prompt)  # runs while the request is assembled; never awaited
+        recall = self.hooks.recall(session, prompt)  # runs while the request is assembled; waited for only within its own bound
         try:
             return await self._run_turn(session, prompt, attachments, emit, turn_id, recall, so_far)
         finally:
@@ -536,7 +548,7 @@ class Engine:
         attachments: Sequence[Attachment],
         emit: EventSink,
         turn_id: str,
-        recall: Prefetch,
+        recall: TurnPrefetch,
         so_far: TurnOutcome | None,
     ) -> ChatResult:
         client = await self.model_client()
@@ -547,13 +559,14 @@ class Engine:
             for att in attachments:
                 self._tool_touched(session, att.path)
             attached = await asyncio.to_thread(attachment_parts, attachments, self.root)
-            recalled: list[Part] = [{"text": text} for text in recall.take()]
+            reminders = self._reminder_parts(session)
+            recalled: list[Part] = [{"text": text} for text in await recall.initial()]
             editor = session.editor_context.reminder(self.editor_snapshot())
             told: list[Part] = [{"text": editor[0]}] if editor is not None else []
             plan = self._plan_reminder()
             user_content: Content = {
                 "role": "user",
-                "parts": [*recalled, *self._reminder_parts(session), *plan, *attached, *told, {"text": prompt}],
+                "parts": [*reminders, *recalled, *plan, *attached, *told, {"text": prompt}],
             }
             session.history.append(user_content)
             # As Qwen Code 0.24.4, the plan-mode reminder is sent with the turn but not recorded.
@@ -564,6 +577,7 @@ class Engine:
             self.compactor.observe_round(session, done.prompt_tokens)
             self.listeners.context_status(self.context_status(session))
 
+        memory_roots = await asyncio.to_thread(self.memory.chat_write_roots)
         req = TurnRequest(
             system=system,
             history=session.history,
@@ -575,6 +589,8 @@ class Engine:
                 approve=self.approvals.for_turn(session.id, turn_id, self._ask),
                 applier=self._applier,
                 read_cache=self.read_caches.for_session(session.id),
+                read_roots=memory_roots,
+                managed_writes=ManagedWrites(memory_roots, self.memory.write_from_chat) if memory_roots else None,
             ),
             max_tokens=self.settings.model.max_output_tokens,
             count_prompt=lambda _m: self._count(session.context, session.skills_tracker, session.history).total_tokens,

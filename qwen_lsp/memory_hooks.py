@@ -15,7 +15,7 @@ import asyncio
 import logging
 
 from .agent.fork import ParentRequest
-from .agent.hooks import Prefetch, TurnHooks
+from .agent.hooks import Prefetch, TurnHooks, TurnPrefetch
 from .agent.memory_fork import MemoryForks
 from .agent.side_query import SideQuery
 from .errors import EngineError
@@ -46,8 +46,8 @@ def recent_tools(history: Sequence[Content]) -> list[str]:
 
 
 def memory_hooks(memory: MemoryManager) -> TurnHooks:
-    def recall(session: ChatSession, prompt: str) -> Prefetch:
-        return Prefetch(memory.start_recall(session.id, prompt, recent_tools(session.history)))
+    def recall(session: ChatSession, prompt: str) -> TurnPrefetch:
+        return memory.start_recall(session.id, prompt, recent_tools(session.history)) or Prefetch()
 
     def after_turn(session: ChatSession, outcome: TurnOutcome, capture: Callable[[], ParentRequest]) -> None:
         memory.after_turn(session.id, capture)

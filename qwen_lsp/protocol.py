@@ -110,6 +110,11 @@ class SessionParams(WireParams):
     workspace_uri: str | None = Field(None, alias="workspaceUri")
 
 
+class ResumeParams(SessionParams):
+    recap: bool = True
+    """Ask the model for a session recap (one request); a window restoring its last chat passes false."""
+
+
 class CompressParams(WireParams):
     session_id: str = Field(alias="sessionId", min_length=1)
     mode: CompressMode = "full"
@@ -328,6 +333,9 @@ class SessionResumeResult(WireResult):
     session_id: str = Field(alias="sessionId")
     messages: list[TranscriptMessage]
     prompt_tokens: int = Field(alias="promptTokens")
+    recap: str | None = None
+    """One or two sentences on where the chat stood (Qwen Code 0.24.4's session recap); None when
+    the chat has no history, no model is configured, or the model gave none."""
 
 
 class SessionDeleteResult(WireResult):
@@ -524,7 +532,7 @@ CLIENT_REQUESTS: tuple[Request[Any, Any], ...] = (
     Request("qwen/compress", CompressParams, CompressResult),
     Request("qwen/context", OptionalSessionParams, ContextResult),
     Request("qwen/sessions/list", WorkspaceParams, SessionsListResult),
-    Request("qwen/sessions/resume", SessionParams, SessionResumeResult),
+    Request("qwen/sessions/resume", ResumeParams, SessionResumeResult),
     Request("qwen/sessions/delete", SessionParams, SessionDeleteResult),
     Request("qwen/skills/list", WorkspaceParams, SkillsListResult),
     Request("qwen/memory/list", MemoryListParams, MemoryListResult),

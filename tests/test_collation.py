@@ -35,3 +35,15 @@ def test_skills_listing_orders_as_qwen_code():
     block = render_available_skills_block(entries)
     shown = [line for line in block.splitlines() if line.lower().startswith("run")]
     assert shown == ["run", "run_tests", "Run-tests", "run.tests"]
+
+
+def test_folder_listing_leaves_out_symlinks_as_qwen_code(tmp_path: Path):
+    """As the 0.24.4 CLI lists a folder (checked by running it): links to files and to folders are not shown."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "f.txt").write_text("y")
+    (tmp_path / "AGENTS.md").write_text("x")
+    (tmp_path / "QWEN.md").symlink_to("AGENTS.md")
+    (tmp_path / "linkdir").symlink_to("real")
+    (tmp_path / "dangling").symlink_to("nowhere")
+    lines = folder_structure(str(tmp_path)).splitlines()
+    assert [line for line in lines if line.startswith(("├", "└", " "))] == ["├───AGENTS.md", "└───real/", "    └───f.txt"]

@@ -109,6 +109,13 @@ def test_errors_and_empty_results_are_never_cleared_and_take_no_keep_slot() -> N
     assert outputs(done[0]) == [CLEARED_TOOL_OUTPUT, None, "new" * 50]
 
 
+def test_old_skill_results_are_cleared_as_qwen_code_0_24_4_does() -> None:
+    history: list[Any] = [*read_round(1, "SKILL BODY " * 50, name="skill"), *read_round(2, "new" * 50), *read_round(3, "x" * 50, name="list_directory")]
+    done = microcompact_history(history, None, MicrocompactSettings(num_to_keep=1), force=True, env={})
+    assert done is not None
+    assert outputs(done[0]) == [CLEARED_TOOL_OUTPUT, "new" * 50, "x" * 50]  # list_directory is not compactable in 0.24.4
+
+
 def test_the_env_keep_beats_the_setting() -> None:
     history: list[Any] = [*read_round(1, "a" * 100), *read_round(2, "b" * 100), *read_round(3, "c" * 100)]
     done = microcompact_history(history, None, MicrocompactSettings(num_to_keep=1), force=True, env={"QWEN_MC_KEEP_RECENT": " 2 "})

@@ -70,3 +70,27 @@ async def test_a_session_the_cli_compacted_resumes_and_continues_from_its_checkp
 
         listed = as_dict(await lsp.protocol.send_request_async("qwen/sessions/list", {}))["sessions"]
         assert [(s["sessionId"], s["title"]) for s in listed] == [(CLI_SESSION_ID, "say hi")]
+
+
+async def test_resuming_a_chat_with_history_returns_the_clis_session_recap(home: Path, tmp_path: Path, scripted: ScriptedOpenAI) -> None:
+    """As Qwen Code 0.24.4's generateSessionRecap: the dialog (no reminders, no tool turns, last 30 messages)
+    plus one user request, a <recap> answer; a chat with no history gets no recap and costs no request."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+
+    def route(body: dict) -> Reply:
+        if "<recap>" in str(body["messages"][0].get("content")):
+            return Reply(chunks=["<recap>Greeting the ", "scripted model. Next: ask for more.</recap>"])
+        return Reply(chunks=["hello"])
+
+    scripted.default = route
+    async with running_server(home, workspace, scripted.base_url) as lsp:
+        sid = as_dict(await chat(lsp, "say hi"))["sessionId"]
+        before = len(scripted.chat_requests())
+        resumed = as_dict(await lsp.protocol.send_request_async("qwen/sessions/resume", {"sessionId": sid}))
+        assert resumed["recap"] == "Greeting the scripted model. Next: ask for more."
+        [ask] = scripted.chat_requests()[before:]
+        assert "tools" not in ask.body and ask.body["temperature"] == 0.3 and ask.body["max_tokens"] == 300
+        sent = [(m["role"], message_text(m)) for m in ask.body["messages"][1:]]
+        assert sent[:2] == [("user", "say hi"), ("assistant", "hello")]  # the startup reminders are cut out
+        assert sent[-1][0] == "user" and "<recap>" in sent[-1][1] and len(sent) == 3

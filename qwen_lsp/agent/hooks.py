@@ -6,11 +6,12 @@ and background review attach here instead of growing the engine:
 - ``memory_block`` — the auto-memory block, appended last to the system
   prompt (only the tail of the cached prefix changes when it does); called
   on a worker thread, since it reads the index files;
-- ``recall`` — started when a turn starts and never waited for: it returns a
-  :class:`Prefetch` at once. Texts that have settled when the request is
-  assembled go first among the turn's ``<system-reminder>`` parts; texts that
-  settle later are offered after the function responses of the next tool
-  round (function responses must lead a tool-result message), spec §7.5;
+- ``recall`` — started when a turn starts; it returns a :class:`TurnPrefetch`
+  at once. Its ``initial`` texts (the source bounds its own wait) go right
+  after the startup reminders of the turn's user message, as Qwen Code
+  0.24.4 places recalled memory; texts that settle later are offered after
+  the function responses of the next tool round (function responses must
+  lead a tool-result message);
 - ``before_request`` — runs before every model request of a turn, with the
   chat and its history: where microcompaction and compression will shrink
   the history before the window overflows;
@@ -28,7 +29,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .events import TurnOutcome
 
@@ -37,6 +38,20 @@ if TYPE_CHECKING:
     from .fork import ParentRequest
 
 log = logging.getLogger(__name__)
+
+
+class TurnPrefetch(Protocol):
+    """What a turn asks of work started beside it: texts for the first request, then later ones."""
+
+    async def initial(self) -> list[str]:
+        """Texts for the first request; the source decides how long (if at all) it waits."""
+        ...
+
+    def take(self) -> list[str]:
+        """A zero-wait poll after a tool round: texts settled since, each handed over once."""
+        ...
+
+    def cancel(self) -> None: ...
 
 
 class Prefetch:
@@ -63,6 +78,10 @@ class Prefetch:
             return []
         return self._task.result()
 
+    async def initial(self) -> list[str]:
+        """No wait: whatever has settled by the time the first request is assembled."""
+        return self.take()
+
     def cancel(self) -> None:
         """The turn is over: work still running is dropped (its result would be discarded anyway)."""
         self._taken = True
@@ -70,7 +89,7 @@ class Prefetch:
             self._task.cancel()
 
 
-def _no_recall(_session: ChatSession, _prompt: str) -> Prefetch:
+def _no_recall(_session: ChatSession, _prompt: str) -> TurnPrefetch:
     return Prefetch()
 
 
@@ -81,6 +100,6 @@ async def _nothing_before(_session: ChatSession) -> None:
 @dataclass
 class TurnHooks:
     memory_block: Callable[[], str] = lambda: ""
-    recall: Callable[[ChatSession, str], Prefetch] = _no_recall
+    recall: Callable[[ChatSession, str], TurnPrefetch] = _no_recall
     before_request: Callable[[ChatSession], Awaitable[None]] = _nothing_before
     after_turn: Callable[[ChatSession, TurnOutcome, Callable[[], ParentRequest]], None] = lambda _s, _o, _c: None

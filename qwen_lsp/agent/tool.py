@@ -9,7 +9,7 @@ Dynamic facts (which skills exist, which files are open) travel in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -40,6 +40,24 @@ class ToolContext:
     """How the main chat's write tools change files: through the editor, or on disk in the CLI."""
     read_cache: ReadCache | None = None
     """The chat's ``read_file`` cache (``tools/read_cache.py``); write tools forget what they change."""
+    managed_writes: ManagedWrites | None = None
+    """Folders outside the workspace the main chat's write tools may also write (the managed memory folders)."""
+
+
+@dataclass(frozen=True)
+class ManagedWrites:
+    """Where, outside the workspace, the main chat may write, and how a write lands there.
+
+    The chat's memory block tells the model to save memories with
+    ``write_file`` into the memory folders, as Qwen Code 0.24.4's does; its
+    CLI lets the main agent write there (asking as for any write). ``write``
+    (raises ``ValueError`` to refuse) goes through the memory store
+    — its lock, the team secret guard and the ``MEMORY.md`` rebuild — not
+    through the editor. ``roots`` are resolved (symlinks followed).
+    """
+
+    roots: tuple[Path, ...]
+    write: Callable[[Path, str], Awaitable[None]]
 
 
 @dataclass

@@ -12,8 +12,9 @@ only just below the threshold re-triggers on every request and breaks the
 endpoint's prompt cache each time), and zero-character results (errors,
 earlier placeholders, empty output) neither take a keep slot nor get
 cleared (otherwise they strand real recent results unprotected). The
-compactable tools are the seed-era list; of ours that is ``read_file``,
-``grep_search`` and ``glob``.
+compactable tools are 0.24.4's list (:data:`COMPACTABLE_TOOLS`); of ours
+that is ``read_file``, ``grep_search``, ``glob``, ``run_shell_command``,
+``edit``, ``write_file`` and ``skill``.
 
 keep-N is per category — compactable tool results, top-level media in
 user turns, media nested under other tools' results — so ``keep = 1``
@@ -41,7 +42,10 @@ from .media import has_nested_media, iter_parts, media_of, mime_of, parts_of, sa
 
 CLEARED_TOOL_OUTPUT = "[Old tool result content cleared]"
 CLEARED_MEDIA_PREFIX = "[Old inline media cleared:"
-COMPACTABLE_TOOLS = frozenset({"read_file", "run_shell_command", "grep_search", "glob", "web_fetch", "edit", "write_file"})
+COMPACTABLE_TOOLS = frozenset(
+    {"read_file", "run_shell_command", "grep_search", "glob", "web_fetch", "web_search", "read_mcp_resource", "edit", "write_file", "skill"}
+)
+"""Qwen Code 0.24.4's ``COMPACTABLE_TOOLS``: a ``skill`` result (the whole SKILL.md body) is cleared too."""
 FILE_PATH_TOOLS = frozenset({"read_file", "edit", "write_file"})
 MEDIA_TOKEN_ESTIMATE = 1600
 DEFAULT_IDLE_MINUTES = 60

@@ -109,14 +109,14 @@ def _read_structure(root: str, max_items: int) -> _Folder | None:
 
 def _is_file(entry: os.DirEntry[str]) -> bool:
     try:
-        return entry.is_file()
+        return entry.is_file(follow_symlinks=False)
     except OSError:
         return False
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
     try:
-        return entry.is_dir()
+        return entry.is_dir(follow_symlinks=False)
     except OSError:
         return False
 

@@ -4,7 +4,10 @@ Same names, parameters, declarations and messages as the memory forks'
 tools (``agent/tools/edit.py``, ``write_file.py``), but the steps differ:
 
 1. the path is resolved inside the workspace, symlinks followed
-   (``resolve_in_workspace``); anything outside is a tool error;
+   (``resolve_in_workspace``); anything outside is a tool error — except
+   the managed memory folders (``ctx.managed_writes``), where the memory
+   block tells the model to save: such a write is asked for like any
+   other, then goes through the memory store instead of the editor;
 2. the current text comes from ``ctx.applier`` — in the editor the open
    buffer with its unsaved changes, else the file;
 3. the change is shown as a unified diff and approved through
@@ -31,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..agent.approvals import Approval, ToolPermission
 from ..protected_paths import protected_reason
-from ..agent.tool import ToolContext, ToolResult
+from ..agent.tool import ManagedWrites, ToolContext, ToolResult
 from ..agent.tools.base import ToolInputError, describe_validation_error
 from ..agent.tools.edit import EditArgs, EditTool, edit_message, edited_text
 from ..agent.tools.workspace import relative_display, resolve_in_workspace
@@ -39,7 +42,7 @@ from ..agent.tools.write_file import WriteFileArgs, WriteFileTool, write_message
 from ..agent.tools.writing import check_size
 from ..memory.errors import SecretRefused
 from ..memory.team_guard import refuse_team_secrets
-from .applier import ApplyError
+from .applier import ApplyError, read_disk_text
 
 MAX_DIFF_CHARS = 200_000
 """A diff shown for approval is cut here (the change itself is not)."""
@@ -93,6 +96,9 @@ class _ApprovedWrite:
             path = await asyncio.to_thread(resolve_in_workspace, params.file_path, ctx)
         except ToolInputError as exc:
             return ToolResult(output=str(exc), is_error=True)
+        managed = _managed_root(path, ctx)
+        if managed is not None:
+            return await self._run_managed(path, params, ctx, managed)
         ctx.touched(path)
         try:
             before = await ctx.applier.read(path)
@@ -116,6 +122,35 @@ class _ApprovedWrite:
         if ctx.read_cache is not None:
             ctx.read_cache.forget([path])
         return ToolResult(output=message, display=f"{message} ({where})", extra={"written": str(path), "decision": decision})
+
+    async def _run_managed(self, path: Path, params: Any, ctx: ToolContext, managed: ManagedWrites) -> ToolResult:
+        """A write into a managed memory folder: asked like any write, then written through ``managed.write``."""
+        try:
+            before = await asyncio.to_thread(read_disk_text, path)
+            new_text, message = self.change(path, before, params)
+        except (ToolInputError, ApplyError) as exc:
+            return ToolResult(output=str(exc), is_error=True)
+        diff = await asyncio.to_thread(unified_diff, str(path), before, new_text)
+        request = ToolPermission(tool=self.name, title=f"{self.verb} {path}", path=str(path), diff=diff)
+        approval = await ctx.approve(ctx.call_id, request) if ctx.approve is not None else Approval("deny")
+        if approval.decision == "deny":
+            return ToolResult(output=approval.refusal(), is_error=True, display=f"Declined: {self.verb.lower()} {path}", extra={"decision": "deny"})
+        try:
+            await managed.write(path, new_text)
+        except (ValueError, OSError) as exc:
+            return ToolResult(output=f"Error writing to file {path}: {exc}", is_error=True, extra={"decision": approval.decision})
+        if ctx.read_cache is not None:
+            ctx.read_cache.forget([path])
+        return ToolResult(output=message, display=f"{message} (memory)", extra={"written": str(path), "decision": approval.decision})
+
+
+def _managed_root(path: Path, ctx: ToolContext) -> ManagedWrites | None:
+    """``ctx.managed_writes`` when ``path`` (resolved) lies in one of its roots — the team folder too,
+    though it sits in the workspace, so its writes meet the store's secret guard."""
+    managed = ctx.managed_writes
+    if managed is None:
+        return None
+    return managed if any(path.is_relative_to(root) for root in managed.roots) else None
 
 
 class ApprovedEditTool(_ApprovedWrite):

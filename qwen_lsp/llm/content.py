@@ -76,8 +76,9 @@ def text_of(content: Content) -> str:
     return "".join(p["text"] for p in content.get("parts", []) if "text" in p and not is_thought(p))
 
 
-INJECTED_PREFIXES = ("<system-reminder>", "--- Content from referenced files ---")
-"""Text parts the engine (or Qwen Code) adds around a user's prompt: reminders and attached files."""
+INJECTED_PREFIXES = ("<system-reminder>", "--- Content from referenced files ---", "## Relevant memory")
+"""Text parts the engine (or Qwen Code) adds around a user's prompt: reminders, attached files, and
+recalled memories (a bare ``## Relevant memory`` part, as Qwen Code 0.24.4 sends it)."""
 
 
 def visible_text(content: Content) -> str:

@@ -59,7 +59,7 @@ from ..llm.content import INJECTED_PREFIXES, Content
 from .forking import PATH_KEYS, MemoryForkRunner, ParentTurn
 from .paths import realpath_nearest_existing
 from .meta import iso, read_cursor, update_meta, write_cursor
-from .model import TOPICS, MemoryDoc, Scope, Topic
+from .model import SCOPES, TOPICS, MemoryDoc, Scope, Topic
 
 log = logging.getLogger(__name__)
 
@@ -116,13 +116,25 @@ def last_turn(history: Sequence[Content]) -> Sequence[Content]:
     return history
 
 
-def wrote_memory(turn: Sequence[Content], project_root: Path) -> bool:
-    """Whether the model saved memory itself in ``turn`` (spec §10.1's ``memory_tool``)."""
-    root = realpath_nearest_existing(project_root)
+def wrote_memory(turn: Sequence[Content], roots: Sequence[Path]) -> bool:
+    """Whether the model saved memory itself in ``turn``: a ``save_memory`` call, or a write into one of ``roots``
+    (the memory folders, as Qwen Code 0.24.4's ``partWritesToMemory``) — counted only when it succeeded.
+
+    0.24.4 counts the call even when it was refused (declined, or outside what the chat may write),
+    so a refused "remember this" loses the turn's extraction too; here a call whose function
+    response is an error does not count, and extraction still runs.
+    """
+    real_roots = [realpath_nearest_existing(root) for root in roots]
+    failed = {
+        part["functionResponse"].get("id")
+        for content in turn
+        for part in content.get("parts", [])
+        if "functionResponse" in part and "error" in (part["functionResponse"].get("response") or {})
+    }
     for content in turn:
         for part in content.get("parts", []):
             call = part.get("functionCall")
-            if call is None:
+            if call is None or call.get("id") in failed:
                 continue
             if call["name"] == SAVE_MEMORY_TOOL:
                 return True
@@ -132,7 +144,8 @@ def wrote_memory(turn: Sequence[Content], project_root: Path) -> bool:
             for key in PATH_KEYS:
                 raw = args.get(key)
                 if isinstance(raw, str) and os.path.isabs(raw.strip()) and "\x00" not in raw:
-                    if realpath_nearest_existing(Path(raw.strip())).is_relative_to(root):
+                    real = realpath_nearest_existing(Path(raw.strip()))
+                    if any(real.is_relative_to(root) for root in real_roots):
                         return True
     return False
 
@@ -274,7 +287,7 @@ class Extractor:
     def schedule(self, session_id: str, parent: ParentTurn) -> asyncio.Future[ExtractResult]:
         """Start (or queue) extraction for the turn ``parent`` captured; the future resolves with its result."""
         future: asyncio.Future[ExtractResult] = asyncio.get_running_loop().create_future()
-        if wrote_memory(last_turn(parent.history), self.store.root("project")):
+        if wrote_memory(last_turn(parent.history), [self.store.root(scope) for scope in SCOPES]):
             future.set_result(ExtractResult("skipped", "memory_tool"))
             return future
         request = _Request(session_id, parent, future)

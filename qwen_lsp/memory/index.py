@@ -1,20 +1,22 @@
-"""Building a scope's ``MEMORY.md`` from its scanned documents (spec §5).
+"""Building a scope's ``MEMORY.md`` from its scanned documents, byte for byte as Qwen Code 0.24.4 does.
 
 The index is generated, never hand-edited: one line per memory,
 ``- [<title>](<target>) — <hook>``, rebuilt from the files after every
 change. It goes verbatim into the system prompt of everyone who loads it —
 for team memory, every collaborator — so each field is defanged first.
 
-Variant: **latest-observed** Qwen Code throughout, with reasons. The
-seed-era builder cut every line at 150 characters, which can cut inside
-the link target (the spec calls it a known bug), and cut paths at 120 code
-points — both give links to files that do not exist. It also
-percent-encoded every non-ASCII character, so a few CJK file names (nine
-bytes per character) could spend the whole 25,000-character budget and
-evict every other entry. The latest builder fixes all three: the link is
-never cut, the hook takes the room the link leaves (or is dropped below 24
-units), printable non-ASCII stays raw, and over budget a two-pass greedy
-keeps short lines first. Lengths are UTF-16 code units, as in JS.
+Both tools write the same files (a committed team index in particular), so
+this follows the builder 0.24.4 ships (its ``indexer.ts``, the seed-era
+one), checked against the real CLI (``tests/data/memory/cli_index/``):
+fields are cut hard at 120 UTF-16 units (119 and ``…``), the link target
+percent-encodes every character but ``A–Z a–z 0–9 . _ ~ - /`` (its first
+120 code points), and the whole line is cut at 150 units (149, trimmed,
+``…``) even when that cuts into the link — a later Qwen Code keeps the
+link whole, but writing that here would make the two tools rewrite each
+other's lines for ever. Over 200 lines or 25,000 units the index is cut
+at the last line break before the budget and says so. Lengths are UTF-16
+code units, as in JS; a cut through a surrogate pair leaves the lone half,
+which Node writes as U+FFFD.
 
 Team memory groups documents with the same normalised description on one
 line with ``(also: …)`` and sorts by relative path with a code-unit
@@ -26,14 +28,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from qwen_lsp.jstext import JS_SPACE, JS_SPACE_RE, js_trim, js_trim_end, u16_head, u16_len
+from qwen_lsp.jstext import JS_SPACE_RE, js_trim, js_trim_end, u16_head, u16_len
 from qwen_lsp.memory.model import MemoryDoc
 
 MAX_INDEX_LINE_CHARS = 150
 MAX_INDEX_LINES = 200
 MAX_INDEX_CHARS = 25_000
 MAX_INDEX_FIELD_CHARS = 120
-MIN_INDEX_HOOK_CHARS = 24
 HOOK_SEPARATOR = " \u2014 "
 ALSO_OPEN = " (also: "
 TRUNCATION_WARNING = (
@@ -43,16 +44,23 @@ TRUNCATION_WARNING = (
 
 _CONTROLS = re.compile("[\u0000-\u001f\u007f-\u009f]")
 _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
-"""Zero-width and bidi characters, plus lone surrogates (a Python ``str`` holds pairs as one code point)."""
-_TARGET_SAFE_ASCII = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-/")
-_TARGET_ENCODED_NON_ASCII = re.compile(
-    f"[{JS_SPACE}\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5"
-    "\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufeff\ufe00-\ufe0f\uffa0\ufff0-\ufffb"
-    "\ud800-\udfff\U00010000-\U0010ffff]"
-)
-"""Non-ASCII that must still be encoded in a link target: whitespace, invisible format characters,
-surrogates, and every astral character (JS tests per UTF-16 unit, and a surrogate is on the deny list)."""
+"""0.24.4's zero-width and bidi characters, plus lone surrogates: a file read as UTF-8 never holds
+one, but a Python ``str`` from elsewhere could, and it could not be written back as UTF-8."""
+_TARGET_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-/")
 _TRAILING_PUNCT = ".,;:!?)]}'\"`"
+
+
+def js_slice(value: str, units: int) -> str:
+    """``value.slice(0, units)`` in JS as Node writes it: a pair cut in half leaves U+FFFD."""
+    head = u16_head(value, units)
+    return head + "\ufffd" if u16_len(head) < units and u16_len(value) > u16_len(head) else head
+
+
+def _cut(value: str, limit: int) -> str:
+    """0.24.4's hard cut: over ``limit`` units, the first ``limit - 1`` (end trimmed) and ``…``."""
+    if u16_len(value) <= limit:
+        return value
+    return js_trim_end(js_slice(value, limit - 1)) + "\u2026"
 
 
 def truncate_field(value: str, limit: int) -> str:
@@ -68,71 +76,52 @@ def truncate_field(value: str, limit: int) -> str:
 
 
 def sanitize_field(value: str) -> str:
-    """Spec §5.2: controls → space, invisible characters removed, code and link markdown defanged, one line, ≤ 120."""
+    """0.24.4's ``sanitizeIndexField``: controls → space, invisible characters removed, code and link
+    markdown defanged, whitespace collapsed, then the hard cut at 120 units."""
     cleaned = _CONTROLS.sub(" ", value)
     cleaned = _INVISIBLE.sub("", cleaned)
     cleaned = cleaned.replace("`", "'").replace("](", "] (")
     cleaned = js_trim(JS_SPACE_RE.sub(" ", cleaned))
-    return truncate_field(cleaned, MAX_INDEX_FIELD_CHARS)
+    return _cut(cleaned, MAX_INDEX_FIELD_CHARS)
 
 
 def encode_target(relative_path: str) -> str:
-    """Percent-encode a relative path for a link target; ``decodeURIComponent`` gives it back exactly."""
+    """0.24.4's ``encodeIndexPathTarget``: the first 120 code points, all but the safe ASCII as UTF-8 ``%XX``."""
     out: list[str] = []
-    for ch in relative_path:
-        if ch in _TARGET_SAFE_ASCII or (ord(ch) > 0x9F and not _TARGET_ENCODED_NON_ASCII.match(ch)):
+    for ch in relative_path[:MAX_INDEX_FIELD_CHARS]:
+        if ch in _TARGET_SAFE:
             out.append(ch)
         else:
             out.extend(f"%{byte:02X}" for byte in ch.encode("utf-8", "surrogatepass"))
     return "".join(out)
 
 
-def index_line(doc: MemoryDoc, others: Sequence[MemoryDoc] = ()) -> str:
-    """One entry: the link whole, then siblings that fit, then the hook in the room left."""
+def doc_line(doc: MemoryDoc) -> str:
     title = sanitize_field(doc.title) or doc.type
-    link = f"- [{title}]({encode_target(doc.relative_path)})"
-    also = ""
-    for other in others:
-        target = encode_target(other.relative_path)
-        candidate = f"{also}, {target}" if also else target
-        if u16_len(link) + len(ALSO_OPEN) + u16_len(candidate) + 1 > MAX_INDEX_LINE_CHARS:
-            continue  # dropped whole; a later, shorter sibling may still fit
-        also = candidate
-    suffix = f"{ALSO_OPEN}{also})" if also else ""
-    room = MAX_INDEX_LINE_CHARS - u16_len(link) - u16_len(suffix) - len(HOOK_SEPARATOR)
-    hook = sanitize_field(doc.description) or doc.type
-    if u16_len(hook) > room and room < MIN_INDEX_HOOK_CHARS:
-        return f"{link}{suffix}"
-    return f"{link}{HOOK_SEPARATOR}{truncate_field(hook, room)}{suffix}"
+    description = sanitize_field(doc.description) or doc.type
+    return f"- [{title}]({encode_target(doc.relative_path)}){HOOK_SEPARATOR}{description}"
 
 
-def trim_to_budget(lines: Sequence[str]) -> str:
-    """First 200 lines; over 25,000 units, keep lines ≤ 150 first, then any, in original order."""
-    entries = list(lines[:MAX_INDEX_LINES])
-    raw = "\n".join(entries)
-    if u16_len(raw) <= MAX_INDEX_CHARS:
-        return raw
-    sizes = [u16_len(line) for line in entries]
-    kept: set[int] = set()
-    size = 0
-    for limit in (MAX_INDEX_LINE_CHARS, MAX_INDEX_CHARS):
-        for i, line_size in enumerate(sizes):
-            if i in kept or line_size > limit:
-                continue
-            grown = size + (1 if kept else 0) + line_size
-            if grown > MAX_INDEX_CHARS:
-                continue
-            size = grown
-            kept.add(i)
-    return "\n".join(line for i, line in enumerate(entries) if i in kept)
+def index_line(doc: MemoryDoc, others: Sequence[MemoryDoc] = ()) -> str:
+    """One entry (with its team siblings), the whole line cut at 150 units."""
+    line = doc_line(doc)
+    if others:
+        line += f"{ALSO_OPEN}{', '.join(encode_target(o.relative_path) for o in others)})"
+    return _cut(line, MAX_INDEX_LINE_CHARS)
 
 
 def assemble(lines: Sequence[str]) -> str:
+    """0.24.4's ``assembleIndex``: the first 200 lines, cut at the last line break before 25,000 units."""
     raw = "\n".join(lines)
-    trimmed = trim_to_budget(lines)
-    if len(lines) <= MAX_INDEX_LINES and len(trimmed) == len(raw):
-        return trimmed
-    return f"{trimmed}\n\n{TRUNCATION_WARNING}"
+    cut_lines = len(lines) > MAX_INDEX_LINES
+    text = "\n".join(lines[:MAX_INDEX_LINES]) if cut_lines else raw
+    if u16_len(text) > MAX_INDEX_CHARS:
+        head = js_slice(text, MAX_INDEX_CHARS + 1)
+        at = head.rfind("\n")
+        text = text[:at] if at > 0 else js_slice(text, MAX_INDEX_CHARS)
+    if not cut_lines and len(text) == len(raw):
+        return text
+    return f"{text}\n\n{TRUNCATION_WARNING}"
 
 
 def build_index(docs: Sequence[MemoryDoc]) -> str:

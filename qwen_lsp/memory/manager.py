@@ -19,9 +19,9 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..background import BackgroundTasks
 from ..config import MemorySettings
@@ -42,11 +42,13 @@ from .age import memory_age
 from .errors import TeamMemorySecurityError
 from .forget_select import select_forget_candidates
 from .model import SCOPES, MemoryDoc, Scope, Topic
+from .paths import is_within
 from .prompt_block import build_memory_block
 from .dream import Dream, DreamResult
 from .extract import Extractor, ExtractResult
 from .forking import MemoryForkRunner, ParentTurn
-from .recall import SideQuery, recall
+from .delivery import TurnRecall
+from .recall import RecallResult, SideQuery, recall
 from .store import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -78,8 +80,10 @@ class MemoryManager:
         home: Path | None = None,
         env: Mapping[str, str] | None = None,
         clock: Callable[[], float] = time.time,
+        trusted: Callable[[], bool] = lambda: True,
     ) -> None:
         self.store = MemoryStore(project_root, home=home, env=env)
+        self._trusted = trusted
         self._env: Mapping[str, str] = os.environ if env is None else env
         self._settings = settings
         self._model = model
@@ -113,10 +117,13 @@ class MemoryManager:
         return build_memory_block(roots, indexes)
 
     def team_in_use(self) -> bool:
-        """Team memory shows in the prompt once the repository has it (a committed ``.qwen/team-memory``)
-        or ``QWEN_CODE_MEMORY_TEAM=1`` asks for it, as Qwen Code's flag does; the team tier's
-        guidance would only confuse the model in a repository that has none."""
-        return self._env.get("QWEN_CODE_MEMORY_TEAM") == "1" or os.path.isdir(self.store.root("team"))
+        """Team memory is opt-in, as Qwen Code 0.24.4's ``Config.getTeamMemoryEnabled``: the
+        ``memory.enableTeamMemory`` setting, overridden by ``QWEN_CODE_MEMORY_TEAM`` (``1`` on, ``0`` off),
+        and only in a trusted folder — a cloned repository's committed ``.qwen/team-memory`` is text
+        anyone could have written, so it reaches the prompt only once the user vouches for the folder."""
+        override = self._env.get("QWEN_CODE_MEMORY_TEAM")
+        wanted = override == "1" if override in ("0", "1") else self._settings().enable_team_memory
+        return wanted and self._trusted()
 
     def rebuild_indexes(self) -> None:
         """At startup (blocking): an index one write behind (a crash between a file's rename and
@@ -131,32 +138,83 @@ class MemoryManager:
             except (OSError, EngineError) as exc:
                 log.warning("%s memory index not rebuilt: %s", scope, exc)
 
+    def chat_write_roots(self) -> tuple[Path, ...]:
+        """The memory folders the main chat may write into, resolved: Qwen Code 0.24.4's managed memory
+        roots (``isManagedMemoryPath``: project, user, and team when in use); none when memory is off."""
+        if not self.enabled:
+            return ()
+        scopes: list[Scope] = ["project", "user", *(["team"] if self.team_in_use() else [])]  # type: ignore[list-item]
+        return tuple(root for scope in scopes if (root := self._contained_root(scope)) is not None)
+
+    def _contained_root(self, scope: Scope) -> Path | None:
+        """The scope's root resolved, unless a symlink leads it out of where it belongs: the repository for
+        team memory and ``QWEN_CODE_MEMORY_LOCAL`` project memory (a cloned repository could plant
+        ``.qwen/team-memory`` → ``~/.ssh``), the memory base otherwise. The chat reads and writes below it."""
+        paths = self.store.paths
+        root = self.store.root(scope)
+        in_repo = scope == "team" or is_within(paths.project_root, root)
+        anchor = Path(os.path.realpath(paths.repo_root if scope == "team" else paths.project_root if in_repo else paths.base))
+        real = Path(os.path.realpath(root))
+        if not real.is_relative_to(anchor):
+            log.warning("%s memory left out of the chat's reach: %s leads outside %s", scope, root, anchor)
+            return None
+        return real
+
+    async def write_from_chat(self, path: Path, content: str) -> None:
+        """A memory file the chat writes with ``write_file``/``edit``: through the store (lock, team secret guard,
+        ``MEMORY.md`` rebuild), then announced. ``path`` is resolved; it is mapped back below its scope's root
+        as the store names it. Raises ``ValueError`` with the store's refusal (the model's to fix)."""
+        target = self._lexical(path)
+        try:
+            await asyncio.to_thread(self.store.write_text, target, content)
+        except EngineError as exc:
+            raise ValueError(exc.message) from None
+        scope = self.store.scope_of(target)
+        if scope is not None:
+            self.changed(scope, [target])
+
+    def _lexical(self, path: Path) -> Path:
+        for scope in SCOPES:
+            root = self.store.root(scope)
+            real = Path(os.path.realpath(root))
+            if path.is_relative_to(real):
+                return root / path.relative_to(real)
+        return path
+
     # ----------------------------------------------------------------- recall
-    def start_recall(self, session_id: str, prompt: str, active_tools: Collection[str] = ()) -> asyncio.Task[list[str]] | None:
-        """Start recall for a turn; the caller polls the task and never waits for it."""
+    def start_recall(self, session_id: str, prompt: str, active_tools: Collection[str] = ()) -> TurnRecall | None:
+        """Start recall for a turn; the caller takes its texts when :class:`~.delivery.TurnRecall` delivers them."""
         if not self.enabled or not prompt.strip():
             return None
-        return asyncio.ensure_future(self._recall_for_turn(session_id, prompt, active_tools))
-
-    async def _recall_for_turn(self, session_id: str, prompt: str, active_tools: Collection[str]) -> list[str]:
         surfaced = self._surfaced.setdefault(session_id, set())
-        result = await self._recall(prompt, use_model=True, exclude=surfaced, active_tools=active_tools)
-        surfaced.update(d.path for d in result.docs)
-        return [f"<system-reminder>\n{result.text}\n</system-reminder>"] if result.text else []
 
-    async def _recall(self, query: str, *, use_model: bool, exclude: Collection[Path] = (), active_tools: Collection[str] = ()) -> Any:
+        def start(on_fast: Callable[[RecallResult], None]) -> Awaitable[RecallResult]:
+            return self._recall(prompt, use_model=True, exclude=set(surfaced), active_tools=active_tools, on_fast_result=on_fast)
+
+        return TurnRecall(start, surfaced=surfaced, clock=self._clock)
+
+    async def _recall(
+        self,
+        query: str,
+        *,
+        use_model: bool,
+        exclude: Collection[Path] = (),
+        active_tools: Collection[str] = (),
+        on_fast_result: Callable[[RecallResult], None] | None = None,
+    ) -> RecallResult:
         docs = await asyncio.to_thread(self._recall_docs, exclude)
         select = await self._model.side_query() if use_model else None
-        return await recall(query, docs, select=select, now=self._clock(), active_tools=active_tools)
+        return await recall(query, docs, select=select, now=self._clock(), active_tools=active_tools, on_fast_result=on_fast_result)
 
     def _recall_docs(self, exclude: Collection[Path]) -> list[MemoryDoc]:
-        """Project first, then user, so on a full tie project shadows user (spec §7.1 step 1)."""
+        """Project first, then user, so on a full tie project shadows user; every memory, not the 200 newest
+        (Qwen Code 0.24.4's recall scans uncapped)."""
         try:
-            user = self.store.scan("user")
+            user = self.store.scan("user", everything=True)
         except OSError as exc:
             log.warning("user memory could not be read; recalling from the project only: %s", exc)
             user = []
-        return [d for d in [*self.store.scan("project"), *user] if d.path not in exclude]
+        return [d for d in [*self.store.scan("project", everything=True), *user] if d.path not in exclude]
 
     async def recall_report(self, query: str, *, use_model: bool = True) -> RecallResultWire:
         """What recall would inject for ``query`` (``qwen-lsp memory recall``)."""

@@ -5,7 +5,8 @@ switching between the CLI and the editor would see two different memories:
 
 * base: ``QWEN_CODE_MEMORY_BASE_DIR`` (``~`` expanded) ?? ``QWEN_RUNTIME_DIR`` ??
   ``QWEN_HOME`` ?? ``~/.qwen`` (Qwen Code's ``Storage.getRuntimeBaseDir``);
-* project: ``<base>/projects/<sanitizeCwd(gitRoot ?? resolve(projectRoot))>/memory/``,
+* project: ``<base>/projects/<sanitizeCwd(gitRoot ?? resolve(projectRoot))>/memory/``
+  (``resolve(projectRoot)`` alone with ``QWEN_CODE_MEMORY_PROJECT_SCOPE=workspace``),
   or ``<projectRoot>/.qwen/memory/`` with ``QWEN_CODE_MEMORY_LOCAL=1``;
 * user: ``<base>/memories/``;
 * team: ``<gitRoot ?? projectRoot>/.qwen/team-memory/`` — inside the repository.
@@ -24,12 +25,15 @@ the write lands in team memory.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from qwen_lsp.paths import sanitize_cwd
+
+log = logging.getLogger(__name__)
 
 MEMORY_DIRNAME = "memory"
 USER_MEMORY_DIRNAME = "memories"
@@ -101,6 +105,19 @@ class MemoryPaths:
         return self.project.parent
 
 
+def workspace_scope(env: Mapping[str, str]) -> bool:
+    """``QWEN_CODE_MEMORY_PROJECT_SCOPE=workspace`` (trimmed, any case): project memory is keyed by the
+    workspace folder, not its git root, as Qwen Code 0.24.4's ``resolveWorkspaceProjectScope``; any
+    other value keeps the git root (0.24.4 warns once about an unknown one)."""
+    value = env.get("QWEN_CODE_MEMORY_PROJECT_SCOPE")
+    if value is None:
+        return False
+    normalized = value.strip().lower()
+    if normalized not in ("", "workspace", "git-root"):
+        log.warning('Ignoring unrecognized QWEN_CODE_MEMORY_PROJECT_SCOPE="%s"; using "git-root".', value)
+    return normalized == "workspace"
+
+
 def memory_paths(project_root: Path, *, home: Path, env: Mapping[str, str]) -> MemoryPaths:
     root = Path(os.path.abspath(project_root))
     repo = find_git_root_lexical(root) or root
@@ -108,7 +125,8 @@ def memory_paths(project_root: Path, *, home: Path, env: Mapping[str, str]) -> M
     if env.get("QWEN_CODE_MEMORY_LOCAL") == "1":
         project = root / QWEN_DIRNAME / MEMORY_DIRNAME
     else:
-        project = base / "projects" / sanitize_cwd(repo) / MEMORY_DIRNAME
+        key = root if workspace_scope(env) else repo
+        project = base / "projects" / sanitize_cwd(key) / MEMORY_DIRNAME
     return MemoryPaths(
         project_root=root,
         repo_root=repo,

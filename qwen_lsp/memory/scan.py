@@ -6,8 +6,10 @@ except files named ``MEMORY.md``, starting with the frontmatter block
 line by line with a regex — not YAML — so a file means the same thing to
 both tools. ``title`` is ``name ?? title ?? type``; ``body`` is the trimmed
 rest. Documents are ordered by modification time, newest first, then by
-file name, and the scan keeps the first 200 (the seed-era cap; Qwen Code's
-own index and prompt caps make more pointless).
+file name, and the scan keeps the first 200 (the cap Qwen Code 0.24.4 applies
+for its index and listings); recall scans them all, as 0.24.4's
+``scanAllAutoMemoryTopicDocuments`` does, so an old memory can still be
+recalled when it answers the question.
 
 Variant: the key regex and line endings follow the later Qwen Code (the
 one shipped as the 0.24 CLI), which fixes two real bugs of the seed-era
@@ -187,8 +189,9 @@ def _read(candidate: _Candidate) -> str | None:
         return None
 
 
-def scan_root(root: Path, scope: Scope, *, limit: int = MAX_FILES) -> list[MemoryDoc]:
-    """The memories under ``root`` (absent root → ``[]``), newest first, at most ``limit``."""
+def scan_root(root: Path, scope: Scope, *, limit: int | None = MAX_FILES) -> list[MemoryDoc]:
+    """The memories under ``root`` (absent root → ``[]``), newest first, at most ``limit`` (None: all the
+    walk reaches, as 0.24.4's uncapped scan for recall; the walk's own bounds still hold)."""
     try:
         if not stat.S_ISDIR(os.lstat(root).st_mode):
             return []
@@ -199,7 +202,7 @@ def scan_root(root: Path, scope: Scope, *, limit: int = MAX_FILES) -> list[Memor
     candidates.sort(key=lambda c: c.mtime, reverse=True)
     docs: list[MemoryDoc] = []
     for candidate in candidates:
-        if len(docs) >= limit:
+        if limit is not None and len(docs) >= limit:
             break
         content = _read(candidate)
         if content is None:

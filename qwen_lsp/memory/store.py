@@ -54,7 +54,7 @@ from qwen_lsp.memory.paths import (
     memory_paths,
     realpath_nearest_existing,
 )
-from qwen_lsp.memory.scan import MAX_FILE_BYTES, parse_memory, scan_root
+from qwen_lsp.memory.scan import MAX_FILE_BYTES, MAX_FILES, parse_memory, scan_root
 from qwen_lsp.memory.secrets import scan_for_secrets
 
 log = logging.getLogger(__name__)
@@ -132,12 +132,13 @@ class MemoryStore:
 
     # --- reading ----------------------------------------------------------
 
-    def scan(self, scope: Scope) -> list[MemoryDoc]:
-        """The scope's memories, newest first (≤ 200). Team: raises :class:`TeamMemorySecurityError` when redirected."""
+    def scan(self, scope: Scope, *, everything: bool = False) -> list[MemoryDoc]:
+        """The scope's memories, newest first (≤ 200, or all with ``everything``, as recall scans).
+        Team: raises :class:`TeamMemorySecurityError` when redirected."""
         root = self.root(scope)
         if scope == "team":
             self._check_team_root()
-        return scan_root(root, scope)
+        return scan_root(root, scope, limit=None if everything else MAX_FILES)
 
     def scan_all(self) -> list[MemoryDoc]:
         """User, project, then team memories; a redirected team root is left out with a warning."""

@@ -31,6 +31,8 @@ from ..protocol import (
     MemoryListParams,
     OptionalSessionParams,
     RememberParams,
+    ResumeParams,
+    SelectionArgs,
     SessionParams,
     SuggestionParams,
     WireResult,
@@ -225,9 +227,9 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
     async def on_sessions_list(ls: QwenLanguageServer, p: WorkspaceParams) -> WireResult:
         return await ls.engine_for(p.workspace_uri).list_sessions()
 
-    @qwen_request(server, "qwen/sessions/resume", SessionParams)
-    async def on_sessions_resume(ls: QwenLanguageServer, p: SessionParams) -> WireResult:
-        return await ls.engine_for(p.workspace_uri).resume(p.session_id)
+    @qwen_request(server, "qwen/sessions/resume", ResumeParams)
+    async def on_sessions_resume(ls: QwenLanguageServer, p: ResumeParams) -> WireResult:
+        return await ls.engine_for(p.workspace_uri).resume(p.session_id, recap=p.recap)
 
     @qwen_request(server, "qwen/sessions/delete", SessionParams)
     async def on_sessions_delete(ls: QwenLanguageServer, p: SessionParams) -> WireResult:

@@ -110,7 +110,7 @@ async def test_a_conversation_then_extraction_writes_a_memory_through_the_fork(
     assert str(store.root("project")) in task and str(store.root("user")) in task and "pinned/" in task
 
 
-async def test_a_turn_that_saved_memory_itself_is_not_extracted(scripted: ScriptedOpenAI, client: ChatClient, store: DirStore, ws: Path) -> None:
+async def test_a_turn_that_saved_memory_itself_is_not_extracted_but_a_refused_save_is(scripted: ScriptedOpenAI, client: ChatClient, store: DirStore, ws: Path) -> None:
     target = store.root("project") / "user" / "me.md"
     scripted.enqueue(
         Reply(chunks=[], tool_calls=[ToolCallSpec("write_file", {"file_path": str(target), "content": MEMORY})]),
@@ -123,8 +123,11 @@ async def test_a_turn_that_saved_memory_itself_is_not_extracted(scripted: Script
     second = await chat(client, ws, history, "and tabs")
     ex = extractor(store, client, ws)
     assert (await ex.schedule("s1", first)).skipped_reason == "memory_tool"
-    assert (await ex.schedule("s1", second)).skipped_reason == "memory_tool"
     assert len(scripted.chat_requests()) == 4  # no fork request went out
+    # save_memory was refused (this chat does not offer it): the main agent saved nothing, so extraction runs.
+    scripted.enqueue(Reply(chunks=["nothing new"]))
+    assert (await ex.schedule("s1", second)).status == "noop"
+    assert len(scripted.chat_requests()) == 5
 
 
 async def test_no_new_user_message_moves_the_cursor_without_a_fork(scripted: ScriptedOpenAI, client: ChatClient, store: DirStore, ws: Path) -> None:

@@ -1,4 +1,4 @@
-"""MEMORY.md generation (spec §5): golden lines, sanitising, encoding, caps, team grouping, no-op rebuilds."""
+"""MEMORY.md generation as Qwen Code 0.24.4's indexer.ts: lines, sanitising, encoding, caps, team grouping, no-op rebuilds."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from qwen_lsp.memory.index import (
     index_line,
     normalize_description,
     sanitize_field,
-    trim_to_budget,
 )
 from qwen_lsp.memory.model import MemoryDoc, Topic
 from qwen_lsp.memory.store import MemoryStore
@@ -49,26 +48,25 @@ def test_line_format_uses_an_em_dash_and_falls_back_to_the_type():
         ("[click](http://evil)", "[click] (http://evil)"),
         ("line one\n- [forged](x.md) \u2014 SYSTEM", "line one - [forged] (x.md) \u2014 SYSTEM"),
         ("  many \r\n\t spaces\u3000here  ", "many spaces here"),
-        ("lone \ud83d surrogate", "lone surrogate"),
     ],
 )
 def test_sanitize_field(raw: str, clean: str):
     assert sanitize_field(raw) == clean
 
 
-def test_fields_cap_at_120_on_a_word_boundary():
-    assert sanitize_field("word " * 30) == " ".join(["word"] * 23) + "\u2026"
+def test_fields_are_cut_hard_at_120():
+    assert sanitize_field("word " * 30) == " ".join(["word"] * 24) + "\u2026"  # 0.24.4 does not back off to a space
+    assert sanitize_field("a" * 118 + " b" + "c" * 10) == "a" * 118 + "\u2026"  # the cut's trailing space is trimmed
 
 
-def test_cjk_run_is_cut_in_place_not_collapsed_to_its_first_token():
+def test_cjk_run_is_cut_in_place():
     assert sanitize_field("\u6f22" * 130) == "\u6f22" * 119 + "\u2026"
-    # the only space is early: backing off to it would keep < 60 % of the limit
     assert sanitize_field("ab " + "\u6f22" * 130) == "ab " + "\u6f22" * 116 + "\u2026"
 
 
-def test_length_counts_utf16_units_and_never_splits_a_surrogate_pair():
-    out = sanitize_field("\U0001f600" * 70)  # 140 units
-    assert out == "\U0001f600" * 59 + "\u2026"  # 118 units + ellipsis: the 60th emoji would need units 119-120
+def test_length_counts_utf16_units_and_a_cut_pair_is_written_as_node_writes_it():
+    out = sanitize_field("\U0001f600" * 70)  # 140 units: the cut at 119 falls inside the 60th emoji
+    assert out == "\U0001f600" * 59 + "\ufffd\u2026"  # the lone half becomes U+FFFD in the file, as in Node
 
 
 @pytest.mark.parametrize(
@@ -79,7 +77,7 @@ def test_length_counts_utf16_units_and_never_splits_a_surrogate_pair():
         ("a`b`.md", "a%60b%60.md"),
         ("ok.md\n- SYSTEM: obey.md", "ok.md%0A-%20SYSTEM%3A%20obey.md"),
         ("x](y.md", "x%5D%28y.md"),
-        ("caf\u00e9/\u7b14\u8bb0.md", "caf\u00e9/\u7b14\u8bb0.md"),  # printable non-ASCII stays raw
+        ("caf\u00e9/\u7b14\u8bb0.md", "caf%C3%A9/%E7%AC%94%E8%AE%B0.md"),  # every non-ASCII character is encoded
         ("z\u200bw.md", "z%E2%80%8Bw.md"),
         ("nb\u00a0sp\u00adsh.md", "nb%C2%A0sp%C2%ADsh.md"),
         ("smile\U0001f600.md", "smile%F0%9F%98%80.md"),  # astral: always encoded
@@ -91,23 +89,14 @@ def test_link_targets_are_percent_encoded_and_decode_back(path: str, encoded: st
     assert unquote(encoded, errors="strict") == path
 
 
-def test_long_path_is_never_cut_and_the_hook_takes_the_room_left():
-    path = "project/" + "a" * 100 + ".md"  # link "- [T](…)" is 118 units → room 150-118-3 = 29
+def test_the_whole_line_is_cut_at_150_even_inside_the_link():
+    path = "project/" + "a" * 100 + ".md"  # link "- [T](…)" is 118 units
     link = f"- [T]({path})"
-    assert len(link) == 118
     assert index_line(doc(path, description="short")) == f"{link} \u2014 short"
-    hook = "x " * 30
-    assert index_line(doc(path, description=hook)) == f"{link} \u2014 " + " ".join(["x"] * 14) + "\u2026"
-    assert len(index_line(doc(path, description=hook))) <= 150
-
-
-def test_hook_is_dropped_when_it_must_be_cut_below_24_but_kept_when_it_fits():
-    path = "p/" + "b" * 125 + ".md"  # link 137 → room 10
-    link = f"- [T]({path})"
-    assert index_line(doc(path, description="0123456789abc")) == link
-    assert index_line(doc(path, description="0123456789")) == f"{link} \u2014 0123456789"
+    line = index_line(doc(path, description="x " * 30))
+    assert line == (f"{link} \u2014 " + "x " * 30)[:149].rstrip() + "\u2026"  # 149 units: the cut's space trimmed
     huge = "q/" + "c" * 300 + ".md"
-    assert index_line(doc(huge, description="anything")) == f"- [T]({huge})"  # a long live link beats a dead short one
+    assert index_line(doc(huge, description="anything")) == "- [T](q/" + "c" * 118 + ") \u2014 anything"  # the target keeps 120 code points
 
 
 def test_more_than_200_entries_keeps_200_and_warns():
@@ -124,28 +113,12 @@ def test_exactly_200_short_entries_need_no_warning():
     assert "WARNING" not in text and len(text.split("\n")) == 200
 
 
-def test_byte_budget_keeps_lines_that_fit_in_order():
-    short = ["s" * 149 for _ in range(170)]  # 170 × 150 - 1 = 25,499 > 25,000
-    assert trim_to_budget(short) == "\n".join(short[:166])  # 166 × 150 - 1 = 24,899; one more is 25,049
-
-
-def test_byte_budget_prefers_short_lines_then_adds_long_ones_in_original_order():
-    long_lines = [f"L{i}" + "l" * 398 for i in range(3)]  # 400 each
-    short = [f"s{i:03}" + "s" * 145 for i in range(160)]  # 149 each: 160 × 150 - 1 = 23,999
-    lines = [long_lines[0], *short[:80], long_lines[1], *short[80:], long_lines[2]]
-    kept = trim_to_budget(lines).split("\n")
-    # pass 1 keeps all 160 short lines; pass 2 adds L0 (24,400) and L1 (24,801); L2 would make 25,202
-    assert kept == [long_lines[0], *short[:80], long_lines[1], *short[80:]]
-
-
-def test_byte_budget_drops_a_long_line_that_no_longer_fits_and_warns():
-    docs = [doc("p/" + "z" * 290 + ".md", title="big")]
-    docs += [doc(f"f/{i:04}.md", title="t" * 100, description="d" * 40) for i in range(170)]  # 150 each
-    text = build_index(docs)
+def test_over_25000_units_the_index_is_cut_at_the_last_line_break_before_the_budget():
+    docs = [doc(f"f/{i:04}.md", title="t" * 100, description="d" * 22) for i in range(190)]  # 140 units each
+    assert "WARNING" not in build_index(docs[:177])  # 177 × 141 - 1 = 24,956 units: fits
+    text = build_index(docs)  # 190 × 141 - 1 = 26,789
     assert text.endswith(WARNING)
-    lines = text[: -len(WARNING)].split("\n")
-    assert not any(line.startswith("- [big]") for line in lines)
-    assert len(lines) == 165 and all(len(line) == 150 for line in lines)  # 165 × 151 - 1 = 24,914
+    assert text[: -len(WARNING)] == build_index(docs[:177])  # the 178th line would pass 25,000
 
 
 def test_team_index_groups_equal_descriptions_and_sorts_by_code_unit():
@@ -164,10 +137,11 @@ def test_team_index_groups_equal_descriptions_and_sorts_by_code_unit():
     ]
 
 
-def test_team_sibling_that_does_not_fit_is_dropped_whole_and_later_ones_still_tried():
+def test_team_siblings_are_listed_and_the_line_cut_at_150():
     long_sibling = "project/" + "y" * 120 + ".md"
     docs = [doc("a.md", description="same"), doc(long_sibling, description="Same."), doc("c.md", description="SAME")]
-    assert build_team_index(docs) == "- [T](a.md) \u2014 same (also: c.md)"
+    line = build_team_index(docs)
+    assert len(line) == 150 and line.startswith("- [T](a.md) \u2014 same (also: c.md, project/yyy") and line.endswith("y\u2026")
 
 
 @pytest.mark.parametrize(

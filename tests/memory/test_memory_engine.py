@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -119,19 +120,34 @@ async def test_memory_off_drops_the_block_and_recall_without_a_restart(repo: Pat
         await engine.drain()
 
 
-async def test_a_selector_that_never_answers_does_not_hold_the_turn(repo: Path, scripted: ScriptedOpenAI) -> None:
+@pytest.mark.parametrize("selector", ["answers in 50 ms", "hung"])
+async def test_a_tool_less_turn_gets_its_memory_in_the_first_request(repo: Path, scripted: ScriptedOpenAI, selector: str) -> None:
+    """As Qwen Code 0.24.4 (checked side by side with its CLI): the first request waits for recall at most
+    100 ms, then carries what is ready — the selector's choice, or the keyword scorer's top two while
+    the selector is still out — as a bare text part after the startup reminders."""
+    saved: list[str] = []
+
     def route(body: dict[str, Any]) -> Any:
-        return Stall(after=60) if is_side_query(body) else Reply(chunks=["answered"])
+        if not is_side_query(body):
+            return Reply(chunks=["answered"])
+        if selector == "hung":
+            return Stall(after=60)  # held until the turn hangs up on it
+        return Reply(chunks=[json.dumps({"selected_memories": saved})], first_delay=0.05)
 
     scripted.default = route
     engine = make_engine(repo, scripted, [])
     try:
-        await engine.memory.remember("Release branches are named release/YYYY-MM.")
+        saved.append((await engine.memory.remember("Release branches are named release/YYYY-MM.")).path)
+        await engine.memory.remember("Use ruff for linting, never flake8.")
         result = await engine.chat("how are release branches named?", emit=ignore)
         assert result.text == "answered"
         main = [r for r in scripted.chat_requests() if not is_side_query(r.body)]
-        assert len(main) == 1 and "Relevant memory" not in json.dumps(main[0].body)
-        assert any(is_side_query(r.body) for r in scripted.chat_requests())  # the selector was asked, not waited for
+        assert len(main) == 1 and any(is_side_query(r.body) for r in scripted.chat_requests())
+        parts = [p["text"] for p in main[0].body["messages"][-1]["content"]]
+        at = next(i for i, t in enumerate(parts) if t.startswith("## Relevant memory"))
+        assert "release/YYYY-MM" in parts[at] and "ruff" not in parts[at]
+        assert parts[at - 1].startswith("<system-reminder>") and "setting up the context" in "".join(parts[:at])
+        assert parts[-1] == "how are release branches named?"
     finally:
         await engine.drain()
 
@@ -264,3 +280,123 @@ async def test_shutdown_during_extraction_leaves_whole_files(repo: Path, scripte
     root = engine.memory.store.root("project")
     assert not root.exists() or not [p for p in root.rglob("*") if p.is_file() and p.name != "MEMORY.md"]
     assert not (engine.memory.store.state_dir() / "extract-cursor.json").exists()
+
+
+TABS_MEMORY = "---\nname: Makefile tabs\ndescription: The user wants tabs in Makefiles\ntype: feedback\n---\nIndent Makefile recipes with tabs.\n"
+
+
+async def test_remember_in_the_chat_writes_the_memory_folder_as_the_block_says(repo: Path, scripted: ScriptedOpenAI) -> None:
+    """The memory block (as Qwen Code 0.24.4's) tells the model to save with write_file into the memory folder;
+    the chat may (asked like any write; yolo here), the write goes through the store and the index follows."""
+    changes: list[MemoryChanged] = []
+    engine = make_engine(repo, scripted, changes, approval="yolo")
+    target = engine.memory.store.root("project") / "feedback" / "makefile-tabs.md"
+    scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("write_file", {"file_path": str(target), "content": TABS_MEMORY})]), Reply(chunks=["saved"]))
+    try:
+        await engine.chat("Remember: I want tabs in Makefiles", emit=ignore)
+        assert target.read_text() == TABS_MEMORY
+        index = (target.parent.parent / "MEMORY.md").read_text()
+        assert "- [Makefile tabs](feedback/makefile-tabs.md) — The user wants tabs in Makefiles" in index
+        assert [c.wire() for c in changes] == [{"scope": "project", "paths": [str(target)]}]
+        tool_result = scripted.chat_requests()[-1].body["messages"][-1]
+        assert tool_result["role"] == "tool" and "Successfully created" in tool_result["content"]
+        # Read back as the CLI reads it: its recall finds the file (checked with the real 0.24.4 CLI too).
+        report = await engine.memory.recall_report("how should I indent Makefiles?", use_model=False)
+        assert [m.path for m in report.memories] == [str(target)]
+    finally:
+        await engine.drain()
+
+
+async def test_a_refused_memory_write_reaches_the_model_and_extraction_still_runs(repo: Path, scripted: ScriptedOpenAI) -> None:
+    engine = make_engine(repo, scripted, [], approval="yolo", autoExtract=True)
+    index = engine.memory.store.root("project") / "MEMORY.md"
+    scripted.enqueue(
+        Reply(chunks=[], tool_calls=[ToolCallSpec("write_file", {"file_path": str(index), "content": "- [x](x.md)\n"})]),
+        Reply(chunks=["could not save"]),
+        Reply(chunks=["nothing to save"]),  # the extraction fork
+    )
+    try:
+        await engine.chat("Remember: I want tabs in Makefiles", emit=ignore)
+        refused = scripted.chat_requests()[1].body["messages"][-1]
+        assert refused["role"] == "tool" and "MEMORY.md is generated" in refused["content"]
+        assert not index.exists()
+        await engine.drain()
+        assert len(scripted.chat_requests()) == 3  # the fork ran: the refused write did not count as saved
+        assert "Remember: I want tabs" in json.dumps(scripted.chat_requests()[2].body)
+    finally:
+        await engine.drain()
+
+
+TEAM_INDEX = "- [Deploy](reference/deploy.md) — TEAM-ONLY deploy runbook\n"
+
+
+@pytest.mark.parametrize(
+    ("setting", "env", "trusted", "shown"),
+    [
+        (False, None, True, False),  # committed, but nobody opted in
+        (True, None, False, False),  # opted in, folder not trusted
+        (True, None, True, True),
+        (False, "1", True, True),
+        (True, "0", True, False),  # QWEN_CODE_MEMORY_TEAM=0 wins over the setting
+        (False, "1", False, False),
+    ],
+)
+async def test_committed_team_memory_needs_opt_in_and_trust(
+    repo: Path, scripted: ScriptedOpenAI, home: Path, setting: bool, env: str | None, trusted: bool, shown: bool
+) -> None:
+    """As Qwen Code 0.24.4: getTeamMemoryEnabled (setting, QWEN_CODE_MEMORY_TEAM override) and isTrustedFolder."""
+    team = repo / ".qwen" / "team-memory"
+    (team / "reference").mkdir(parents=True)
+    (team / "reference" / "deploy.md").write_text("---\nname: Deploy\ndescription: TEAM-ONLY deploy runbook\ntype: reference\n---\nbody\n")
+    (team / "MEMORY.md").write_text(TEAM_INDEX)
+    (home / ".qwen" / "settings.json").write_text(json.dumps({"folderTrust": trusted, "memory": {"autoExtract": False, "autoDream": False}}))
+    environ = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
+    if env is not None:
+        environ["QWEN_CODE_MEMORY_TEAM"] = env
+    client = {"memory": {"autoExtract": False, "autoDream": False, "enableTeamMemory": setting}}
+    engine = Engine(repo, counter=TokenCounter(), env=environ, client_settings=client)
+    try:
+        await engine.chat("hello", emit=ignore)
+        assert ("TEAM-ONLY deploy runbook" in first_system(scripted)) is shown
+        assert (str(team.resolve()) in [str(r) for r in engine.memory.chat_write_roots()]) is shown
+    finally:
+        await engine.drain()
+
+
+async def test_recall_finds_a_memory_older_than_the_200_newest(repo: Path, scripted: ScriptedOpenAI) -> None:
+    """Qwen Code 0.24.4 recalls from every memory (scanAllAutoMemoryTopicDocuments), not the 200 newest."""
+    engine = make_engine(repo, scripted, [])
+    root = engine.memory.store.root("project") / "project"
+    root.mkdir(parents=True)
+    for i in range(205):
+        path = root / f"note-{i:03}.md"
+        topic = "Helm charts live in deploy/helm" if i == 0 else f"Sprint note number {i}"
+        path.write_text(f"---\nname: {topic}\ndescription: {topic}\ntype: project\n---\n{topic}.\n")
+        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))  # note-000 is the oldest
+    try:
+        report = await engine.memory.recall_report("where are the helm charts?", use_model=False)
+        assert [Path(m.path).name for m in report.memories][:1] == ["note-000.md"]
+        assert len((await engine.memory.list("project")).memories) == 200  # the listing keeps its cap
+    finally:
+        await engine.drain()
+
+
+async def test_a_team_folder_linked_out_of_the_repository_gives_the_chat_nothing(repo: Path, scripted: ScriptedOpenAI, tmp_path: Path) -> None:
+    """A cloned repository's ``.qwen/team-memory`` → elsewhere must not widen what the chat may read or write."""
+    secret = tmp_path / "outside"
+    secret.mkdir()
+    (secret / "id_rsa").write_text("PRIVATE")
+    (repo / ".qwen").mkdir()
+    (repo / ".qwen" / "team-memory").symlink_to(secret)
+    env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model", "QWEN_CODE_MEMORY_TEAM": "1"}
+    client = {"memory": {"autoExtract": False, "autoDream": False}, "tools": {"approvalMode": "yolo"}}
+    engine = Engine(repo, counter=TokenCounter(), env=env, client_settings=client)
+    scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("read_file", {"file_path": str(repo / ".qwen" / "team-memory" / "id_rsa")})]), Reply(chunks=["done"]))
+    try:
+        roots = engine.memory.chat_write_roots()
+        assert engine.memory.team_in_use() and roots and not any(secret.resolve().is_relative_to(r) or r == secret.resolve() for r in roots)
+        await engine.chat("read the team key", emit=ignore)
+        result = scripted.chat_requests()[-1].body["messages"][-1]
+        assert result["role"] == "tool" and "PRIVATE" not in result["content"] and "outside the workspace" in result["content"]
+    finally:
+        await engine.drain()

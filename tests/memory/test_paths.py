@@ -100,6 +100,16 @@ def test_memory_local_puts_project_memory_in_the_project(tmp_path: Path, repo: P
     assert memory_paths(sub, home=tmp_path, env={"QWEN_CODE_MEMORY_LOCAL": "true"}).project != paths.project
 
 
+@pytest.mark.parametrize(("value", "keyed_by_workspace"), [("workspace", True), (" Workspace ", True), ("git-root", False), ("", False), ("bogus", False)])
+def test_project_scope_workspace_keys_project_memory_by_the_folder(tmp_path: Path, repo: Path, value: str, keyed_by_workspace: bool):
+    """Qwen Code 0.24.4's QWEN_CODE_MEMORY_PROJECT_SCOPE: ``workspace`` keys by the folder opened, not its git root;
+    team memory stays at the git root either way."""
+    sub = repo / "src" / "pkg"
+    paths = memory_paths(sub, home=tmp_path, env={"QWEN_CODE_MEMORY_PROJECT_SCOPE": value})
+    assert paths.project == tmp_path / ".qwen" / "projects" / sanitized(sub if keyed_by_workspace else repo) / "memory"
+    assert paths.team == repo / ".qwen" / "team-memory"
+
+
 def test_store_exposes_the_same_roots(tmp_path: Path, repo: Path):
     store = MemoryStore(repo, home=tmp_path / "home", env={})
     assert store.root("user") == tmp_path / "home" / ".qwen" / "memories"

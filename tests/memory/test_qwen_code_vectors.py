@@ -3,9 +3,8 @@
 ``tests/data/memory/qwen_code_0.24.4_vectors.json`` was produced by running
 the functions shipped in ``@qwen-code/qwen-code`` 0.24.4 on random
 frontmatter, random document sets and random token-like text. The index cases are those whose
-lines stay within 150 units: past that the CLI still cuts the line (inside
-the link target if need be, the seed-era bug) while we keep the link whole
-(see ``qwen_lsp/memory/index.py``), so those differ on purpose.
+lines stay within 150 units; the cut past 150 (inside the link target if need be) is checked
+against files the real CLI wrote in ``test_index_golden.py``.
 """
 
 from __future__ import annotations

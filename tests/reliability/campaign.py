@@ -284,7 +284,7 @@ class Campaign:
     async def resume(self, server: ServerProcess, sid: str) -> dict[str, Any] | None:
         self.counters.sessions_resumed += 1
         try:
-            return await server.request("qwen/sessions/resume", {"sessionId": sid}, timeout=30)
+            return await server.request("qwen/sessions/resume", {"sessionId": sid, "recap": False}, timeout=30)  # resumability, not the recap request
         except (RuntimeError, ServerGone, asyncio.TimeoutError) as exc:
             self.counters.unresumable_sessions += 1
             self.counters.failures.append(f"session {sid} does not resume: {exc}")

@@ -1,9 +1,10 @@
-"""The MEMORY.md field sanitiser at its edges (spec §5.2, latest-observed ``truncateIndexField``).
+"""The MEMORY.md field sanitiser at its edges (Qwen Code 0.24.4's ``sanitizeIndexField``), and ``truncate_field``.
 
 From surviving mutants of ``sanitize_field`` / ``truncate_field`` in
 ``qwen_lsp/memory/index.py``: every boundary of the control and invisible
-ranges, the order of the steps, and the 120-unit cap with its 60 % word
-boundary rule, counted in UTF-16 units.
+ranges, the order of the steps, and the 120-unit hard cut of index fields,
+counted in UTF-16 units. ``truncate_field`` (names and descriptions the
+store derives for a new memory) keeps its 60 % word-boundary rule.
 """
 
 from __future__ import annotations
@@ -58,21 +59,19 @@ def test_a_field_one_over_the_cap_is_hard_cut_to_119_and_an_ellipsis() -> None:
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ("a" * 100 + " " + "b" * 50, "a" * 100 + "\u2026"),  # the word boundary keeps ≥ 60 %
-        ("a" * 72 + " " + "b" * 60, "a" * 72 + "\u2026"),  # exactly 60 % (72 of 120) still counts
-        ("a" * 71 + " " + "b" * 60, "a" * 71 + " " + "b" * 47 + "\u2026"),  # below: hard cut at 119
-        ("a" * 50 + "  \t" + "b" * 80, "a" * 50 + " " + "b" * 68 + "\u2026"),
-        ("w " * 80, ("w " * 59).rstrip() + "\u2026"),
-        ("中" * 121, "中" * 119 + "\u2026"),  # CJK has no spaces: the hard cut keeps the run
+        ("a" * 100 + " " + "b" * 50, "a" * 100 + " " + "b" * 18 + "\u2026"),  # 0.24.4 never backs off to a space
+        ("a" * 118 + " " + "b" * 60, "a" * 118 + "\u2026"),  # the space the cut ends on is trimmed
+        ("w " * 80, ("w " * 60)[:119].rstrip() + "\u2026"),
+        ("中" * 121, "中" * 119 + "\u2026"),
     ],
 )
 def test_truncation_rule(value: str, expected: str) -> None:
     assert sanitize_field(value) == expected
 
 
-def test_truncation_counts_utf16_units_and_never_splits_a_pair() -> None:
-    out = sanitize_field("\U0001f600" * 61)  # 122 units
-    assert out == "\U0001f600" * 59 + "\u2026"  # 118 units + 1: a pair at 119 would be split
+def test_truncation_counts_utf16_units_and_a_cut_pair_becomes_a_replacement_character() -> None:
+    out = sanitize_field("\U0001f600" * 61)  # 122 units; unit 119 is the first half of the 60th emoji
+    assert out == "\U0001f600" * 59 + "\ufffd\u2026"  # what Node writes for the lone half
 
 
 def test_truncate_field_with_another_limit() -> None:

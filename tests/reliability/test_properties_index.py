@@ -4,7 +4,7 @@ Properties: the output is one line of at most 120 UTF-16 units with no
 control, invisible or lone-surrogate character, no backtick and no ``](``,
 no outer or doubled whitespace; sanitising twice changes nothing; below the
 cap it equals a plain step-by-step reference; above it, the output is a
-prefix of that reference (cut at a word boundary or at 119 units) plus ``…``.
+prefix of that reference cut hard at 119 units (as Qwen Code 0.24.4) plus ``…``.
 """
 
 from __future__ import annotations
@@ -76,9 +76,9 @@ def test_sanitised_field_agrees_with_the_reference(value: str) -> None:
     else:
         assert out.endswith("\u2026")
         kept = out[:-1]
+        if kept.endswith("\ufffd"):  # the cut fell inside a surrogate pair: Node writes the lone half as U+FFFD
+            kept = kept[:-1]
+            assert u16_len(kept) == MAX_INDEX_FIELD_CHARS - 2
         assert expected.startswith(kept)
-        assert u16_len(kept) <= MAX_INDEX_FIELD_CHARS - 1
-        # a word boundary that keeps ≥ 60 % of the cap, or the hard cut at 119 units (less a split
-        # surrogate pair and the one space trimEnd may drop)
-        at_word = expected[len(kept)] == " " and u16_len(kept) >= 0.6 * MAX_INDEX_FIELD_CHARS
-        assert at_word or u16_len(kept) >= MAX_INDEX_FIELD_CHARS - 3
+        # the hard cut at 119 units, less the one space trimEnd may drop
+        assert u16_len(kept) >= MAX_INDEX_FIELD_CHARS - 2

@@ -255,7 +255,8 @@ export class ChatController implements vscode.Disposable {
       const client = await this.server.ready();
       if (!client) return;
       try {
-        const r = await client.sendRequest(requests.sessionsResume, { sessionId: id });
+        // A window reload brings back the chat the user was in: no recap (it would cost a model request each time).
+        const r = await client.sendRequest(requests.sessionsResume, { sessionId: id, recap: false });
         if (!this.transcript.messages.length) this.transcript.load(r);
       } catch {
         void this.context.workspaceState.update(SESSION_KEY, undefined); // deleted or unreadable: start fresh

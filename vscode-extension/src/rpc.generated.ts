@@ -8,7 +8,7 @@ export const requests = {
   compress: new RequestType<P.CompressParams, P.CompressResult, void>('qwen/compress'),
   context: new RequestType<P.OptionalSessionParams, P.ContextResult, void>('qwen/context'),
   sessionsList: new RequestType<P.WorkspaceParams, P.SessionsListResult, void>('qwen/sessions/list'),
-  sessionsResume: new RequestType<P.SessionParams, P.SessionResumeResult, void>('qwen/sessions/resume'),
+  sessionsResume: new RequestType<P.ResumeParams, P.SessionResumeResult, void>('qwen/sessions/resume'),
   sessionsDelete: new RequestType<P.SessionParams, P.SessionDeleteResult, void>('qwen/sessions/delete'),
   skillsList: new RequestType<P.WorkspaceParams, P.SkillsListResult, void>('qwen/skills/list'),
   memoryList: new RequestType<P.MemoryListParams, P.MemoryListResult, void>('qwen/memory/list'),

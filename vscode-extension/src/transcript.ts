@@ -63,9 +63,11 @@ export class Transcript {
     this.turn = undefined;
   }
 
+  /** A resumed session's messages; its recap, when the server made one, as a quiet line after them. */
   load(resume: ResumeResult): void {
     this.reset(resume.sessionId);
     this.messages = resume.messages.map((m) => ({ id: newId(), role: m.role, text: m.text }));
+    if (resume.recap) this.addStatus(`Recap: ${resume.recap}`, { tone: 'recap' });
   }
 
   /** Starts a turn: the user's message and an empty streaming answer, both returned for posting. */

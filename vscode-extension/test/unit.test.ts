@@ -79,6 +79,14 @@ test('transcript: load replaces the messages from a resumed session', () => {
   assert.deepEqual(t.messages.map((m) => m.text), ['u', 'a']);
 });
 
+test('transcript: a resumed session with a recap shows it as a recap line after its messages', () => {
+  const t = new Transcript();
+  t.load({ sessionId: 'abc', messages: [{ role: 'user', text: 'u' }, { role: 'assistant', text: 'a' }], promptTokens: 5, recap: 'Fixing CI. Next: rerun.' });
+  assert.deepEqual(t.messages.map((m) => [m.role, m.text, m.tone]), [['user', 'u', undefined], ['assistant', 'a', undefined], ['status', 'Recap: Fixing CI. Next: rerun.', 'recap']]);
+  t.load({ sessionId: 'abc', messages: [{ role: 'user', text: 'u' }], promptTokens: 5 });
+  assert.deepEqual(t.messages.map((m) => m.role), ['user']);
+});
+
 function fakeTimer(): Timer & { fire(): void; pending: number } {
   let fn: (() => void) | undefined;
   return {

@@ -23,7 +23,7 @@ export interface InlineError {
   actions: ErrorAction[];
 }
 
-export type StatusTone = 'info' | 'warning' | 'error';
+export type StatusTone = 'info' | 'warning' | 'error' | 'recap';
 
 /**
  * A message, or (role `status`) one quiet line between messages, e.g. a manual compaction:

@@ -48,6 +48,13 @@ export interface SessionParams {
   workspaceUri?: string | null;
 }
 
+export interface ResumeParams {
+  sessionId: string;
+  workspaceUri?: string | null;
+  /** Ask the model for a session recap (one request); a window restoring its last chat passes false. */
+  recap?: boolean;
+}
+
 export interface CompressParams {
   sessionId: string;
   mode?: CompressMode;
@@ -233,6 +240,11 @@ export interface SessionResumeResult {
   sessionId: string;
   messages: TranscriptMessage[];
   promptTokens: number;
+  /**
+   * One or two sentences on where the chat stood (Qwen Code 0.24.4's session recap); None when
+   * the chat has no history, no model is configured, or the model gave none.
+   */
+  recap?: string;
 }
 
 export interface SessionDeleteResult {
