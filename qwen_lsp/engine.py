@@ -53,7 +53,7 @@ from .llm.content import Content, Part
 from .llm.client_cache import ModelEndpoint
 from .llm.errors import LLMError
 from .llm.history_tokens import HistoryTokens
-from .llm.tokens import TokenCounter
+from .llm.tokens import TokenCeiling, TokenCounter
 from .memory.manager import MemoryManager
 from .memory_hooks import EngineModelAccess, memory_hooks
 from .protocol import (
@@ -179,6 +179,7 @@ class Engine:
             settings=lambda: compaction_settings(self.settings),
             count_content=counter.count_content,
             count_prompt=lambda s: self._count(s.context, s.skills_tracker, s.history).total_tokens,
+            bound_prompt=lambda s: self._count(s.context, s.skills_tracker, s.history, ceiling=True).total_tokens,
             on_compacted=self._on_compacted,
             progress=lambda title: self.listeners.progress(title),
             on_reads_evicted=self.read_caches.evict,
@@ -608,9 +609,10 @@ class Engine:
         await self._prepare(context)
         return self._count(context, SkillListingTracker(), history)
 
-    def _count(self, context: SessionContext, tracker: SkillListingTracker, history: list[Content]) -> ContextResult:
+    def _count(self, context: SessionContext, tracker: SkillListingTracker, history: list[Content], *, ceiling: bool = False) -> ContextResult:
+        """What the next request holds, in tokens; with ``ceiling``, upper bounds from bytes (no vocabulary)."""
         return count_request(
-            self.counter,
+            _CEILING if ceiling else self.counter,
             system=context.system_prompt(),
             sections=context.sections(),
             skills_listing=tracker.peek(self.skills),
@@ -619,8 +621,11 @@ class Engine:
             tool_declarations=[t.declaration() for t in self.tools],
             thresholds=self.thresholds(),
             problems=self.context.problems,
-            history_tokens=self.history_tokens.count(history),
+            history_tokens=None if ceiling else self.history_tokens.count(history),
         )
+
+
+_CEILING = TokenCeiling()
 
 
 def _ignored_path(path: Path) -> bool:
