@@ -20,7 +20,7 @@ FinishReason = Literal["stop", "length", "cancelled", "error"]
 
 
 class WireResult(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, frozen=True)
+    model_config = ConfigDict(populate_by_name=True, frozen=True, defer_build=True)
 
     def wire(self) -> dict[str, Any]:
         """The JSON-ready dict: camelCase keys, unset optionals omitted."""
