@@ -105,12 +105,16 @@ class Arrivals:
         with self._lock:
             self.stamps.clear()
 
-    def first(self, timeout: float = ONESHOT_TIMEOUT) -> float:
+    def first(self, timeout: float = ONESHOT_TIMEOUT, proc: subprocess.Popen[bytes] | None = None) -> float:
+        """The first stamp since ``reset``; waits for it (and fails early when ``proc`` exits without a request)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:
                 if self.stamps:
                     return self.stamps[0]
+            if proc is not None and proc.poll() is not None:
+                err = proc.stderr.read().decode(errors="replace")[-2000:] if proc.stderr else ""
+                raise RuntimeError(f"{proc.args!r} exited {proc.returncode} before a model request: {err}")
             time.sleep(0.0005)
         raise RuntimeError("no model request arrived")
 
@@ -152,7 +156,7 @@ def oneshot(model: ScriptedOpenAI, arrivals: Arrivals, command: list[str], cwd: 
     proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     arrivals.pid = proc.pid
     try:
-        first = arrivals.first()
+        first = arrivals.first(proc=proc)
         _, err = proc.communicate(timeout=ONESHOT_TIMEOUT)
         if proc.returncode != 0:
             raise RuntimeError(f"{command[0]} exited {proc.returncode}: {err.decode(errors='replace')[-2000:]}")
