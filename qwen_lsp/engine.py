@@ -239,8 +239,12 @@ class Engine:
     async def model_client(self) -> ChatClient:
         """The client for the settings in effect; the one it replaces is closed in the background.
 
-        Built on a worker thread: a new HTTP client loads the CA bundle (tens of ms).
+        Built on a worker thread: a new HTTP client loads the CA bundle (tens of ms). The usual case,
+        the same settings as last turn, is answered on the loop without that thread hop.
         """
+        current = self.endpoint.unchanged(self.loaded)
+        if current is not None:
+            return current
         client, replaced = await asyncio.to_thread(self.endpoint.client, self.loaded)
         if replaced is not None:
             self._background.spawn(replaced.aclose())
@@ -367,13 +371,23 @@ class Engine:
         await self._prepare(session.context)
 
     @staticmethod
-    async def _prepare(context: SessionContext) -> None:
-        """A chat's blocking preparation (workspace build, git snapshot, prelude) on a worker thread."""
+    async def _prepare(context: SessionContext, then: Callable[[], str] | None = None) -> str:
+        """A chat's blocking preparation (workspace build, git snapshot, prelude) on a worker thread.
+
+        ``then`` (more blocking work of the turn) runs right after it on the same thread, and its
+        result is returned: one thread hop per turn instead of one per step.
+        """
+
+        def work() -> str:
+            context.prepare()
+            return then() if then is not None else ""
+
         try:
-            await asyncio.to_thread(context.prepare)
+            result = await asyncio.to_thread(work)
         except ContextError as exc:
             raise EngineError(str(exc), kind="context") from exc
         context.replay_deferred()
+        return result
 
     # ----------------------------------------------------------------- sessions
     async def open_session(self, session_id: str | None) -> ChatSession:
@@ -486,13 +500,12 @@ class Engine:
         so_far: TurnOutcome | None,
     ) -> ChatResult:
         client = await self.model_client()
-        await self._session_ready(session)
-        self.context.memory_block = await asyncio.to_thread(self.hooks.memory_block)
+        self.context.memory_block = await self._prepare(session.context, then=self.hooks.memory_block)
         system = session.context.system_prompt()
         if so_far is None:
             for att in attachments:
                 self._tool_touched(session, att.path)
-            attached = await asyncio.to_thread(attachment_parts, attachments, self.root)
+            attached = await asyncio.to_thread(attachment_parts, attachments, self.root) if attachments else []
             recalled: list[Part] = [{"text": text} for text in recall.take()]
             user_content: Content = {
                 "role": "user",
