@@ -187,10 +187,13 @@ class Compactor:
         mc = microcompact_history(session.history, state.last_completion, settings.microcompact)
         if mc is not None:
             self._apply_microcompaction(session, mc[0], mc[1])
-        tokens, estimated = self._measure(session, enough_below=settings.thresholds.auto)
+        image_overflow = count_tool_response_images(session.history) >= 50
+        # A bound is enough to learn the prompt is below auto, unless images make it due anyway:
+        # then the compression reports the size, which must be the real count.
+        tokens, estimated = self._measure(session, enough_below=None if image_overflow else settings.thresholds.auto)
         level = settings.thresholds.level(tokens)
         force = level == "hard"
-        due = level in ("auto", "hard") or count_tool_response_images(session.history) >= 50
+        due = level in ("auto", "hard") or image_overflow
         if due and state.breaker.allows(force=force):
             outcome = await self._compress(session, (tokens, estimated), settings, force=force, manual=False, status=status)
             if outcome is not None and outcome.info.status is not CompressionStatus.NOOP:
