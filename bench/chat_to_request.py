@@ -39,7 +39,6 @@ Run: ``python -m bench.chat_to_request [--quick]``.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -62,8 +61,10 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec  # noqa:
 
 RUNS = 7
 WARM_TURNS = 15
-QUICK = {"runs": 1, "warm_turns": 2, "sizes": (("warm", 0), ("warm_20k", 2_000))}
 SIZES = (("warm", 0), ("warm_20k", 20_000), ("warm_80k", 80_000))
+QUICK_RUNS = 1
+QUICK_WARM_TURNS = 2
+QUICK_SIZES = (("warm", 0), ("warm_20k", 2_000))
 WINDOW = 262_144
 """The bench chats' context window: an 80k-token history stays under the auto-compaction threshold."""
 CHUNK_TOKENS = 2_000
@@ -326,8 +327,8 @@ def main(argv: list[str] | None = None) -> None:
     quick = "--quick" in args
     arrivals = Arrivals()
     with ScriptedOpenAI(default=arrivals.answer) as model, scratch() as root:
-        run_oneshot(root, model, arrivals, QUICK["runs"] if quick else RUNS)
-        run_warm(root, model, arrivals, QUICK["warm_turns"] if quick else WARM_TURNS, QUICK["sizes"] if quick else SIZES)
+        run_oneshot(root, model, arrivals, QUICK_RUNS if quick else RUNS)
+        run_warm(root, model, arrivals, QUICK_WARM_TURNS if quick else WARM_TURNS, QUICK_SIZES if quick else SIZES)
 
 
 if __name__ == "__main__":
