@@ -59,7 +59,7 @@ from .llm.content import Content, Part
 from .llm.client_cache import ModelEndpoint
 from .llm.errors import LLMError
 from .llm.history_tokens import HistoryTokens
-from .llm.tokens import TokenCounter
+from .llm.tokens import TokenCeiling, TokenCounter
 from .memory.manager import MemoryManager
 from .memory_hooks import EngineModelAccess, memory_hooks
 from .protocol import (
@@ -198,6 +198,7 @@ class Engine:
             settings=lambda: compaction_settings(self.settings),
             count_content=counter.count_content,
             count_prompt=lambda s: self._count(s.context, s.skills_tracker, s.history).total_tokens,
+            bound_prompt=lambda s: self._count(s.context, s.skills_tracker, s.history, ceiling=True).total_tokens,
             on_compacted=self._on_compacted,
             progress=lambda title: self.listeners.progress(title),
             on_reads_evicted=self.read_caches.evict,
@@ -281,8 +282,12 @@ class Engine:
     async def model_client(self) -> ChatClient:
         """The client for the settings in effect; the one it replaces is closed in the background.
 
-        Built on a worker thread: a new HTTP client loads the CA bundle (tens of ms).
+        Built on a worker thread: a new HTTP client loads the CA bundle (tens of ms). The usual case,
+        the same settings as last turn, is answered on the loop without that thread hop.
         """
+        current = self.endpoint.unchanged(self.loaded)
+        if current is not None:
+            return current
         client, replaced = await asyncio.to_thread(self.endpoint.client, self.loaded)
         if replaced is not None:
             self._background.spawn(replaced.aclose())
@@ -420,13 +425,23 @@ class Engine:
         await self._prepare(session.context)
 
     @staticmethod
-    async def _prepare(context: SessionContext) -> None:
-        """A chat's blocking preparation (workspace build, git snapshot, prelude) on a worker thread."""
+    async def _prepare(context: SessionContext, then: Callable[[], str] | None = None) -> str:
+        """A chat's blocking preparation (workspace build, git snapshot, prelude) on a worker thread.
+
+        ``then`` (more blocking work of the turn) runs right after it on the same thread, and its
+        result is returned: one thread hop per turn instead of one per step.
+        """
+
+        def work() -> str:
+            context.prepare()
+            return then() if then is not None else ""
+
         try:
-            await asyncio.to_thread(context.prepare)
+            result = await asyncio.to_thread(work)
         except ContextError as exc:
             raise EngineError(str(exc), kind="context") from exc
         context.replay_deferred()
+        return result
 
     # ----------------------------------------------------------------- sessions
     async def open_session(self, session_id: str | None) -> ChatSession:
@@ -552,13 +567,12 @@ class Engine:
         so_far: TurnOutcome | None,
     ) -> ChatResult:
         client = await self.model_client()
-        await self._session_ready(session)
-        self.context.memory_block = await asyncio.to_thread(self.hooks.memory_block)
+        self.context.memory_block = await self._prepare(session.context, then=self.hooks.memory_block)
         system = session.context.system_prompt()
         if so_far is None:
             for att in attachments:
                 self._tool_touched(session, att.path)
-            attached = await asyncio.to_thread(attachment_parts, attachments, self.root)
+            attached = await asyncio.to_thread(attachment_parts, attachments, self.root) if attachments else []
             reminders = self._reminder_parts(session)
             recalled: list[Part] = [{"text": text} for text in await recall.initial()]
             editor = session.editor_context.reminder(self.editor_snapshot())
@@ -696,10 +710,11 @@ class Engine:
         return self._count(context, SkillListingTracker(), history, editor)
 
     def _count(
-        self, context: SessionContext, tracker: SkillListingTracker, history: list[Content], editor: str | None = None
+        self, context: SessionContext, tracker: SkillListingTracker, history: list[Content], editor: str | None = None, *, ceiling: bool = False
     ) -> ContextResult:
+        """What the next request holds, in tokens; with ``ceiling``, upper bounds from bytes (no vocabulary)."""
         return count_request(
-            self.counter,
+            _CEILING if ceiling else self.counter,
             system=context.system_prompt(),
             sections=context.sections(),
             skills_listing=tracker.peek(self.skills),
@@ -708,9 +723,12 @@ class Engine:
             tool_declarations=[t.declaration() for t in self.tools],
             thresholds=self.thresholds(),
             problems=[*settings_problems(self.loaded), *self.context.problems],
-            history_tokens=self.history_tokens.count(history),
+            history_tokens=None if ceiling else self.history_tokens.count(history),
             editor_context=editor,
         )
+
+
+_CEILING = TokenCeiling()
 
 
 def _approval_mode_of(client_settings: Mapping[str, Any]) -> Any:

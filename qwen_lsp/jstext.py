@@ -37,7 +37,7 @@ def is_js_space(ch: str) -> bool:
 
 def u16_len(value: str) -> int:
     """``value.length`` in JS: astral characters count as two code units."""
-    return len(value) + sum(1 for ch in value if ord(ch) > 0xFFFF)
+    return len(value) if value.isascii() else len(value) + sum(1 for ch in value if ord(ch) > 0xFFFF)
 
 
 def u16_head(value: str, units: int) -> str:

@@ -44,7 +44,7 @@ class WireParams(BaseModel):
 class WireResult(BaseModel):
     """A model the server sends (a result or a notification)."""
 
-    model_config = ConfigDict(populate_by_name=True, frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(populate_by_name=True, frozen=True, use_attribute_docstrings=True, defer_build=True)
 
     def wire(self) -> dict[str, Any]:
         """The JSON-ready dict: camelCase keys, unset optionals omitted."""

@@ -19,6 +19,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 HARNESS_FIELDS = {"name", "value", "unit", "baseline", "ratio"}
 PROMISED = {
+    "chat_to_request": {"chat_to_request.warm_ms", "chat_to_request.warm_20k_ms"},  # oneshot_ms only where `qwen` is installed
     "kill_campaign": {"kill_campaign.failures", "kill_campaign.seconds_per_kill"},
     "loop_stall": {"loop_stall_cold_turn_ms"},
     "microcompact": {"microcompact", "microcompact_size"},

@@ -47,3 +47,27 @@ def test_folder_listing_leaves_out_symlinks_as_qwen_code(tmp_path: Path):
     (tmp_path / "dangling").symlink_to("nowhere")
     lines = folder_structure(str(tmp_path)).splitlines()
     assert [line for line in lines if line.startswith(("├", "└", " "))] == ["├───AGENTS.md", "└───real/", "    └───f.txt"]
+
+
+def test_ascii_names_get_pyucas_own_keys_without_its_table():
+    """The ASCII shortcut must give the very key pyuca gives, so ASCII and other names still sort together."""
+    import random
+    import string
+
+    from pyuca import Collator
+
+    from qwen_lsp.collation import _ascii_sort_key
+
+    collator = Collator()
+    for code in range(128):
+        assert _ascii_sort_key(chr(code)) == collator.sort_key(chr(code)), code
+    rng = random.Random(23)
+    alphabet = string.printable + "\x00\x01\x7f"
+    for _ in range(3000):
+        name = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 16)))
+        assert _ascii_sort_key(name) == collator.sort_key(name), repr(name)
+
+
+def test_ascii_and_accented_names_sort_together():
+    names = ["resume", "résumé", "Resume", "rest", "résume", "re_sume"]
+    assert sorted(names, key=locale_key) == ["re_sume", "rest", "resume", "Resume", "résume", "résumé"]

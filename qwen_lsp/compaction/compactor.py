@@ -13,6 +13,9 @@ forced compression.
 The prompt size checked is the model's last reported prompt count plus a
 local count of what was appended since (the new prompt, tool responses),
 or a full local count when the model has not reported one for this history.
+Before that full count, an upper bound from the prompt's bytes
+(``bound_prompt``) is asked: a prompt whose bound is below ``auto`` cannot
+be due, so a new chat's first request is not held up by the tokenizer.
 
 A compression is applied only when it succeeded: the checkpoint is written
 to the session file first, then the history is replaced in place (the
@@ -45,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Settings
 from ..llm.content import Content
 from ..llm.errors import LLMError
+from ..llm.tokens import TokenCeiling
 from ..skills.listing import SkillListingTracker
 from .breaker import CircuitBreaker
 from .compress import CompressionInfo, CompressionOutcome, CompressionRequest, CompressionStatus, SummaryModel, compress, trigger_for
@@ -57,6 +61,8 @@ if TYPE_CHECKING:
     from ..sessions.registry import ChatSession
 
 log = logging.getLogger(__name__)
+
+_CEILING = TokenCeiling()
 
 PROGRESS_TITLE = "Compressing conversation history…"
 
@@ -109,6 +115,7 @@ class Compactor:
         settings: Callable[[], CompactionSettings],
         count_content: Callable[[Content], int],
         count_prompt: Callable[[ChatSession], int],
+        bound_prompt: Callable[[ChatSession], int] | None = None,
         on_compacted: Callable[[ChatSession], None] = lambda _s: None,
         progress: Progress = lambda _title: lambda _message: None,
         on_reads_evicted: Callable[[frozenset[str] | None], None] = lambda _paths: None,
@@ -118,6 +125,7 @@ class Compactor:
         self._settings = settings
         self._count_content = count_content
         self._count_prompt = count_prompt
+        self._bound_prompt = bound_prompt
         self._on_compacted = on_compacted
         self._progress = progress
         self._on_reads_evicted = on_reads_evicted
@@ -143,12 +151,26 @@ class Compactor:
         """What the next request will cost: the last reported count plus what was appended since."""
         return self._measure(session)[0]
 
-    def _measure(self, session: ChatSession) -> tuple[int, bool]:
-        """The prompt size, and whether it is a local count only (no reported count for this history)."""
+    def _measure(self, session: ChatSession, enough_below: float | None = None) -> tuple[int, bool]:
+        """The prompt size, and whether it is a local count only (no reported count for this history).
+
+        With ``enough_below``, a local count is first bounded from above; a
+        bound under that figure is returned as it is (the caller only needs
+        to know the prompt is below it).
+        """
         base = self._state(session).base
         if base is None or base.history is not session.history or base.length > len(session.history):
+            if enough_below is not None and self._bound_prompt is not None:
+                ceiling = self._bound_prompt(session)
+                if ceiling < enough_below:
+                    return ceiling, True
             return self._count_prompt(session), True
-        return base.tokens + sum(self._count_content(c) for c in session.history[base.length :]), False
+        appended = session.history[base.length :]
+        if enough_below is not None:
+            ceiling = base.tokens + sum(_CEILING.count_content(c) for c in appended)
+            if ceiling < enough_below:
+                return ceiling, False
+        return base.tokens + sum(self._count_content(c) for c in appended), False
 
     def _history_tokens(self, history: Sequence[Content]) -> int:
         return sum(self._count_content(c) for c in history)
@@ -166,10 +188,13 @@ class Compactor:
         mc = microcompact_history(session.history, state.last_completion, settings.microcompact)
         if mc is not None:
             self._apply_microcompaction(session, mc[0], mc[1])
-        tokens, estimated = self._measure(session)
+        image_overflow = count_tool_response_images(session.history) >= 50
+        # A bound is enough to learn the prompt is below auto, unless images make it due anyway:
+        # then the compression reports the size, which must be the real count.
+        tokens, estimated = self._measure(session, enough_below=None if image_overflow else settings.thresholds.auto)
         level = settings.thresholds.level(tokens)
         force = level == "hard"
-        due = level in ("auto", "hard") or count_tool_response_images(session.history) >= 50
+        due = level in ("auto", "hard") or image_overflow
         if due and state.breaker.allows(force=force):
             outcome = await self._compress(session, (tokens, estimated), settings, force=force, manual=False, status=status)
             if outcome is not None and outcome.info.status is not CompressionStatus.NOOP:

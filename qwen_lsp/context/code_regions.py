@@ -29,11 +29,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
-_MD = MarkdownIt("commonmark").enable("table")
+
+@cache
+def _markdown() -> MarkdownIt:
+    """The parser, imported and built on first use: most context files never need it (see :class:`CodeRegions`)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
+
+
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _BACKTICKS = re.compile(r"`+")
 _QUOTE_MARKER = re.compile(r" {0,3}>")
@@ -134,7 +145,7 @@ class _Walk:
 
     def run(self) -> list[tuple[int, int]]:
         stack: list[_Frame] = []
-        for token in _MD.parse(self.content):
+        for token in _markdown().parse(self.content):
             if token.nesting == -1:
                 if stack:
                     stack.pop()

@@ -51,6 +51,7 @@ from qwen_lsp.llm.errors import (
     server_message,
     stall_error,
 )
+from qwen_lsp.llm.request_json import RequestEncoder
 
 log = logging.getLogger(__name__)
 
@@ -341,6 +342,7 @@ class ChatClient:
         self.timeouts = timeouts
         self.max_retries = max_retries
         self.retry_base = retry_base
+        self._json = RequestEncoder()
         headers: dict[str, str] = {}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -374,7 +376,7 @@ class ChatClient:
         still caught by ``first_byte``.
         """
         url = f"{self.base_url}{path}"
-        content = None if body is None else json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        content = None if body is None else self._json.encode(body)
         headers = None if content is None else {"Content-Type": "application/json"}
         loop = asyncio.get_running_loop()
         retries = self.max_retries if max_retries is None else max_retries

@@ -36,13 +36,19 @@ class ModelEndpoint:
         with self._lock:
             return self._client(loaded)
 
+    def unchanged(self, loaded: LoadedSettings) -> ChatClient | None:
+        """The current client when ``loaded`` still maps to it, else None; never builds, so callers on the
+        event loop skip the worker thread :meth:`client` needs only when a client must be built."""
+        with self._lock:
+            return self.current if self.current is not None and _key(loaded) == self._key else None
+
     def _client(self, loaded: LoadedSettings) -> tuple[ChatClient, ChatClient | None]:
         endpoint = resolve_endpoint(loaded)
         missing = endpoint.missing()
         if missing or not endpoint.base_url or not endpoint.model:
             raise EngineError(missing or "No model is configured.", kind="config")
+        key = _key(loaded)
         timeouts = loaded.settings.model.timeouts
-        key = (endpoint.base_url, endpoint.api_key, endpoint.model, timeouts)
         replaced = None
         if self.current is None or key != self._key:
             try:
@@ -63,3 +69,9 @@ class ModelEndpoint:
         if self.current is not None:
             await self.current.aclose()
             self.current = None
+
+
+def _key(loaded: LoadedSettings) -> tuple[Any, ...]:
+    """What a client is built from: a change in any of these needs a new one."""
+    endpoint = resolve_endpoint(loaded)
+    return (endpoint.base_url, endpoint.api_key, endpoint.model, loaded.settings.model.timeouts)

@@ -27,11 +27,14 @@ import math
 import threading
 import unicodedata
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
-
-import tiktoken
+from typing import TYPE_CHECKING
 
 from qwen_lsp.llm.content import Content, dump_args, function_response_text, is_thought
+
+if TYPE_CHECKING:
+    import tiktoken
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +81,8 @@ def _read_ranks(path: Path) -> dict[bytes, int]:
 
 
 def build_encoding(path: Path) -> tiktoken.Encoding:
+    import tiktoken  # here, not at the top: a one-shot chat whose prompt is far from a threshold never loads it
+
     ranks = _read_ranks(path)
     encoding = tiktoken.Encoding(name="qwen", pat_str=QWEN_PAT_STR, mergeable_ranks=ranks, special_tokens=SPECIAL_TOKENS)
     # tiktoken keeps this dict only to pickle the Encoding, which we never do;
@@ -127,6 +132,11 @@ class TokenCounter:
         thread = threading.Thread(target=self._ensure_loaded, name="qwen-vocab-load", daemon=True)
         thread.start()
         return thread
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the vocabulary was loaded (or found missing) already; asking does not load it."""
+        return self._loaded
 
     @property
     def exact(self) -> bool:
@@ -182,29 +192,12 @@ class TokenCounter:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
-        total = self._uncached_content(content)
+        total = content_tokens(content, self.count)
         with self._cache_lock:
             self._cache[key] = total
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         return total
-
-    def _uncached_content(self, content: Content) -> int:
-        total = 0
-        messages = 0
-        has_text = False
-        for part in content.get("parts") or []:
-            if "text" in part and not is_thought(part):
-                total += self.count(part["text"])
-                has_text = True
-            elif "functionCall" in part:
-                call = part["functionCall"]
-                total += self.count(call.get("name", "")) + self.count(dump_args(call.get("args") or {})) + TOOL_CALL_OVERHEAD
-                has_text = True  # travels on the assistant message
-            elif "functionResponse" in part:
-                total += self.count(function_response_text(part["functionResponse"]))
-                messages += 1
-        return total + MESSAGE_OVERHEAD * (messages + int(has_text))
 
     def count_messages(self, system: str | None, history: list[Content]) -> int:
         """What a request with this system prompt and history will cost, reply primer included.
@@ -220,3 +213,56 @@ class TokenCounter:
         """Number of memoized Contents (for tests and diagnostics)."""
         with self._cache_lock:
             return len(self._cache)
+
+
+def content_tokens(content: Content, count: Callable[[str], int]) -> int:
+    """Tokens one Content costs with ``count`` for its texts, template overhead included.
+
+    Thought parts are not sent (see ``to_openai_messages``) and cost nothing.
+    """
+    total = 0
+    messages = 0
+    has_text = False
+    for part in content.get("parts") or []:
+        if "text" in part and not is_thought(part):
+            total += count(part["text"])
+            has_text = True
+        elif "functionCall" in part:
+            call = part["functionCall"]
+            total += count(call.get("name", "")) + count(dump_args(call.get("args") or {})) + TOOL_CALL_OVERHEAD
+            has_text = True  # travels on the assistant message
+        elif "functionResponse" in part:
+            total += count(function_response_text(part["functionResponse"]))
+            messages += 1
+    return total + MESSAGE_OVERHEAD * (messages + int(has_text))
+
+
+def token_ceiling(text: str) -> int:
+    """An upper bound of ``TokenCounter.count(text)`` without the vocabulary: the UTF-8 bytes of its NFC form.
+
+    Every BPE token is at least one byte of the NFC form, and the estimate
+    used without the vocabulary is a quarter of the original bytes, so no
+    count exceeds the larger of the two sizes. ASCII
+    is its own NFC form and one byte per character: that case costs nothing.
+    """
+    if text.isascii():
+        return len(text)
+    size = len(text.encode("utf-8"))
+    if unicodedata.is_normalized("NFC", text):
+        return size
+    return max(size, len(unicodedata.normalize("NFC", text).encode("utf-8")))
+
+
+class TokenCeiling:
+    """A counter with :class:`TokenCounter`'s interface whose every figure is an upper bound of its count.
+
+    A prompt far below a compaction threshold is decided with these bounds
+    alone (a pass over the bytes), so a new chat's first request does not
+    load the vocabulary (about a second) just to learn it is small.
+    """
+
+    def count(self, text: str) -> int:
+        return token_ceiling(text)
+
+    def count_content(self, content: Content) -> int:
+        return content_tokens(content, token_ceiling)

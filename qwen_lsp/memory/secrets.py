@@ -41,6 +41,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
+from functools import cache
 
 import re2
 
@@ -109,7 +110,10 @@ def _compile(source: str) -> re2._Regexp:
     return re2.compile(source.encode("ascii"), options)
 
 
-_COMPILED = tuple((rule_id, _compile(source)) for rule_id, source in _RE2_RULES)
+@cache
+def _compiled() -> tuple[tuple[str, re2._Regexp], ...]:
+    """Compiled on the first scan (a team-memory write), not at import: every start would pay for it."""
+    return tuple((rule_id, _compile(source)) for rule_id, source in _RE2_RULES)
 
 
 @dataclass(frozen=True)
@@ -129,7 +133,7 @@ def scan_for_secrets(content: str) -> list[SecretMatch]:
     """At most one entry per rule that fires, in rule order; empty when the content is clean."""
     content = _INVISIBLE.sub("", content)
     data = content.encode("utf-8", "surrogatepass")
-    matches = [SecretMatch(rule_id, rule_label(rule_id)) for rule_id, regex in _COMPILED if regex.search(data)]
+    matches = [SecretMatch(rule_id, rule_label(rule_id)) for rule_id, regex in _compiled() if regex.search(data)]
     if _has_private_key(content):
         matches.append(SecretMatch(PRIVATE_KEY_RULE, rule_label(PRIVATE_KEY_RULE)))
     return matches

@@ -92,7 +92,8 @@ def _ignorable(ch: str) -> bool:
 
 def _reminder_tag_kind(tag: str) -> str | None:
     """``"closing"``/``"other"`` when ``tag`` is a (disguised) system-reminder tag."""
-    norm = "".join(ch for ch in tag if not _ignorable(ch)).lower()
+    # Printable ASCII holds no ignorable character: the per-character filter only runs for the rest.
+    norm = (tag if tag.isascii() and tag.isprintable() else "".join(ch for ch in tag if not _ignorable(ch))).lower()
     inner = norm[1:-1].strip()
     closing = inner.startswith("/")
     if closing:

@@ -36,7 +36,7 @@ class ToolInputError(ValueError):
 class ToolArgs(BaseModel):
     """Base for argument models: unknown keys are ignored (models add stray ones)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
 
 @dataclass

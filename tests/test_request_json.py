@@ -1,0 +1,61 @@
+"""Request bodies encoded with remembered long strings are byte for byte what ``json.dumps`` gives."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qwen_lsp.llm import request_json
+from qwen_lsp.llm.request_json import RequestEncoder
+
+
+def reference(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+LONG_TEXT = st.text(min_size=request_json.LONG, max_size=request_json.LONG + 50)
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20) | LONG_TEXT
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4) | st.tuples(inner, inner),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=200)
+@given(st.dictionaries(st.text(max_size=8), VALUES, max_size=6))
+def test_any_body_encodes_as_json_dumps_does(body: dict[str, Any]) -> None:
+    encoder = RequestEncoder()
+    assert encoder.encode(body) == reference(body)
+    assert encoder.encode(body) == reference(body)  # again, from the remembered strings
+
+
+def test_a_growing_chat_reuses_its_texts_and_stays_exact() -> None:
+    encoder = RequestEncoder()
+    system = "You are a careful assistant. " * 100
+    history: list[dict[str, Any]] = []
+    for n in range(30):
+        history.append({"role": "user", "content": [{"type": "text", "text": f"<system-reminder>{n}</system-reminder>"}, {"type": "text", "text": f"Look at file {n}: é\n" * 200}]})
+        history.append({"role": "assistant", "content": None, "tool_calls": [{"id": f"c{n}", "type": "function", "function": {"name": "read_file", "arguments": "{\"file_path\":\"/w/a.py\"}"}}]})
+        history.append({"role": "tool", "tool_call_id": f"c{n}", "content": "def f():\n    return '\\u2028 \"quoted\"'\n" * 100})
+        body = {"model": "m", "messages": [{"role": "system", "content": system}, *history], "stream": True, "tools": [{"type": "function", "function": {"name": "x", "parameters": {"type": "object", "properties": {"a": {"type": "string", "description": "d" * 2000}}}}}]}
+        assert encoder.encode(body) == reference(body)
+
+
+def test_a_reused_id_is_never_served_the_old_encoding() -> None:
+    encoder = RequestEncoder()
+    for n in range(50):  # each text dies after its request, so CPython may hand its id to the next one
+        text = f"{n:04d}" + "x" * request_json.LONG
+        assert encoder.encode({"content": text}) == reference({"content": text})
+        del text
+
+
+def test_the_remembered_strings_are_bounded() -> None:
+    encoder = RequestEncoder()
+    texts = [f"{n}" + "y" * request_json.LONG for n in range(request_json.CACHE_ENTRIES + 10)]
+    for text in texts:
+        encoder.encode({"content": text})
+    assert len(encoder._strings) == request_json.CACHE_ENTRIES
