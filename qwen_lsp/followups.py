@@ -54,6 +54,7 @@ from .background import BackgroundTasks
 from .config import Settings
 from .edits.applier import Applier, ApplyError
 from .errors import EngineError
+from .followup.gate import EDITS_WITHOUT_ASKING
 from .followup.overlay import Overlay
 from .followup.prompt import SCHEMA, SYSTEM, TIMEOUT_SECONDS, parse_suggestion, user_message
 from .followup.state import Suggestion, Suggestions, UnknownSuggestion
