@@ -33,7 +33,7 @@ from bench.harness import emit, log, median, percentile
 from qwen_lsp.engine import Engine, Listeners
 from qwen_lsp.llm.tokens import TokenCounter
 from qwen_lsp.skills import SkillManager
-from qwen_lsp.globs import compile_glob
+from qwen_lsp.matching.globs import compile_glob
 
 SKILLS = 1000
 MISSES = 3000

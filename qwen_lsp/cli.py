@@ -347,9 +347,9 @@ def _memory_forget(engine: Any, query: str, yes: bool) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from .doctor import settings_rows
+    from .settings.doctor import settings_rows
     from .errors import EngineError
-    from .paths import chats_dir, global_qwen_dir, home_dir, project_state_dir
+    from .files.paths import chats_dir, global_qwen_dir, home_dir, project_state_dir
 
     _quiet("qwen_lsp.skills")  # counted below instead
     engine = _engine(Path.cwd())

@@ -32,7 +32,7 @@ from .agent.events import EventSink, RoundDone, TurnEvent, TurnOutcome
 from .agent.fork import ParentRequest
 from .agent.hooks import Prefetch, TurnHooks
 from .agent.loop import TurnRequest, run_turn
-from .agent.skill_review_fork import SkillReviewForks
+from .features.skill_review.fork import SkillReviewForks
 from .agent.tool import Tool, ToolContext
 from .agent.tools import read_only_tools
 from .agent.tools.save_memory import SaveMemoryTool
@@ -40,14 +40,14 @@ from .agent.tools.read_cache import ReadCaches
 from .agent.tools.skill import SkillTool
 from .compaction.compactor import Compactor, Progress, compaction_settings
 from .compaction.thresholds import Thresholds, compute_thresholds
-from .config import LoadedSettings, Settings, load_settings
+from .settings.config import LoadedSettings, Settings, load_settings
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
 from .context.attachments import Attachment, attachment_parts
 from .context.inspector import count_request
 from .edits.applier import Applier, DiskApplier
 from .edits.offer import WRITE_TOOL_NAMES, write_tools
 from .errors import EngineError
-from .followups import Followups
+from .features.followups.glue import Followups
 from .llm.client import ChatClient
 from .llm.content import Content, Part
 from .llm.client_cache import ModelEndpoint
@@ -55,7 +55,7 @@ from .llm.errors import LLMError
 from .llm.history_tokens import HistoryTokens
 from .llm.tokens import TokenCounter
 from .memory.manager import MemoryManager
-from .memory_hooks import EngineModelAccess, memory_hooks
+from .features.memory.hooks import EngineModelAccess, memory_hooks
 from .protocol import (
     ChatResult,
     CompressResult,
@@ -79,8 +79,8 @@ from .sessions.registry import ChatSession, SessionRegistry, transcript, turn_re
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
 from .skills.proposals import ProposalStore
 from .skills.report import listing_signature
-from .skills.review import SkillReviewer
-from .watching import DebouncedWatcher
+from .features.skill_review.reviewer import SkillReviewer
+from .files.watching import DebouncedWatcher
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class Listeners:
     warning: Callable[[str], None] = lambda _message: None
     """Something the user should know once (e.g. edits are off because nobody can approve them)."""
     suggestion: Callable[[SuggestionNotice], None] | None = None
-    """Follow-up suggestions (``followups.py``); None: nobody shows them, so none are made."""
+    """Follow-up suggestions (``features/followups``); None: nobody shows them, so none are made."""
 
 
 class Engine:

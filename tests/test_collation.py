@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from qwen_lsp.collation import locale_key
+from qwen_lsp.text.collation import locale_key
 from qwen_lsp.context.environment import folder_structure
 from qwen_lsp.skills.listing import SkillEntry, render_available_skills_block
 

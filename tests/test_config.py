@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from qwen_lsp.config import DASHSCOPE_BASE_URL, load_settings, strip_json_comments
+from qwen_lsp.settings.config import DASHSCOPE_BASE_URL, load_settings, strip_json_comments
 
 
 @pytest.fixture

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from qwen_lsp.agent.permissions import Decision
-from qwen_lsp.agent.skill_review_fork import skill_review_rule
+from qwen_lsp.features.skill_review.fork import skill_review_rule
 from qwen_lsp.errors import EngineError
 from qwen_lsp.protocol import SkillProposed
 from qwen_lsp.skills.parse import parse_skill
 from qwen_lsp.skills.model import SkillLevel
 from qwen_lsp.skills.proposals import MAX_PENDING, MAX_PROPOSAL_CHARS, ProposalRefused, ProposalStore
-from qwen_lsp.skills.review import AUTO_SKILL_THRESHOLD, ReviewReport, SkillReviewer
+from qwen_lsp.features.skill_review.reviewer import AUTO_SKILL_THRESHOLD, ReviewReport, SkillReviewer
 
 SKILL = "---\nname: release-notes\ndescription: Draft release notes from merged PRs\nsource: auto-skill\n---\n\n1. List merged PRs.\n2. Group them.\n"
 

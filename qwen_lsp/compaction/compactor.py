@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
+from ..settings.config import Settings
 from ..llm.content import Content
 from ..llm.errors import LLMError
 from ..skills.listing import SkillListingTracker

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..paths import global_qwen_dir
+from ..files.paths import global_qwen_dir
 from . import output_language
 from .discovery import LOCAL_CONTEXT_FILENAME, QWEN_DIR, Discovery, discover
 from .project_rules_file import append_to_project_rules, atomic_write

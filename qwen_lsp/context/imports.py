@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .code_regions import CodeRegions
-from .containment import RealPaths
+from ..files.containment import RealPaths
 from .text import (
     GitAncestry,
     Problem,

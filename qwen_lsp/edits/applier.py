@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ..textfiles import looks_binary, read_head, size_refusal
+from ..files.text import looks_binary, read_head, size_refusal
 from ..agent.tools.writing import atomic_write_text
 
 

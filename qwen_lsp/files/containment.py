@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import stat
 
-from .text import is_subpath
+from ..context.text import is_subpath
 
 
 class RealPaths:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from .files import ensure_regular
+from .reading import ensure_regular
 
 SNIFF_BYTES = 4096
 MAX_LINE_CHARS = 2000

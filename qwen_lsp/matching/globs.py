@@ -6,7 +6,7 @@ the same way (picomatch, ``dot: true``, project-relative paths).
 Globs follow picomatch with ``dot: true`` (the seed-era choice): ``*`` and
 ``**`` also match dot files, so ``**/*.js`` fires for ``.eslintrc.js``;
 braces, ranges, extglobs and globstar work; a leading ``!`` negates. Each
-glob is brace-expanded and compiled by :mod:`qwen_lsp.safe_glob` for
+glob is brace-expanded and compiled by :mod:`qwen_lsp.matching.safe_glob` for
 linear-time matching: these globs come from the repository, so a hostile
 ``**/+(?|?)Q`` must not hold the event loop on every ``didOpen``. A glob
 that cannot be compiled safely is dropped with a problem naming it, and the

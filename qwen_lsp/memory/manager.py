@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..background import BackgroundTasks
-from ..config import MemorySettings
+from ..settings.config import MemorySettings
 from ..protocol import (
     ForgetCandidate,
     ForgetCandidatesResult,

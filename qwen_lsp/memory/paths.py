@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from qwen_lsp.paths import sanitize_cwd
+from qwen_lsp.files.paths import sanitize_cwd
 
 MEMORY_DIRNAME = "memory"
 USER_MEMORY_DIRNAME = "memories"
@@ -69,7 +69,7 @@ def find_git_root_lexical(start: Path) -> Path | None:
     """Nearest ancestor of ``start`` (itself included) holding a ``.git`` entry, walking lexically.
 
     Mirrors Qwen Code's ``findGitRoot`` (``existsSync`` on each ``path.dirname``
-    step), which — unlike :func:`qwen_lsp.paths.find_git_root` — never
+    step), which — unlike :func:`qwen_lsp.files.paths.find_git_root` — never
     resolves symlinks on the way up.
     """
     current = os.path.abspath(start)

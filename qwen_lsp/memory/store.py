@@ -42,7 +42,7 @@ from qwen_lsp.errors import EngineError
 from qwen_lsp.memory.atomic import atomic_write_text, locked, read_text_nofollow, remove_stale_temps
 from qwen_lsp.memory.errors import OutsideMemoryRoot, SecretRefused, TeamMemorySecurityError
 from qwen_lsp.memory.index import build_index, build_team_index, truncate_field
-from qwen_lsp.jstext import JS_SPACE_RE, js_trim
+from qwen_lsp.text.jstext import JS_SPACE_RE, js_trim
 from qwen_lsp.memory.model import SCOPES, TOPICS, MemoryDoc, Scope, Topic
 from qwen_lsp.memory.paths import (
     INDEX_FILENAME,

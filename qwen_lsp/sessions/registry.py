@@ -25,7 +25,7 @@ from typing import Any, Literal
 from ..context.session_context import SessionContext
 from ..errors import EngineError
 from ..llm.content import Content, visible_text
-from ..paths import git_branch
+from ..files.paths import git_branch
 from ..skills.listing import SkillListingTracker
 from . import reader
 from .files import is_valid_session_id, session_path

@@ -21,9 +21,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from .files import read_bytes
-from .paths import global_qwen_dir
-from .settings_trust import is_plain_filename, screen_layers
+from ..files.reading import read_bytes
+from ..files.paths import global_qwen_dir
+from .trust import is_plain_filename, screen_layers
 
 log = logging.getLogger(__name__)
 

@@ -24,8 +24,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..collation import locale_key
-from ..jstext import u16_head, u16_len
+from ..text.collation import locale_key
+from ..text.jstext import u16_head, u16_len
 
 if TYPE_CHECKING:
     from .manager import SkillManager

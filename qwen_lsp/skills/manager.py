@@ -18,9 +18,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..collation import locale_key
-from ..globs import ActivationIndex, project_relative
-from ..watching import DebouncedWatcher
+from ..text.collation import locale_key
+from ..matching.globs import ActivationIndex, project_relative
+from ..files.watching import DebouncedWatcher
 from .discovery import ParseCache, default_bundled_dir, level_dirs, load_level
 from .listing import SkillEntry
 from .model import (

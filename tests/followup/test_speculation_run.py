@@ -11,7 +11,7 @@ import pytest
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from qwen_lsp.agent.fork import ParentRequest
-from qwen_lsp.agent.speculation import MAX_SPECULATION_TURNS, run_speculation
+from qwen_lsp.features.followups.speculation import MAX_SPECULATION_TURNS, run_speculation
 from qwen_lsp.agent.tools import read_only_tools
 from qwen_lsp.edits.applier import DiskApplier
 from qwen_lsp.edits.offer import write_tools

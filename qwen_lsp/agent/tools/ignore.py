@@ -21,7 +21,7 @@ from pathlib import Path
 
 from wcmatch import fnmatch, glob
 
-from ...files import read_bytes
+from ...files.reading import read_bytes
 from .workspace import resolved_inside
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ as the turn returns, so the chat's answer never waits for it, and it needs
 a network round trip, so ``qwen/suggestion`` reaches the editor after the
 answer. When speculation is on (``followup.speculate``; by default when the
 approval mode lets edits run without asking), a fork of the finished turn
-runs the suggestion into an overlay (``agent/speculation.py``) and the
+runs the suggestion into an overlay (``speculation.py``) and the
 editor is told again, with ``ready``, when it is done.
 
 Accepting a ready speculation applies its overlay through the engine's
@@ -44,24 +44,24 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from .agent.events import EventSink, TurnEvent, TurnOutcome
-from .agent.fork import ParentRequest
-from .agent.loop import TurnRequest
-from .agent.side_query import SideQuery, SideQueryError
-from .agent.speculation import SpeculationRun, run_speculation
-from .background import BackgroundTasks
-from .config import Settings
-from .edits.applier import Applier, ApplyError
-from .errors import EngineError
-from .followup.gate import EDITS_WITHOUT_ASKING
-from .followup.overlay import Overlay
-from .followup.prompt import SCHEMA, SYSTEM, TIMEOUT_SECONDS, parse_suggestion, user_message
-from .followup.state import Suggestion, Suggestions, UnknownSuggestion
-from .llm.client import ChatClient
-from .llm.content import Content
-from .paths import project_state_dir
-from .protocol import SpeculationCost, SuggestionNotice
-from .sessions.registry import ChatSession, SessionRegistry, turn_recorder
+from ...agent.events import EventSink, TurnEvent, TurnOutcome
+from ...agent.fork import ParentRequest
+from ...agent.loop import TurnRequest
+from ...agent.side_query import SideQuery, SideQueryError
+from .speculation import SpeculationRun, run_speculation
+from ...background import BackgroundTasks
+from ...settings.config import Settings
+from ...edits.applier import Applier, ApplyError
+from ...errors import EngineError
+from ...followup.gate import EDITS_WITHOUT_ASKING
+from ...followup.overlay import Overlay
+from ...followup.prompt import SCHEMA, SYSTEM, TIMEOUT_SECONDS, parse_suggestion, user_message
+from ...followup.state import Suggestion, Suggestions, UnknownSuggestion
+from ...llm.client import ChatClient
+from ...llm.content import Content
+from ...files.paths import project_state_dir
+from ...protocol import SpeculationCost, SuggestionNotice
+from ...sessions.registry import ChatSession, SessionRegistry, turn_recorder
 
 log = logging.getLogger(__name__)
 

@@ -43,18 +43,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..edits.applier import Applier, ApplyError, Snapshot
-from ..edits.tools import ApprovedEditTool, ApprovedWriteFileTool
-from ..followup.gate import gate
-from ..followup.overlay import OutsideWorkspace, Overlay
-from ..llm.client import StreamEvent, UsageEvent
-from ..llm.content import Content
-from .approvals import Approval, ToolPermission
-from .events import TurnEvent
-from .fork import ParentRequest, run_fork
-from .loop import StreamingModel
-from .tool import Tool, ToolContext, ToolResult
-from .tools import read_only_tools
+from ...edits.applier import Applier, ApplyError, Snapshot
+from ...edits.tools import ApprovedEditTool, ApprovedWriteFileTool
+from ...followup.gate import gate
+from ...followup.overlay import OutsideWorkspace, Overlay
+from ...llm.client import StreamEvent, UsageEvent
+from ...llm.content import Content
+from ...agent.approvals import Approval, ToolPermission
+from ...agent.events import TurnEvent
+from ...agent.fork import ParentRequest, run_fork
+from ...agent.loop import StreamingModel
+from ...agent.tool import Tool, ToolContext, ToolResult
+from ...agent.tools import read_only_tools
 
 MAX_SPECULATION_TURNS = 20
 MAX_SPECULATION_MESSAGES = 100

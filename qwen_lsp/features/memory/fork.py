@@ -14,17 +14,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import EngineError
-from ..memory.forking import ForkReport, ParentTurn
-from .fork import ParentRequest, run_fork
-from .loop import StreamingModel
-from .memory_permissions import memory_rule
-from .permissions import Permissions
-from .tool import Tool
-from .tools import read_only_tools
-from .tools.edit import EditTool
-from .tools.shell import NAME as SHELL, ReadOnlyShellTool
-from .tools.write_file import WriteFileTool
+from ...errors import EngineError
+from ...memory.forking import ForkReport, ParentTurn
+from ...agent.fork import ParentRequest, run_fork
+from ...agent.loop import StreamingModel
+from .permissions import memory_rule
+from ...agent.permissions import Permissions
+from ...agent.tool import Tool
+from ...agent.tools import read_only_tools
+from ...agent.tools.edit import EditTool
+from ...agent.tools.shell import NAME as SHELL, ReadOnlyShellTool
+from ...agent.tools.write_file import WriteFileTool
 
 ModelFactory = Callable[[], Awaitable[StreamingModel]]
 """The current model client (settings may have replaced it since the turn)."""

@@ -14,20 +14,20 @@ from typing import TYPE_CHECKING
 import asyncio
 import logging
 
-from .agent.fork import ParentRequest
-from .agent.hooks import Prefetch, TurnHooks
-from .agent.memory_fork import MemoryForks
-from .agent.side_query import SideQuery
-from .errors import EngineError
-from .agent.events import TurnOutcome
-from .llm.content import Content
-from .context import SessionContext
-from .memory.manager import MemoryManager
-from .memory.store import MemoryStore
+from ...agent.fork import ParentRequest
+from ...agent.hooks import Prefetch, TurnHooks
+from .fork import MemoryForks
+from ...agent.side_query import SideQuery
+from ...errors import EngineError
+from ...agent.events import TurnOutcome
+from ...llm.content import Content
+from ...context import SessionContext
+from ...memory.manager import MemoryManager
+from ...memory.store import MemoryStore
 
 if TYPE_CHECKING:
-    from .engine import Engine
-    from .sessions.registry import ChatSession
+    from ...engine import Engine
+    from ...sessions.registry import ChatSession
 
 log = logging.getLogger(__name__)
 

@@ -24,10 +24,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..memory.forking import PATH_KEYS
-from ..memory.paths import realpath_nearest_existing
-from .permissions import NO_OPINION, Decision, PermissionRule, Verdict
-from .tools.shell import NAME as SHELL, ShellRefused, parse_read_only
+from ...memory.forking import PATH_KEYS
+from ...memory.paths import realpath_nearest_existing
+from ...agent.permissions import NO_OPINION, Decision, PermissionRule, Verdict
+from ...agent.tools.shell import NAME as SHELL, ShellRefused, parse_read_only
 
 WRITE_TOOLS = frozenset({"write_file", "edit"})
 PINNED = "pinned"

@@ -1,6 +1,6 @@
 """The agent side of skill review: its tools, the rule that allows one file, and the fork.
 
-Implements :class:`qwen_lsp.skills.review.SkillReviewRunner`. A review runs
+Implements :class:`qwen_lsp.features.skill_review.reviewer.SkillReviewRunner`. A review runs
 in a fork of the chat's last turn (``fork.py``: same system prompt, same
 tools array, so the prompt cache hits) with the read tools, confined to
 the workspace as in the chat (Qwen Code's review may read only inside the
@@ -24,15 +24,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..memory.forking import PATH_KEYS
-from ..memory.paths import realpath_nearest_existing
-from ..skills.review import OPEN_CALL_NOTE, ReviewReport
-from .fork import ParentRequest, run_fork
-from .loop import StreamingModel
-from .permissions import NO_OPINION, Decision, PermissionRule, Permissions, Verdict
-from .tool import Tool
-from .tools import read_only_tools
-from .tools.write_file import WriteFileTool
+from ...memory.forking import PATH_KEYS
+from ...memory.paths import realpath_nearest_existing
+from .reviewer import OPEN_CALL_NOTE, ReviewReport
+from ...agent.fork import ParentRequest, run_fork
+from ...agent.loop import StreamingModel
+from ...agent.permissions import NO_OPINION, Decision, PermissionRule, Permissions, Verdict
+from ...agent.tool import Tool
+from ...agent.tools import read_only_tools
+from ...agent.tools.write_file import WriteFileTool
 
 ModelFactory = Callable[[], Awaitable[StreamingModel]]
 READ_TOOLS = frozenset(t.name for t in read_only_tools())

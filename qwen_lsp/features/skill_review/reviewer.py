@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from ..errors import EngineError
-from ..protocol import SkillProposalAcceptResult, SkillProposalDiscardResult, SkillProposed
-from .discovery import PROVIDER_DIRS, SKILLS_DIR
-from .proposals import MAX_PENDING, Proposal, ProposalStore
+from ...errors import EngineError
+from ...protocol import SkillProposalAcceptResult, SkillProposalDiscardResult, SkillProposed
+from ...skills.discovery import PROVIDER_DIRS, SKILLS_DIR
+from ...skills.proposals import MAX_PENDING, Proposal, ProposalStore
 
 log = logging.getLogger(__name__)
 
