@@ -38,7 +38,7 @@ def _setup_logging(verbose: int, default: int = logging.WARNING, *, server: bool
 
 def _engine(cwd: Path, approval_mode: str | None = None) -> Any:
     """An engine for cwd, worded for a one-shot run (``headless``, as ``qwen -p``); writes go to disk atomically."""
-    from .edits.terminal import terminal_asker
+    from .features.edits.terminal import terminal_asker
     from .engine import Engine
     from .llm.tokens import TokenCounter
 

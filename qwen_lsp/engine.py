@@ -44,8 +44,8 @@ from .settings.config import LoadedSettings, Settings, load_settings
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
 from .context.attachments import Attachment, attachment_parts
 from .context.inspector import count_request
-from .edits.applier import Applier, DiskApplier
-from .edits.offer import WRITE_TOOL_NAMES, write_tools
+from .agent.applier import Applier, DiskApplier
+from .features.edits.offer import WRITE_TOOL_NAMES, write_tools
 from .errors import EngineError
 from .features.followups.glue import Followups
 from .llm.client import ChatClient

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..files.text import looks_binary, read_head, size_refusal
-from ..agent.tools.writing import atomic_write_text
+from ..files.reading import atomic_write_text
 
 
 class ApplyError(Exception):

@@ -38,7 +38,6 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..files.paths import global_qwen_dir
 from . import output_language
@@ -51,10 +50,9 @@ from .prompts import (
     system_prompt_suffix,
 )
 from .rules import ConditionalRules, Rule, format_rules, load_rules_dir
+from .sections import Section
+from .session_context import SessionContext
 from .text import GitAncestry, Problem, is_subpath, js_trim, lexical_abspath, read_text
-
-if TYPE_CHECKING:
-    from .session_context import SessionContext
 
 log = logging.getLogger(__name__)
 
@@ -91,15 +89,6 @@ class ContextSettings:
         """Blank names dropped; the default pair when nothing is left (as ``setMemoryFilename``)."""
         names = tuple(n.strip() for n in self.context_filenames if n and n.strip())
         return names or DEFAULT_CONTEXT_FILENAMES
-
-
-@dataclass(frozen=True)
-class Section:
-    """One part of the system prompt, for the inspector."""
-
-    name: str
-    source: str | None
-    text: str
 
 
 @dataclass
@@ -295,8 +284,6 @@ class ContextAssembler:
     def solo(self) -> SessionContext:
         """The chat of a single-chat caller (the CLI's one-shot commands, benchmarks), made on first use."""
         if self._solo is None:
-            from .session_context import SessionContext  # it builds on this class
-
             self._solo = SessionContext(self)
         return self._solo
 

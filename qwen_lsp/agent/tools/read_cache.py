@@ -25,30 +25,32 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
-
-from ..tool import ToolResult
+from typing import Generic, TypeVar
 
 Stamp = tuple[int, int, int, int | None]
 """``(mtime_ns, size, offset, limit)`` of one read."""
 
 MAX_ENTRIES = 64
 
+Result = TypeVar("Result")
+"""What a read rendered (the tool's ``ToolResult``); generic so this module needs nothing of ``agent/tool.py``."""
 
-class ReadCache:
+
+class ReadCache(Generic[Result]):
     """One chat's cache; thread-safe (``read_file`` runs on a worker thread, eviction on the event loop)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._reads: OrderedDict[tuple[Path, Stamp], ToolResult] = OrderedDict()
+        self._reads: OrderedDict[tuple[Path, Stamp], Result] = OrderedDict()
 
-    def get(self, path: Path, stamp: Stamp) -> ToolResult | None:
+    def get(self, path: Path, stamp: Stamp) -> Result | None:
         with self._lock:
             hit = self._reads.get((path, stamp))
             if hit is not None:
                 self._reads.move_to_end((path, stamp))
             return hit
 
-    def put(self, path: Path, stamp: Stamp, result: ToolResult) -> None:
+    def put(self, path: Path, stamp: Stamp, result: Result) -> None:
         with self._lock:
             self._reads[(path, stamp)] = result
             while len(self._reads) > MAX_ENTRIES:

@@ -12,9 +12,9 @@ the main chat also gives memory forks the byte-identical array they need
 
 from __future__ import annotations
 
-from ..agent.approvals import EDIT_TOOLS, SHELL_TOOL, ApprovalMode, offered_mode
-from ..agent.tool import Tool
-from ..agent.tools.run_shell import ShellTool
+from ...agent.approvals import EDIT_TOOLS, SHELL_TOOL, ApprovalMode, offered_mode
+from ...agent.tool import Tool
+from ...agent.tools.run_shell import ShellTool
 from .tools import ApprovedEditTool, ApprovedWriteFileTool
 
 WRITE_TOOL_NAMES = EDIT_TOOLS | {SHELL_TOOL}

@@ -14,7 +14,7 @@ import asyncio
 import sys
 from typing import TextIO
 
-from ..agent.approvals import Answer, Approval, Asker, PermissionRequest
+from ...agent.approvals import Answer, Approval, Asker, PermissionRequest
 
 MAX_SHOWN_DIFF_LINES = 200
 

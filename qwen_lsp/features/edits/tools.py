@@ -27,14 +27,14 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..agent.approvals import Approval, ToolPermission
-from ..agent.tool import ToolContext, ToolResult
-from ..agent.tools.base import ToolInputError, describe_validation_error
-from ..agent.tools.edit import EditArgs, EditTool, edit_message, edited_text
-from ..agent.tools.workspace import relative_display, resolve_in_workspace
-from ..agent.tools.write_file import WriteFileArgs, WriteFileTool, write_message
-from ..agent.tools.writing import check_size
-from .applier import ApplyError
+from ...agent.approvals import Approval, ToolPermission
+from ...agent.tool import ToolContext, ToolResult
+from ...agent.tools.base import ToolInputError, describe_validation_error
+from ...agent.tools.edit import EditArgs, EditTool, edit_message, edited_text
+from ...agent.tools.workspace import relative_display, resolve_in_workspace
+from ...agent.tools.write_file import WriteFileArgs, WriteFileTool, write_message
+from ...agent.tools.writing import check_size
+from ...agent.applier import ApplyError
 
 MAX_DIFF_CHARS = 200_000
 """A diff shown for approval is cut here (the change itself is not)."""

@@ -51,7 +51,7 @@ from ...agent.side_query import SideQuery, SideQueryError
 from .speculation import SpeculationRun, run_speculation
 from ...background import BackgroundTasks
 from ...settings.config import Settings
-from ...edits.applier import Applier, ApplyError
+from ...agent.applier import Applier, ApplyError
 from ...errors import EngineError
 from ...followup.gate import EDITS_WITHOUT_ASKING
 from ...followup.overlay import Overlay
