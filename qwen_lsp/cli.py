@@ -1,4 +1,4 @@
-"""Command line: the second adapter over the same Engine (design §4).
+"""Command line: the second adapter over the same Workspace (design §4).
 
 ``serve`` (also bare ``qwen-lsp``) runs the language server; the other
 commands run one engine in the current directory ("cwd is the workspace")
@@ -39,11 +39,11 @@ def _setup_logging(verbose: int, default: int = logging.WARNING, *, server: bool
 def _engine(cwd: Path, approval_mode: str | None = None) -> Any:
     """An engine for cwd, worded for a one-shot run (``headless``, as ``qwen -p``); writes go to disk atomically."""
     from .features.edits.terminal import terminal_asker
-    from .engine import Engine
+    from .workspace import Workspace
     from .llm.tokens import TokenCounter
 
     overrides = {"tools": {"approvalMode": approval_mode}} if approval_mode else None
-    return Engine(cwd, counter=TokenCounter(), interaction_mode="headless", client_settings=overrides, ask=terminal_asker())
+    return Workspace(cwd, counter=TokenCounter(), interaction_mode="headless", client_settings=overrides, ask=terminal_asker())
 
 
 def _fail(message: str, code: int = 1) -> int:

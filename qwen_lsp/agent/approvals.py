@@ -27,6 +27,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..sessions.registry import ChatSession, Slot
+
 ApprovalMode = Literal["plan", "default", "auto-edit", "yolo"]
 Answer = Literal["allow", "allowAlways", "deny"]
 Decision = Literal["auto", "allow", "allowAlways", "deny"]
@@ -111,26 +113,27 @@ def needs_asking(mode: ApprovalMode, tool: str) -> bool:
     return True
 
 
+ALWAYS: Slot[set[str]] = Slot("approvals", set)
+"""The tools a chat's user allowed "always", kept on the chat."""
+
+
 class ApprovalPolicy:
-    """The approval state of one workspace: each chat's "allow always" tools."""
+    """How one workspace decides: its approval mode, and each chat's "allow always" tools (on the chat)."""
 
     def __init__(self, mode: Callable[[], ApprovalMode]) -> None:
         self._mode = mode
-        self._always: dict[str, set[str]] = {}
 
-    def forget(self, session_id: str) -> None:
-        self._always.pop(session_id, None)
-
-    async def decide(self, session_id: str, turn_id: str, call_id: str, ask: Asker | None, request: ToolPermission) -> Approval:
+    async def decide(self, session: ChatSession, turn_id: str, call_id: str, ask: Asker | None, request: ToolPermission) -> Approval:
+        always = session.slot(ALWAYS)
         if not needs_asking(self._mode(), request.tool):
             return Approval("auto")
-        if request.tool in self._always.get(session_id, ()):
+        if request.tool in always:
             return Approval("allowAlways")
         if ask is None:
             return Approval("deny")
         answer = await ask(
             PermissionRequest(
-                session_id=session_id,
+                session_id=session.id,
                 turn_id=turn_id,
                 tool_call_id=call_id,
                 tool=request.tool,
@@ -141,11 +144,11 @@ class ApprovalPolicy:
             )
         )
         if answer.decision == "allowAlways":
-            self._always.setdefault(session_id, set()).add(request.tool)
+            always.add(request.tool)
         return answer if answer.decision in ("allow", "allowAlways") else Approval("deny", answer.reason)
 
-    def for_turn(self, session_id: str, turn_id: str, ask: Asker | None) -> Approve:
+    def for_turn(self, session: ChatSession, turn_id: str, ask: Asker | None) -> Approve:
         async def approve(call_id: str, request: ToolPermission) -> Approval:
-            return await self.decide(session_id, turn_id, call_id, ask, request)
+            return await self.decide(session, turn_id, call_id, ask, request)
 
         return approve

@@ -39,10 +39,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from qwen_lsp.files.containment import is_subpath
 from ..files.paths import global_qwen_dir
+from ..files.reading import atomic_write_text
 from . import output_language
 from .discovery import LOCAL_CONTEXT_FILENAME, QWEN_DIR, Discovery, discover
-from .project_rules_file import append_to_project_rules, atomic_write
+from .project_rules_file import append_to_project_rules
 from .prompts import (
     ContextError,
     resolve_base_prompt,
@@ -52,7 +54,7 @@ from .prompts import (
 from .rules import ConditionalRules, Rule, format_rules, load_rules_dir
 from .sections import Section
 from .session_context import SessionContext
-from .text import GitAncestry, Problem, is_subpath, js_trim, lexical_abspath, read_text
+from .text import GitAncestry, Problem, js_trim, lexical_abspath, read_text
 
 log = logging.getLogger(__name__)
 
@@ -444,7 +446,7 @@ class ContextAssembler:
             existing = ""
         updated = append_to_project_rules(existing, text)
         if updated != existing:
-            atomic_write(str(target), updated)
+            atomic_write_text(Path(target), updated, mode=0o644)
             self.invalidate([target])
             if self._loaded is not None and str(target) not in self._loaded.discovery.dependencies:
                 self._drop()

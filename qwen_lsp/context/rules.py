@@ -21,12 +21,13 @@ import re
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 
+from qwen_lsp.files.containment import is_subpath
 from ..matching.globs import ActivationIndex
 from ..matching.safe_glob import InvalidGlob, compile_pattern
 from ..text.yaml_frontmatter import FrontmatterRefused, js_string
 from ..files.containment import RealPaths
 from .frontmatter import parse_frontmatter
-from .text import Problem, is_subpath, js_trim, lexical_abspath, read_text
+from .text import Problem, js_trim, lexical_abspath, read_text
 
 log = logging.getLogger(__name__)
 

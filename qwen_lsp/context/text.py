@@ -74,14 +74,6 @@ def relative_path(path: str, start: str) -> str:
     return "/".join([".."] * (len(base) - common) + target[common:]) or "."
 
 
-def is_subpath(parent: str, child: str) -> bool:
-    """Qwen Code's ``isSubpath`` for normalised absolute paths: lexical, ``parent`` itself counts."""
-    if child == parent:
-        return True
-    prefix = parent if parent.endswith(os.sep) else parent + os.sep
-    return child.startswith(prefix)
-
-
 class GitAncestry:
     """One assembly pass's memo of the walk from a directory up to its ``.git``.
 

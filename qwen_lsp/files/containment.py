@@ -1,6 +1,12 @@
-"""Where a path really leads: containment checks that follow symlinks.
+"""Is a path inside a root? The package's one home for containment checks.
 
-Qwen Code decides whether an ``@import`` stays inside the project with
+Lexical (:func:`is_subpath` on normalised strings, as Qwen Code's
+``isSubpath``; :func:`is_within` on ``path.relative``, as its memory paths),
+and resolved (:func:`resolved_inside`, :class:`RealPaths`): a path the
+repository or the model names is checked again after its symlinks are
+followed, so a link out of the project cannot pass.
+
+Why resolved checks: Qwen Code decides whether an ``@import`` stays inside the project with
 ``path.resolve``, which never follows links, so ``@./pw.md`` with
 ``pw.md -> /etc/passwd`` (or a linked directory, or ``/proc/self/environ``)
 passes its check and the outside file lands in the system prompt. The
@@ -14,8 +20,37 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
-from ..context.text import is_subpath
+
+def is_subpath(parent: str, child: str) -> bool:
+    """Qwen Code's ``isSubpath`` for normalised absolute paths: lexical, ``parent`` itself counts."""
+    if child == parent:
+        return True
+    prefix = parent if parent.endswith(os.sep) else parent + os.sep
+    return child.startswith(prefix)
+
+
+def is_within(root: Path, path: Path) -> bool:
+    """``path.relative``-based containment: ``path`` is ``root`` or below it, compared lexically."""
+    rel = os.path.relpath(os.path.normpath(os.path.abspath(path)), os.path.normpath(os.path.abspath(root)))
+    return rel == os.curdir or not (rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel))
+
+
+def resolved_inside(path: Path, root: Path) -> Path | None:
+    """``path`` with symlinks resolved, or None when that lands outside ``root`` (itself already resolved).
+
+    The one containment check for tools: ``read_file`` uses it on the
+    model's path, and the grep/glob walks on every symlinked file they
+    meet, so a link to ``/etc/passwd`` cannot leak through either.
+    """
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: nothing readable behind it
+        return None
+    if resolved != root and not resolved.is_relative_to(root):
+        return None
+    return resolved
 
 
 class RealPaths:

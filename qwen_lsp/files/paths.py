@@ -52,18 +52,24 @@ def chats_dir(cwd: str | os.PathLike[str]) -> Path:
     return project_state_dir(cwd) / "chats"
 
 
-def find_git_root(start: str | os.PathLike[str]) -> Path | None:
+def find_git_root(start: str | os.PathLike[str], *, resolve: bool = True) -> Path | None:
     """Nearest ancestor (or ``start`` itself) holding ``.git`` — a directory or a file.
 
     A ``.git`` *file* marks worktrees and submodules; Qwen Code counts it too.
+    ``resolve=False`` walks the lexical path instead (``path.dirname`` steps,
+    as Qwen Code's ``findGitRoot`` in ``memory/paths.ts``), so a project under
+    a symlinked directory keeps the spelling Qwen Code derives its memory
+    paths from. Context discovery asks a stricter question per directory
+    (``context/text.py``'s ``GitAncestry``, memoised for a whole build).
     """
-    cur = Path(start).resolve()
+    cur = str(Path(start).resolve()) if resolve else os.path.abspath(start)
     while True:
-        if (cur / ".git").exists():
-            return cur
-        if cur.parent == cur:
+        if os.path.exists(os.path.join(cur, ".git")):
+            return Path(cur)
+        parent = os.path.dirname(cur)
+        if parent == cur:
             return None
-        cur = cur.parent
+        cur = parent
 
 
 def git_branch(start: str | os.PathLike[str]) -> str | None:

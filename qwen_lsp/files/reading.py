@@ -82,12 +82,16 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_text(path: Path, content: str) -> None:
+def atomic_write_text(path: Path, content: str, *, mode: int | None = None) -> None:
     """Replace ``path`` with ``content`` (UTF-8, newlines as given) all at once; creates missing parents.
 
-    A temporary file in the same directory, ``fsync``, ``rename``, then the
-    directory is synced too: a crash leaves the old file or the new one, never
-    half of one. A symlink at ``path`` is replaced, not written through.
+    The one atomic writer of the package: a temporary file in the same
+    directory, ``fsync``, ``rename``, then the directory is synced too: a
+    crash leaves the old file or the new one, never half of one. A symlink at
+    ``path`` is replaced, not written through. The file is private (0600, as
+    ``mkstemp`` makes it) unless ``mode`` is given: then an existing file keeps
+    its own permissions and a new one gets ``mode`` (a shared file such as
+    ``QWEN.md``).
     """
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
@@ -97,6 +101,12 @@ def atomic_write_text(path: Path, content: str) -> None:
             handle.write(content.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
+        if mode is not None:
+            try:
+                mode = os.stat(path).st_mode & 0o777
+            except FileNotFoundError:
+                pass
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

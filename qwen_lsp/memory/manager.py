@@ -86,8 +86,6 @@ class MemoryManager:
         self._on_change = on_change
         self._progress = progress
         self._clock = clock
-        self._surfaced: dict[str, set[Path]] = {}
-        """Per chat: memory files already recalled into it (not offered twice, spec §7.1 step 2)."""
         self._background = BackgroundTasks()
         runner = model.fork_runner(self.store)
         self._extractor = Extractor(self.store, runner, workspace_root=Path(project_root))
@@ -130,14 +128,17 @@ class MemoryManager:
                 log.warning("%s memory index not rebuilt: %s", scope, exc)
 
     # ----------------------------------------------------------------- recall
-    def start_recall(self, session_id: str, prompt: str, active_tools: Collection[str] = ()) -> asyncio.Task[list[str]] | None:
-        """Start recall for a turn; the caller polls the task and never waits for it."""
+    def start_recall(self, surfaced: set[Path], prompt: str, active_tools: Collection[str] = ()) -> asyncio.Task[list[str]] | None:
+        """Start recall for a turn; the caller polls the task and never waits for it.
+
+        ``surfaced`` is the chat's own set of memories already recalled (kept on the chat), so
+        each is offered once per chat; this recall adds to it.
+        """
         if not self.enabled or not prompt.strip():
             return None
-        return asyncio.ensure_future(self._recall_for_turn(session_id, prompt, active_tools))
+        return asyncio.ensure_future(self._recall_for_turn(surfaced, prompt, active_tools))
 
-    async def _recall_for_turn(self, session_id: str, prompt: str, active_tools: Collection[str]) -> list[str]:
-        surfaced = self._surfaced.setdefault(session_id, set())
+    async def _recall_for_turn(self, surfaced: set[Path], prompt: str, active_tools: Collection[str]) -> list[str]:
         result = await self._recall(prompt, use_model=True, exclude=surfaced, active_tools=active_tools)
         surfaced.update(d.path for d in result.docs)
         return [f"<system-reminder>\n{result.text}\n</system-reminder>"] if result.text else []
@@ -164,9 +165,6 @@ class MemoryManager:
             memories=[RecallItem(path=str(d.path), scope=d.scope, type=d.type, name=d.title) for d in result.docs],
             text=result.text,
         )
-
-    def forget_session(self, session_id: str) -> None:
-        self._surfaced.pop(session_id, None)
 
     # ----------------------------------------------------------------- the editor's operations
     async def list(self, scope: Scope | None = None) -> MemoryListResult:

@@ -38,6 +38,7 @@ from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+from qwen_lsp.files.containment import is_within
 from qwen_lsp.errors import EngineError
 from qwen_lsp.memory.atomic import atomic_write_text, locked, read_text_nofollow, remove_stale_temps
 from qwen_lsp.memory.errors import OutsideMemoryRoot, SecretRefused, TeamMemorySecurityError
@@ -50,7 +51,6 @@ from qwen_lsp.memory.paths import (
     QWEN_DIRNAME,
     TEAM_MEMORY_DIRNAME,
     is_team_path,
-    is_within,
     memory_paths,
     realpath_nearest_existing,
 )

@@ -30,7 +30,7 @@ from pygls.protocol import (
 )
 
 from .. import __version__
-from ..engine import Engine, Listeners
+from ..workspace import Listeners, Workspace
 from ..errors import EngineError
 from ..llm.tokens import TokenCounter
 from ..protocol import ContextStatus, MemoryChanged, SkillProposed, SkillsChanged, SuggestionNotice
@@ -218,7 +218,9 @@ class QwenLanguageServer(LanguageServer):
             converter_factory=raw_params_converter,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
-        self.engines: dict[Path, Engine] = {}
+        self.workspaces: dict[Path, Workspace] = {}
+        self._opening: set[Path] = set()
+        """Folders whose workspace is being built (off the loop): a second add of one is ignored."""
         self.counter = TokenCounter()
         self.configuration = EditorConfiguration()
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -251,9 +253,13 @@ class QwenLanguageServer(LanguageServer):
         if not isinstance(error, CLIENT_ERRORS):
             log.error("server error (%s): %s", getattr(source, "__name__", source), error)
 
-    # --------------------------------------------------------------- engines
-    def open_workspaces(self, roots: list[Path]) -> list[Engine]:
-        """One engine per folder, each subscribed to its folder's editor settings."""
+    # --------------------------------------------------------------- workspaces
+    async def open_workspaces(self, roots: list[Path]) -> list[Workspace]:
+        """One workspace per folder, each subscribed to its folder's editor settings.
+
+        Each is built on a worker thread (``Workspace.open``): a folder with thousands of
+        skills must not stall a chat streaming in another one.
+        """
         listeners = Listeners(
             context_status=self.send_context_status,
             skills_changed=self.send_skills_changed,
@@ -267,37 +273,41 @@ class QwenLanguageServer(LanguageServer):
         opened = []
         for root in roots or [Path(os.getcwd())]:
             root = root.resolve()
-            if root not in self.engines:
-                engine = Engine(
-                    root,
-                    counter=self.counter,
-                    client_settings=self.configuration.for_folder(root),
-                    listeners=listeners,
-                    ask=ask,
-                    applier=EditorApplier(self),
-                )
-                self.engines[root] = engine
-                self.configuration.subscribe(root, engine.update_client_settings)
-                opened.append(engine)
+            if root not in self.workspaces and root not in self._opening:
+                self._opening.add(root)
+                try:
+                    workspace = await Workspace.open(
+                        root,
+                        counter=self.counter,
+                        client_settings=self.configuration.for_folder(root),
+                        listeners=listeners,
+                        ask=ask,
+                        applier=EditorApplier(self),
+                    )
+                finally:
+                    self._opening.discard(root)
+                self.workspaces[root] = workspace
+                self.configuration.subscribe(root, workspace.apply_client_settings)
+                opened.append(workspace)
         return opened
 
-    def close_workspace(self, root: Path) -> Engine | None:
+    def close_workspace(self, root: Path) -> Workspace | None:
         self.configuration.unsubscribe(root.resolve())
-        return self.engines.pop(root.resolve(), None)
+        return self.workspaces.pop(root.resolve(), None)
 
-    def engine_for(self, uri: str | None = None) -> Engine:
-        """The engine of the workspace folder containing ``uri`` (a folder or file URI)."""
-        return self.engine_for_path(uri_to_path(uri) if uri else None)
+    def workspace_for(self, uri: str | None = None) -> Workspace:
+        """The workspace of the workspace folder containing ``uri`` (a folder or file URI)."""
+        return self.workspace_for_path(uri_to_path(uri) if uri else None)
 
-    def engine_for_path(self, path: Path | None) -> Engine:
-        """The engine of the innermost folder holding ``path`` (already resolved: document sync resolves once), else the first."""
-        if not self.engines:
+    def workspace_for_path(self, path: Path | None) -> Workspace:
+        """The workspace of the innermost folder holding ``path`` (already resolved: document sync resolves once), else the first."""
+        if not self.workspaces:
             raise JsonRpcServerError("The server is not initialized yet.", SERVER_NOT_INITIALIZED)
         if path is not None:
-            best = max((r for r in self.engines if path == r or r in path.parents), key=lambda r: len(r.parts), default=None)
+            best = max((r for r in self.workspaces if path == r or r in path.parents), key=lambda r: len(r.parts), default=None)
             if best is not None:
-                return self.engines[best]
-        return next(iter(self.engines.values()))
+                return self.workspaces[best]
+        return next(iter(self.workspaces.values()))
 
     # --------------------------------------------------------------- notifications
     def send_context_status(self, status: ContextStatus) -> None:

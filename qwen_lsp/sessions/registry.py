@@ -2,8 +2,12 @@
 
 A :class:`ChatSession` is everything one chat owns: its recorder, its
 history, its context state (git snapshot, prelude, conditional rules), its
-skill-listing tracker and a lock that keeps its turns in order. Chats share
-nothing mutable, so two chats of one workspace never see each other's state.
+skill-listing tracker, a lock that keeps its turns in order, and one
+:class:`Slot` per feature that keeps state per chat (compaction's token
+base, approvals granted "always", the read cache, memories already
+recalled, skill review's tool-call count). Chats share nothing mutable, so
+two chats of one workspace never see each other's state, and forgetting a
+chat frees all of it at once: no feature keeps a table keyed by chat id.
 
 The methods that touch disk (:meth:`SessionRegistry.new`, :meth:`load`,
 :meth:`read_history`, :meth:`listing`, :meth:`delete`) are blocking and are
@@ -20,7 +24,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from ..context.session_context import SessionContext
 from ..errors import EngineError
@@ -35,7 +39,24 @@ from .recording import SessionRecorder
 from .resume_tokens import resume_token_counts
 
 
-@dataclass
+T = TypeVar("T")
+
+
+class Slot(Generic[T]):
+    """One feature's per-chat state: made by ``factory`` on the chat's first use, freed with the chat.
+
+    Compared by identity: each feature defines its slot once, at module level.
+    """
+
+    def __init__(self, name: str, factory: Callable[[], T]) -> None:
+        self.name = name
+        self.factory = factory
+
+    def __repr__(self) -> str:
+        return f"Slot({self.name!r})"
+
+
+@dataclass(eq=False)
 class ChatSession:
     id: str
     recorder: SessionRecorder
@@ -47,6 +68,16 @@ class ChatSession:
     conversation: list[Content] | None = None
     """For a chat loaded from disk: every recorded message, also those a compression summarised
     (what a resume shows the user); None for a chat started here."""
+    slots: dict[Slot[Any], Any] = field(default_factory=dict)
+    """Each feature's state for this chat (:meth:`slot`)."""
+
+    def slot(self, slot: Slot[T]) -> T:
+        """This chat's state for ``slot``, made on first use."""
+        try:
+            value: T = self.slots[slot]
+        except KeyError:
+            value = self.slots[slot] = slot.factory()
+        return value
 
 
 class SessionRegistry:

@@ -104,7 +104,14 @@ class SkillManager:
         A watcher refresh still in flight is dropped: it may have read the disk before the change.
         """
         self._generation += 1
-        return self._install(await asyncio.to_thread(self._load, self._catalog.cache))
+        catalog = await asyncio.to_thread(self._load_and_watch, self._catalog.cache)
+        return self._install(catalog, watch=False)
+
+    def _load_and_watch(self, previous: ParseCache) -> _Catalog:
+        """Blocking: load, then point the watches at the new roots (registering them walks the trees)."""
+        catalog = self._load(previous)
+        self._set_watches(catalog)
+        return catalog
 
     @property
     def enabled(self) -> bool:
@@ -178,12 +185,12 @@ class SkillManager:
                 roots[parent] = roots.get(parent, ()) + (base,)
         return roots
 
-    def _install(self, catalog: _Catalog) -> SkillSetChange:
+    def _install(self, catalog: _Catalog, *, watch: bool = True) -> SkillSetChange:
         self._loaded = True
         before = set(self.visible_names())
         self._catalog = catalog
         after = set(self.visible_names())
-        if self._watcher is not None:
+        if watch and self._watcher is not None:
             self._set_watches(catalog)
         return SkillSetChange(added=sorted(after - before), removed=sorted(before - after))
 

@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from qwen_lsp.agent.events import TurnEvent, TurnOutcome
 from qwen_lsp.agent.fork import ParentRequest
-from qwen_lsp.agent.hooks import TurnHooks
-from qwen_lsp.engine import Engine, Listeners
+from qwen_lsp.agent.hooks import Feature, TurnDone
+from qwen_lsp.workspace import Listeners, Workspace
 from qwen_lsp.llm.tokens import TokenCounter
 from qwen_lsp.protocol import SuggestionNotice
-from qwen_lsp.sessions.registry import ChatSession
 
 
 def ignore(_event: TurnEvent) -> None:
@@ -34,18 +32,19 @@ async def test_an_accepted_speculation_runs_the_after_turn_hooks_with_its_calls_
     target.write_text("def f():\n    return 1\n")
     seen: list[tuple[str, TurnOutcome, ParentRequest]] = []
 
-    def after(session: ChatSession, outcome: TurnOutcome, capture: Callable[[], ParentRequest]) -> None:
-        seen.append((session.id, outcome, capture()))
+    class AfterTurn(Feature):
+        def after_turn(self, done: TurnDone) -> None:
+            seen.append((done.session.id, done.outcome, done.capture()))
 
     notices: list[SuggestionNotice] = []
     env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
-    engine = Engine(
+    engine = Workspace(
         ws,
         counter=TokenCounter(),
         env=env,
-        client_settings={"followup": {"enabled": True}, "tools": {"approvalMode": "auto-edit"}},
+        client_settings={"followup": {"enabled": True}, "tools": {"approvalMode": "auto-edit"}, "memory": {"enabled": False}},
         listeners=Listeners(suggestion=notices.append),
-        hooks=TurnHooks(after_turn=after),
+        features=[AfterTurn()],
     )
     scripted.enqueue(
         Reply(chunks=["f returns 1."]),

@@ -24,11 +24,11 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
+from qwen_lsp.files.containment import resolved_inside
 from qwen_lsp.agent.approvals import Approval, ToolPermission
 from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.base import ToolArgs, describe_validation_error, function_declaration
 from qwen_lsp.agent.tools.shell import MAX_COMMAND_CHARS, MAX_OUTPUT_CHARS, NAME, read_bounded
-from qwen_lsp.agent.tools.workspace import resolved_inside
 
 TIMEOUT_SECONDS = 120.0
 

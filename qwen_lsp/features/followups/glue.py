@@ -46,8 +46,8 @@ from typing import Any
 
 from ...agent.events import EventSink, TurnEvent, TurnOutcome
 from ...agent.fork import ParentRequest
-from ...agent.loop import TurnRequest
 from ...agent.side_query import SideQuery, SideQueryError
+from ...agent.tools.read_cache import READ_CACHE
 from .speculation import SpeculationRun, run_speculation
 from ...background import BackgroundTasks
 from ...settings.config import Settings
@@ -117,7 +117,6 @@ class Followups:
         applier: Applier,
         sessions: SessionRegistry,
         notify: Callable[[], Notify | None],
-        forget_reads: Callable[[str, list[Path]], None],
     ) -> None:
         self._root = root
         self._settings = settings
@@ -125,17 +124,16 @@ class Followups:
         self._applier = applier
         self._sessions = sessions
         self._notify = notify
-        self._forget_reads = forget_reads
         self.pending = Suggestions()
         self._tasks = BackgroundTasks()
 
 
     # ------------------------------------------------------------ after a turn
-    def turn_done(self, session: ChatSession, outcome: TurnOutcome, req: TurnRequest) -> None:
+    def turn_done(self, session: ChatSession, outcome: TurnOutcome, capture: Callable[[], ParentRequest]) -> None:
         """The turn answered: suggest a follow-up in the background (nothing when off, or nobody listens)."""
         if self._notify() is None or not self._settings().followup.enabled or outcome.finish_reason != "stop":
             return
-        parent = ParentRequest.of_turn(req)  # now: the next turn would grow the history under us
+        parent = capture()  # now: the next turn would grow the history under us
         self._tasks.spawn(self._suggest(session.id, parent, len(session.history)))
 
     async def _suggest(self, session_id: str, parent: ParentRequest, length: int) -> None:
@@ -310,7 +308,7 @@ class Followups:
                 applied = f" ({', '.join(str(p) for p in done)} were applied)" if done else " (nothing was applied)"
                 raise EngineError(f"The speculative result could not be applied: {exc}{applied}.") from None
             done.append(change.path)
-        self._forget_reads(session.id, done)
+        session.slot(READ_CACHE).forget(done)
         self._append_turn(session, made.text, records, model_name)
         for event in events:
             emit(event)

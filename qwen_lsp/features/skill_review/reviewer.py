@@ -112,6 +112,14 @@ def review_task(target: Path, existing: Sequence[str]) -> str:
     )
 
 
+@dataclass
+class ToolCallCount:
+    """One chat's tool calls since its last review (kept on the chat)."""
+
+    calls: int = 0
+    epoch: int = 0
+
+
 class SkillReviewer:
     """Counts each chat's tool calls and runs at most one review at a time for the project."""
 
@@ -133,40 +141,39 @@ class SkillReviewer:
         self._on_proposed = on_proposed
         self._progress = progress
         self._threshold = threshold
-        self._counts: dict[str, int] = {}
+        self._epoch = 0
+        """Bumped when review is switched off: counts made before do not carry over."""
         self._running: asyncio.Task[Proposal | None] | None = None
         self._cancel = asyncio.Event()
 
     # ----------------------------------------------------------------- the gate
-    def after_turn(self, session_id: str, *, tool_calls: int, written: Sequence[str], capture: Callable[[], Any]) -> None:
-        """Count the turn's tool calls; start a review when the threshold is crossed.
+    def after_turn(self, count: ToolCallCount, *, tool_calls: int, written: Sequence[str], capture: Callable[[], Any]) -> None:
+        """Add the turn's tool calls to its chat's ``count``; start a review when the threshold is crossed.
 
         ``capture`` copies the turn for the fork, called only when a review starts.
         """
         if not self._enabled():
-            self._counts.clear()
+            self._epoch += 1  # every chat's count starts over (each notices at its next turn)
             self.cancel()
             return
-        count = self._counts.get(session_id, 0) + tool_calls
-        self._counts[session_id] = count
-        if count < self._threshold:
+        if count.epoch != self._epoch:
+            count.calls, count.epoch = 0, self._epoch
+        count.calls += tool_calls
+        if count.calls < self._threshold:
             return
         if self._running is not None and not self._running.done():
-            self._counts[session_id] = 0  # a full new threshold before the next one
+            count.calls = 0  # a full new threshold before the next one
             return
         if self._wrote_a_skill(written):
             log.info("skill review skipped: this chat wrote a skill itself")
             return
-        self._counts[session_id] = 0
+        count.calls = 0
         self._cancel = asyncio.Event()
         self._running = asyncio.ensure_future(self._review(capture()))
 
     def _wrote_a_skill(self, written: Sequence[str]) -> bool:
         bases = [self.store.project_root / p / SKILLS_DIR for p in PROVIDER_DIRS]
         return any(Path(w).is_relative_to(b) for w in written for b in bases)
-
-    def forget(self, session_id: str) -> None:
-        self._counts.pop(session_id, None)
 
     # ----------------------------------------------------------------- the review
     async def _review(self, parent: Any) -> Proposal | None:
