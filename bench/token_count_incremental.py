@@ -43,7 +43,7 @@ async def run(size: int, repeats: int) -> tuple[float, float]:
         session.history.extend(message(n) for n in range(size))
 
         def count(e: Workspace) -> int:
-            return e.engine.count(session.context, session.skills_tracker, session.history).total_tokens
+            return e.engine.accounting.count(session.context, session.skills_tracker, session.history).total_tokens
 
         count(engine)
         samples = []

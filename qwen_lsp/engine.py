@@ -29,23 +29,21 @@ from .agent.events import EventSink, RoundDone, TurnOutcome
 from .agent.fork import ParentRequest
 from .agent.hooks import Feature, Turn, TurnDone
 from .agent.loop import TurnRequest, run_turn
+from .agent.accounting import RequestAccounting
 from .agent.tool import Tool, ToolContext
 from .agent.tools.read_cache import READ_CACHE
-from .compaction.thresholds import Thresholds, compute_thresholds
 from .context import ContextAssembler, ContextError, SessionContext
 from .context.attachments import Attachment, attachment_parts
-from .context.inspector import count_request
 from .errors import EngineError
 from .llm.client import ChatClient
 from .llm.content import Content, Part
 from .llm.errors import LLMError
-from .llm.history_tokens import HistoryTokens
 from .llm.tokens import TokenCounter
-from .protocol import ChatResult, ContextResult, ContextStatus, Usage
+from .protocol import ChatResult, ContextStatus, Usage
 from .sessions.draft import AnswerDraft
 from .sessions.registry import ChatSession, SessionRegistry, turn_recorder
 from .settings.config import Settings
-from .skills import SkillListingTracker, SkillManager
+from .skills import SkillManager
 
 __all__ = ["Attachment", "Engine", "EngineError"]
 
@@ -86,15 +84,11 @@ class Engine:
         self._open_documents = open_documents
         self._touched = touched
         self._context_status = context_status
-        self.history_tokens = HistoryTokens(counter.count_content)
+        self.accounting = RequestAccounting(counter, context, skills, lambda: self.tools, settings)
 
     @property
     def tools(self) -> list[Tool]:
         return tool_list(self._base_tools, self.features)
-
-    def thresholds(self) -> Thresholds:
-        s = self._settings()
-        return compute_thresholds(s.model.context_window, s.compression.threshold)
 
     # ----------------------------------------------------------------- chats
     async def open_session(self, session_id: str | None) -> ChatSession:
@@ -175,7 +169,7 @@ class Engine:
             session.prompt_tokens = done.prompt_tokens
             for feature in self.features:
                 feature.after_round(session, done.prompt_tokens)
-            self._context_status(self.context_status(session))
+            self._context_status(self.accounting.context_status(session))
 
         async def before_request() -> None:
             for feature in self.features:
@@ -195,7 +189,7 @@ class Engine:
                 read_cache=session.slot(READ_CACHE),
             ),
             max_tokens=self._settings().model.max_output_tokens,
-            count_prompt=lambda _m: self.count(session.context, session.skills_tracker, session.history).total_tokens,
+            count_prompt=lambda _m: self.accounting.count(session.context, session.skills_tracker, session.history).total_tokens,
             before_request=before_request,
             late_reminders=turn.recalled,
         )
@@ -246,29 +240,3 @@ class Engine:
         if rules:
             parts.append({"text": rules})
         return parts
-
-    # ----------------------------------------------------------------- accounting
-    def context_status(self, session: ChatSession) -> ContextStatus:
-        th = self.thresholds()
-        return ContextStatus(
-            session_id=session.id,
-            prompt_tokens=session.prompt_tokens,
-            window=th.window,
-            percent_left=th.percent_left(session.prompt_tokens),
-            level=th.level(session.prompt_tokens),
-        )
-
-    def count(self, context: SessionContext, tracker: SkillListingTracker, history: list[Content]) -> ContextResult:
-        """What a request with this chat view, listing tracker and history would hold, section by section."""
-        return count_request(
-            self.counter,
-            system=context.system_prompt(),
-            sections=context.sections(),
-            skills_listing=tracker.peek(self.skills),
-            startup_reminder=context.startup_reminder(),
-            history=history,
-            tool_declarations=[t.declaration() for t in self.tools],
-            thresholds=self.thresholds(),
-            problems=self.context.problems,
-            history_tokens=self.history_tokens.count(history),
-        )

@@ -142,8 +142,8 @@ class Workspace:
         self.sessions = SessionRegistry(self.root, version=__version__, new_context=lambda: SessionContext(self.context))
         self.compaction = CompactionFeature(
             self.root, model=self.model_client, settings=settings, count_content=counter.count_content,
-            count_prompt=lambda s: self.engine.count(s.context, s.skills_tracker, s.history).total_tokens,
-            on_compacted=lambda s: listen.context_status(self.engine.context_status(s)), progress=progress,
+            count_prompt=lambda s: self.engine.accounting.count(s.context, s.skills_tracker, s.history).total_tokens,
+            on_compacted=lambda s: listen.context_status(self.engine.accounting.context_status(s)), progress=progress,
         )
         self.skill_review = SkillReviewFeature(
             self.root, settings=settings, model=self.model_client, existing_names=lambda: [s.name for s in self.skills.skills()],
@@ -410,11 +410,11 @@ class Workspace:
         session = self.sessions.get(session_id) if session_id else None
         if session is not None:
             await self.engine.session_ready(session)
-            return self.engine.count(session.context, session.skills_tracker, session.history)
+            return self.engine.accounting.count(session.context, session.skills_tracker, session.history)
         history = await asyncio.to_thread(self.sessions.read_history, session_id) if session_id else []
         context = SessionContext(self.context)
         await self.engine.prepare(context)
-        return self.engine.count(context, SkillListingTracker(), history)
+        return self.engine.accounting.count(context, SkillListingTracker(), history)
 
 
 def _ignored_path(path: Path) -> bool:
