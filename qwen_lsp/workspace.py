@@ -70,7 +70,6 @@ from .protocol import (
 from .sessions.registry import ChatSession, SessionRegistry, transcript
 from .settings.config import LoadedSettings, Settings, load_settings
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
-from .skills.report import listing_signature
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +122,7 @@ class Workspace:
         self.endpoint = ModelEndpoint()
         self.skills = SkillManager(self.root, enabled=self.settings.skills.enabled)
         self.skills.refresh()
-        self._skills_on_disk = listing_signature(self.skills)
+        self._skills_on_disk = self.skills.signature
         self._editor_rules: set[str] = set()
         """Paths of rules announced for files opened in the editor (each announced once per workspace)."""
         self._watcher: DebouncedWatcher | None = None
@@ -286,7 +285,7 @@ class Workspace:
         reactivated = self.skills.activate_for_paths(sorted(self.open_documents)) if self.open_documents else []
         added = sorted(set(change.added) | set(reactivated))
         removed = [n for n in change.removed if n not in reactivated]
-        signature = listing_signature(self.skills)
+        signature = self.skills.signature
         if added or removed or signature != self._skills_on_disk:
             # Also when only a conditional skill or an error changed: the editor's list is stale.
             self._skills_on_disk = signature

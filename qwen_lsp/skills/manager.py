@@ -66,6 +66,12 @@ class _Catalog:
 
     def __post_init__(self) -> None:
         self.by_name = {s.name: s for s in self.skills}
+        # What ``qwen/skills/list`` shows, minus activation: equal signatures mean the set on disk did
+        # not move. Computed here, where the catalog is loaded (a worker thread), not on the event loop.
+        self.signature = (
+            tuple((s.name, s.level.value, str(s.path), s.description, s.conditional, s.paths) for s in sorted(self.skills, key=lambda s: locale_key(s.name))),
+            tuple((e.path, e.message) for e in sorted(self.errors, key=lambda e: e.path)),
+        )
 
     def visible(self, skill: SkillDefinition) -> bool:
         if skill.disable_model_invocation:
@@ -319,6 +325,11 @@ class SkillManager:
             )
             for s in sorted(catalog.skills, key=lambda s: locale_key(s.name))
         ]
+
+    @property
+    def signature(self) -> tuple[object, ...]:
+        """Equal between two loads when what ``qwen/skills/list`` shows (activation aside) did not change."""
+        return self._catalog.signature
 
     def errors(self) -> list[SkillError]:
         return sorted(self._catalog.errors, key=lambda e: e.path)
