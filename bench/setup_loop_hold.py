@@ -110,7 +110,7 @@ def keep(worst: dict[str, float], name: str, hold: float, cpu: float, took: floa
     return took
 
 
-async def measure(root: Path, runs: int) -> dict[str, float]:
+async def measure(root: Path, runs: int, count: int) -> dict[str, float]:
     counter = TokenCounter()
     loop = asyncio.get_running_loop()
     worst = dict.fromkeys(("open", "reenable_skills", "start_watching", "open_cpu", "reenable_skills_cpu", "start_watching_cpu"), 0.0)
@@ -125,10 +125,10 @@ async def measure(root: Path, runs: int) -> dict[str, float]:
 
         busy += keep(worst, "open", *await held(open_))
         ws = made[0]
-        assert len(ws.skills.skills()) >= SKILLS, "the skills were not loaded"
+        assert len(ws.skills.skills()) >= count, "the skills were not loaded"
         await ws.update_client_settings({"skills": {"enabled": False}})
         busy += keep(worst, "reenable_skills", *await held(lambda: ws.update_client_settings({"skills": {"enabled": True}})))
-        assert len(ws.skills.skills()) >= SKILLS
+        assert len(ws.skills.skills()) >= count
         busy += keep(worst, "start_watching", *await held(lambda: ws.start_watching(loop)))
         await ws.drain()
     worst["busy"] = busy
@@ -152,7 +152,7 @@ def main() -> None:
         (root / "ws" / ".git").mkdir(parents=True)
         write_skills(root / "ws", count)
         log(f"{runs} runs over a folder with {count} skills …")
-        worst = asyncio.run(measure(root, runs))
+        worst = asyncio.run(measure(root, runs, count))
         baseline, baseline_cpu = asyncio.run(idle_hold(min(worst["busy"], 5.0)))
         for name in ("open", "reenable_skills", "start_watching"):
             emit(f"setup_loop_hold.{name}_ms", worst[name] * 1000, "ms", baseline * 1000, skills=count, runs=runs, target_ms=10)
