@@ -76,7 +76,7 @@ class SkillReviewForks:
 
     async def __call__(
         self,
-        parent: Any,
+        parent: ParentRequest,
         task: str,
         *,
         target: Path,
@@ -85,8 +85,6 @@ class SkillReviewForks:
         max_seconds: float,
         cancel: asyncio.Event,
     ) -> ReviewReport:
-        if not isinstance(parent, ParentRequest):
-            raise TypeError("a skill review needs the ParentRequest its turn captured")
         fork = await run_fork(
             await self._model(),
             parent,

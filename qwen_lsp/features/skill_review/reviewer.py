@@ -31,8 +31,9 @@ import logging
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
+from ...agent.fork import ParentRequest
 from ...errors import EngineError
 from ...protocol import SkillProposalAcceptResult, SkillProposalDiscardResult, SkillProposed
 from ...skills.discovery import PROVIDER_DIRS, SKILLS_DIR
@@ -61,7 +62,7 @@ class ReviewReport:
 class SkillReviewRunner(Protocol):
     async def __call__(
         self,
-        parent: Any,
+        parent: ParentRequest,
         task: str,
         *,
         target: Path,
@@ -147,7 +148,7 @@ class SkillReviewer:
         self._cancel = asyncio.Event()
 
     # ----------------------------------------------------------------- the gate
-    def after_turn(self, count: ToolCallCount, *, tool_calls: int, written: Sequence[str], capture: Callable[[], Any]) -> None:
+    def after_turn(self, count: ToolCallCount, *, tool_calls: int, written: Sequence[str], capture: Callable[[], ParentRequest]) -> None:
         """Add the turn's tool calls to its chat's ``count``; start a review when the threshold is crossed.
 
         ``capture`` copies the turn for the fork, called only when a review starts.
@@ -176,7 +177,7 @@ class SkillReviewer:
         return any(Path(w).is_relative_to(b) for w in written for b in bases)
 
     # ----------------------------------------------------------------- the review
-    async def _review(self, parent: Any) -> Proposal | None:
+    async def _review(self, parent: ParentRequest) -> Proposal | None:
         """One review in the background: every failure is logged, none reaches the chat."""
         try:
             return await self._run(parent)
@@ -186,7 +187,7 @@ class SkillReviewer:
             log.exception("skill review failed")
             return None
 
-    async def _run(self, parent: Any) -> Proposal | None:
+    async def _run(self, parent: ParentRequest) -> Proposal | None:
         waiting = await asyncio.to_thread(self.store.pending)
         if len(waiting) >= MAX_PENDING:
             log.info("skill review skipped: %d proposals are already waiting for the user", len(waiting))
