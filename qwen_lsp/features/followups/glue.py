@@ -1,4 +1,4 @@
-"""Follow-up suggestions' glue beside the engine: suggest after a turn, speculate, accept or abort.
+"""Follow-up suggestions' mechanism: suggest after a turn, speculate, accept or abort.
 
 After a turn that ended normally, one side query (``followup/prompt.py``)
 proposes what the user may type next; it runs in the background, started

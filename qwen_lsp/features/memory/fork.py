@@ -51,7 +51,7 @@ def declared_names(parent: ParentRequest) -> set[str]:
 
 
 class MemoryForks:
-    """Runs memory's forks on the engine's current model, in ``workspace_root``.
+    """Runs memory's forks on the workspace's current model, in ``workspace_root``.
 
     The prompt cache hits only when the fork's tools array is the parent's,
     byte for byte (``fork.py``). So the fork brings no read-only shell of its

@@ -68,7 +68,7 @@ def skill_review_tools(write: Callable[[Path, str], None]) -> list[Tool]:
 
 
 class SkillReviewForks:
-    """Runs skill reviews on the engine's current model, in ``workspace_root``."""
+    """Runs skill reviews on the workspace's current model, in ``workspace_root``."""
 
     def __init__(self, model: ModelFactory, *, workspace_root: Path) -> None:
         self._model = model

@@ -17,11 +17,11 @@ tool calls of all its rounds: the fork then reuses the turn's request
 byte for byte (``ParentRequest.of_turn``), which a mid-turn fork could
 not, since the turn is still appending to that history. And the review
 never writes a skill: it drafts one into the pending area
-(``proposals.py``), and only the user's accept makes it a skill.
+(``skills/proposals.py``), and only the user's accept makes it a skill.
 
-The agent side (tools, the permission rule that allows exactly one file,
-the fork itself) comes in through :class:`SkillReviewRunner`, handed over by
-the engine, so this core never imports ``agent/`` (design §2).
+The forked run (tools, the permission rule that allows exactly one file,
+the fork itself) is ``fork.py``, handed over as a :class:`SkillReviewRunner`
+so the gate can be tested with a scripted runner.
 """
 
 from __future__ import annotations
