@@ -148,3 +148,24 @@ def test_the_checker_sees_cycles_and_relative_imports() -> None:
     assert "qwen_lsp.agent.fork" in imports(PACKAGE / "features" / "memory" / "fork.py")
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_each_feature_lives_in_the_folder_named_after_it() -> None:
+    """``features/<name>`` (a package or a module) holds the feature called ``<name>``, and nothing else defines one."""
+    import importlib
+
+    from qwen_lsp.agent.hooks import Feature
+
+    for name in MODULES:
+        if not name.endswith("__main__"):  # running it would start the CLI
+            importlib.import_module(name)
+    found = {}
+    pending = list(Feature.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if cls.__module__.startswith("qwen_lsp."):
+            found[cls.name] = cls.__module__
+    assert set(found) == {"memory", "compaction", "skill_review", "followups", "edits"}
+    for name, module in found.items():
+        assert module.split(".")[:3] == ["qwen_lsp", "features", name], (name, module)
