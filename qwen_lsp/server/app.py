@@ -219,8 +219,9 @@ class QwenLanguageServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.workspaces: dict[Path, Workspace] = {}
-        self._opening: set[Path] = set()
-        """Folders whose workspace is being built (off the loop): a second add of one is ignored."""
+        self._opening: dict[Path, asyncio.Event] = {}
+        """Folders whose workspace is being built (off the loop), each set once it is ready: a second
+        add of one is ignored, and a request for one waits (:meth:`folder_ready`)."""
         self.counter = TokenCounter()
         self.configuration = EditorConfiguration()
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -274,7 +275,7 @@ class QwenLanguageServer(LanguageServer):
         for root in roots or [Path(os.getcwd())]:
             root = root.resolve()
             if root not in self.workspaces and root not in self._opening:
-                self._opening.add(root)
+                self._opening[root] = ready = asyncio.Event()
                 try:
                     workspace = await Workspace.open(
                         root,
@@ -284,12 +285,25 @@ class QwenLanguageServer(LanguageServer):
                         ask=ask,
                         applier=EditorApplier(self),
                     )
-                finally:
-                    self._opening.discard(root)
+                except BaseException:
+                    del self._opening[root]
+                    ready.set()
+                    raise
                 self.workspaces[root] = workspace
+                del self._opening[root]
+                ready.set()
                 self.configuration.subscribe(root, workspace.apply_client_settings)
                 opened.append(workspace)
         return opened
+
+    async def folder_ready(self, uri: str | None) -> None:
+        """Wait while the folder holding ``uri`` is still being opened, so its request reaches its own workspace."""
+        path = uri_to_path(uri) if uri else None
+        if path is None:
+            return
+        for root, ready in list(self._opening.items()):
+            if path == root or root in path.parents:
+                await ready.wait()
 
     def close_workspace(self, root: Path) -> Workspace | None:
         self.configuration.unsubscribe(root.resolve())

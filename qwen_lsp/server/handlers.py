@@ -96,6 +96,7 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def on_open(ls: QwenLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         if (path := uri_to_path(params.text_document.uri)) is not None:
+            await ls.folder_ready(params.text_document.uri)
             try:
                 await ls.workspace_for_path(path).document_opened(path, params.text_document.uri)
             except EngineError as exc:  # a notification has no answer to carry it
