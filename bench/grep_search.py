@@ -40,8 +40,8 @@ from qwen_lsp.agent.tool import ToolContext
 from qwen_lsp.agent.tools.glob import GlobArgs, GlobTool
 from qwen_lsp.agent.tools.grep import GrepArgs, GrepTool
 from qwen_lsp.agent.tools.ignore import IgnoreRules, walk_files
-from qwen_lsp.textfiles import looks_binary, open_text, read_head
-from qwen_lsp.globs import ActivationIndex
+from qwen_lsp.files.text import looks_binary, open_text, read_head
+from qwen_lsp.matching.globs import ActivationIndex
 
 FILES = 1000
 QUICK_FILES = 40

@@ -3,7 +3,7 @@
 A turn's blocking work (the ``git`` snapshot, the cold context build, the
 folder walk of the prelude, session files) must run on worker threads, or
 every cancel, chat event and document sync waits behind it. This runs a
-real :class:`~qwen_lsp.engine.Engine` turn in-process against the scripted
+real :class:`~qwen_lsp.workspace.Workspace` turn in-process against the scripted
 OpenAI server, with a ``git`` on ``PATH`` that sleeps before running the real
 one, while a ticker task sleeps 1 ms at a time and records the largest gap
 between its wake-ups beyond what it asked for.
@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from support.scripted_openai import ScriptedOpenAI  # noqa: E402
 
-from qwen_lsp.engine import Engine  # noqa: E402
+from qwen_lsp.workspace import Workspace  # noqa: E402
 from qwen_lsp.llm.tokens import TokenCounter  # noqa: E402
 
 GIT_SLEEP_S = 0.4
@@ -86,12 +86,12 @@ async def stall_during_turns(ws: Path, base_url: str, turns: int) -> float:
     await asyncio.to_thread(counter.warm_up().join)
     env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
     # One unmeasured turn elsewhere: first-use imports (anyio backends), thread-pool start.
-    warm = Engine(ws.parent / "warm", counter=counter, env=env)
+    warm = Workspace(ws.parent / "warm", counter=counter, env=env)
     await warm.chat("warm up", emit=lambda _e: None)
     await warm.drain()
     worst = 0.0
     for _ in range(turns):
-        engine = Engine(ws, counter=counter, env=env)
+        engine = Workspace(ws, counter=counter, env=env)
         ticker = Ticker()
         tick = asyncio.ensure_future(ticker.run())
         await asyncio.sleep(0.01)

@@ -68,7 +68,7 @@ class Target:
 TARGETS = (
     Target(
         "globs",
-        "qwen_lsp/globs.py",
+        "qwen_lsp/matching/globs.py",
         ("tests/test_skills_activation.py", "tests/security/test_matching.py", "tests/test_skills_core.py",
          "tests/reliability/test_globs_spec.py", "tests/reliability/test_properties_globs.py"),
     ),
@@ -86,7 +86,7 @@ TARGETS = (
     ),
     Target(
         "yaml_frontmatter",
-        "qwen_lsp/yaml_frontmatter.py",
+        "qwen_lsp/text/yaml_frontmatter.py",
         ("tests/test_skills_core.py", "tests/security/test_trust_and_parsing.py",
          "tests/reliability/test_frontmatter_spec.py", "tests/reliability/test_properties_frontmatter.py"),
     ),

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from bench.harness import emit, log, median
 
-from qwen_lsp.paths import chats_dir
+from qwen_lsp.files.paths import chats_dir
 from qwen_lsp.sessions.listing import list_sessions
 from qwen_lsp.sessions.reader import read_records
 from qwen_lsp.sessions.recording import SessionRecorder

@@ -30,10 +30,10 @@ from pathlib import Path
 import os
 
 from bench.harness import emit, log, median, percentile
-from qwen_lsp.engine import Engine, Listeners
+from qwen_lsp.workspace import Listeners, Workspace
 from qwen_lsp.llm.tokens import TokenCounter
 from qwen_lsp.skills import SkillManager
-from qwen_lsp.globs import compile_glob
+from qwen_lsp.matching.globs import compile_glob
 
 SKILLS = 1000
 MISSES = 3000
@@ -125,7 +125,7 @@ def main() -> None:
         for r in range(20):
             (rules / f"rule{r}.md").write_text(f"---\npaths: ['lib{r}/**/*.go']\n---\nRule {r}\n", encoding="utf-8")
         notified: list[object] = []
-        engine = Engine(root, counter=TokenCounter(), listeners=Listeners(skills_changed=notified.append))
+        engine = Workspace(root, counter=TokenCounter(), listeners=Listeners(skills_changed=notified.append))
         fresh = [str(root / miss_path(rng, MISSES + k)) for k in range(MISSES)]
         fresh += [str(root / f"src/mod{i}/x/y/open{i}.ts") for i in rng.sample(range(SKILLS), 500)]
         rng.shuffle(fresh)
@@ -146,7 +146,7 @@ def main() -> None:
         emit("skill_activation.refresh_one_change", median(runs) * 1000, "ms", cold * 1000, skills=SKILLS)
 
 
-async def time_did_open(engine: Engine, paths: list[str]) -> list[float]:
+async def time_did_open(engine: Workspace, paths: list[str]) -> list[float]:
     """Seconds per ``await engine.document_opened`` (the handler's whole path), rules loaded by the first."""
     await engine.document_opened(Path(paths[0]), "file://" + paths[0])
     times = []

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import emit, log, median
-from qwen_lsp.engine import Engine
+from qwen_lsp.workspace import Workspace
 from qwen_lsp.llm.content import Content
 from qwen_lsp.llm.tokens import TokenCounter
 
@@ -37,13 +37,13 @@ async def run(size: int, repeats: int) -> tuple[float, float]:
         root = Path(tmp)
         (root / "QWEN.md").write_text("# Rules\n" + "- keep functions small and tested\n" * 40)
         counter = TokenCounter()
-        engine = Engine(root, counter=counter, client_settings={"model": {"name": "bench"}})
+        engine = Workspace(root, counter=counter, client_settings={"model": {"name": "bench"}})
         session = await engine.open_session(None)
-        await engine._session_ready(session)
+        await engine.engine.session_ready(session)
         session.history.extend(message(n) for n in range(size))
 
-        def count(e: Engine) -> int:
-            return e._count(session.context, session.skills_tracker, session.history).total_tokens
+        def count(e: Workspace) -> int:
+            return e.engine.accounting.count(session.context, session.skills_tracker, session.history).total_tokens
 
         count(engine)
         samples = []
@@ -54,7 +54,7 @@ async def run(size: int, repeats: int) -> tuple[float, float]:
             samples.append(time.perf_counter() - start)
         cold = []
         for _ in range(max(1, repeats // 5)):
-            fresh = Engine(root, counter=TokenCounter(), client_settings={"model": {"name": "bench"}})
+            fresh = Workspace(root, counter=TokenCounter(), client_settings={"model": {"name": "bench"}})
             fresh.counter.count("warm the vocabulary")
             start = time.perf_counter()
             count(fresh)

@@ -1,4 +1,4 @@
-"""Command line: the second adapter over the same Engine (design §4).
+"""Command line: the second adapter over the same Workspace (design §4).
 
 ``serve`` (also bare ``qwen-lsp``) runs the language server; the other
 commands run one engine in the current directory ("cwd is the workspace")
@@ -39,12 +39,12 @@ def _setup_logging(verbose: int, default: int = logging.WARNING, *, server: bool
 
 def _engine(cwd: Path, approval_mode: str | None = None) -> Any:
     """An engine for cwd, worded for a one-shot run (``headless``, as ``qwen -p``); writes go to disk atomically."""
-    from .edits.terminal import terminal_asker
-    from .engine import Engine
+    from .features.edits.terminal import terminal_asker
+    from .workspace import Workspace
     from .llm.tokens import TokenCounter
 
     overrides = {"tools": {"approvalMode": approval_mode}} if approval_mode else None
-    return Engine(cwd, counter=TokenCounter(), interaction_mode="headless", client_settings=overrides, ask=terminal_asker())
+    return Workspace(cwd, counter=TokenCounter(), interaction_mode="headless", client_settings=overrides, ask=terminal_asker())
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -348,9 +348,9 @@ def _memory_forget(engine: Any, query: str, yes: bool) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from .doctor import settings_rows, window_line
+    from .settings.doctor import settings_rows, window_line
     from .errors import EngineError
-    from .paths import chats_dir, global_qwen_dir, home_dir, project_state_dir
+    from .files.paths import chats_dir, global_qwen_dir, home_dir, project_state_dir
 
     _quiet("qwen_lsp.skills")  # counted below instead
     engine = _engine(Path.cwd())

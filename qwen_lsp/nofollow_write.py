@@ -22,7 +22,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from .files import TEMP_SUFFIX
+from .files.reading import TEMP_SUFFIX
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 

@@ -45,6 +45,14 @@ PROMISED = {
         "streaming_coalescing",
     },
     "didopen_burst": {"didopen_burst_drain_ms"},
+    "setup_loop_hold": {
+        "setup_loop_hold.open_ms",
+        "setup_loop_hold.open_cpu_ms",
+        "setup_loop_hold.reenable_skills_ms",
+        "setup_loop_hold.reenable_skills_cpu_ms",
+        "setup_loop_hold.start_watching_ms",
+        "setup_loop_hold.start_watching_cpu_ms",
+    },
     "soak": {"soak_rss_mb", "soak_rss_growth_per_100_turns_mb"},
     "load_streams": {"load_streams_overhead_p50_ms", "load_streams_overhead_p99_ms", "load_streams_rss_mb", "load_streams_coalescing"},
     "server_startup": {

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support.scripted_openai import HttpError, Reply, ScriptedOpenAI
 
-from qwen_lsp.paths import sanitize_cwd
+from qwen_lsp.files.paths import sanitize_cwd
 
 
 @pytest.fixture

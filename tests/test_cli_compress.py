@@ -8,7 +8,7 @@ from pathlib import Path
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 from test_cli import repo, run  # noqa: F401 - the fixture is used by name
 
-from qwen_lsp.paths import sanitize_cwd
+from qwen_lsp.files.paths import sanitize_cwd
 
 SUMMARY = "<analysis>draft</analysis><state_snapshot>asked twice</state_snapshot>"
 

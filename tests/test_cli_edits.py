@@ -14,7 +14,7 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 from test_cli import run
 
 from qwen_lsp.agent.approvals import PermissionRequest
-from qwen_lsp.edits.terminal import parse_answer, terminal_asker
+from qwen_lsp.features.edits.terminal import parse_answer, terminal_asker
 
 
 @pytest.fixture

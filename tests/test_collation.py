@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from qwen_lsp.collation import locale_key
+from qwen_lsp.text.collation import locale_key
 from qwen_lsp.context.environment import folder_structure
 from qwen_lsp.skills.listing import SkillEntry, render_available_skills_block
 
@@ -56,7 +56,7 @@ def test_ascii_names_get_pyucas_own_keys_without_its_table():
 
     from pyuca import Collator
 
-    from qwen_lsp.collation import _ascii_sort_key
+    from qwen_lsp.text.collation import _ascii_sort_key
 
     collator = Collator()
     for code in range(128):

@@ -20,7 +20,7 @@ from qwen_lsp.agent.events import TurnEvent
 from qwen_lsp.compaction.compress import COMPACT_MAX_OUTPUT_TOKENS
 from qwen_lsp.compaction.prompts import compression_prompt
 from qwen_lsp.compaction.summary import RESUME_TRAILER, SNAPSHOT_REQUEST, SUMMARY_ACK
-from qwen_lsp.engine import Engine, Listeners
+from qwen_lsp.workspace import Listeners, Workspace
 from qwen_lsp.llm.content import Content
 from qwen_lsp.llm.tokens import TokenCounter
 from qwen_lsp.protocol import ContextStatus
@@ -53,7 +53,7 @@ class Run:
             return lambda message: self.progress.append(f"end {message}")
 
         listeners = Listeners(context_status=self.statuses.append, progress=begin)
-        self.engine = Engine(repo, counter=TokenCounter(), env=env, client_settings=settings or WINDOW, listeners=listeners)
+        self.engine = Workspace(repo, counter=TokenCounter(), env=env, client_settings=settings or WINDOW, listeners=listeners)
 
     async def chat(self, prompt: str, session_id: str | None = None) -> str:
         return (await self.engine.chat(prompt, session_id=session_id, emit=self.events.append)).session_id
@@ -71,13 +71,13 @@ def text(message: dict[str, Any]) -> str:
     return content if isinstance(content, str) else "\n".join(p["text"] for p in content)
 
 
-def records(engine: Engine, session_id: str) -> list[dict[str, Any]]:
+def records(engine: Workspace, session_id: str) -> list[dict[str, Any]]:
     session = engine.sessions.get(session_id)
     assert session is not None
     return [json.loads(line) for line in session.recorder.path.read_text().splitlines()]
 
 
-def checkpoints(engine: Engine, session_id: str) -> list[dict[str, Any]]:
+def checkpoints(engine: Workspace, session_id: str) -> list[dict[str, Any]]:
     return [r for r in records(engine, session_id) if r["type"] == "system" and r.get("subtype") == "chat_compression"]
 
 
@@ -113,7 +113,7 @@ async def test_past_auto_the_next_request_carries_the_summary_and_acknowledgemen
         assert any(n.startswith("Compressed the conversation history") for n in run.notes())
         assert run.progress[0] == "begin Compressing conversation history…" and run.progress[1].startswith("end Compressed")
         assert any(s.prompt_tokens == info["newTokenCount"] for s in run.statuses)  # contextStatus after compaction
-        assert run.engine.compactor.breaker(session).failures == 0
+        assert run.engine.compaction.compactor.breaker(session).failures == 0
 
         later = Run(repo, scripted)  # another process: the chat resumes from the checkpoint
         try:
@@ -162,7 +162,7 @@ async def test_an_analysis_only_summary_changes_nothing_and_three_failures_open_
             await run.chat(f"again {n}", sid)
             assert session.history[: len(before)] == before  # untouched, the new turn appended after it
             assert run.notes()[-1] == "Compression failed (the model returned no summary); the history is unchanged."
-        assert run.engine.compactor.breaker(session).open and not checkpoints(run.engine, sid)
+        assert run.engine.compaction.compactor.breaker(session).open and not checkpoints(run.engine, sid)
 
         asked = len(scripted.chat_requests())
         scripted.enqueue(Reply(chunks=["plain"], usage=usage(22_500)))
@@ -183,12 +183,12 @@ async def test_the_hard_threshold_compresses_even_with_the_breaker_open(repo: Pa
         for _ in range(3):
             scripted.enqueue(Reply(chunks=["<analysis>x</analysis>"], usage=usage(21_000, 10)), Reply(chunks=["a"], usage=usage(22_000)))
             await run.chat("again", sid)
-        assert run.engine.compactor.breaker(session).open
+        assert run.engine.compaction.compactor.breaker(session).open
         scripted.enqueue(Reply(chunks=["big"], usage=usage(24_500)))
         await run.chat("grow", sid)  # the breaker blocks this one: only the main request
         scripted.enqueue(Reply(chunks=[SUMMARY], usage=usage(24_000, 60)), Reply(chunks=["after"], usage=usage(1_500)))
         await run.chat("past hard", sid)
-        assert checkpoints(run.engine, sid) and not run.engine.compactor.breaker(session).open
+        assert checkpoints(run.engine, sid) and not run.engine.compaction.compactor.breaker(session).open
         assert roles(scripted.chat_requests()[-1].body) == ["system", "user", "assistant", "user"]
     finally:
         await run.engine.drain()
@@ -206,11 +206,11 @@ async def test_a_summary_at_the_output_cap_is_its_own_failure(repo: Path, script
         result = await run.engine.compress(sid)
         assert result.status == "failed_output_truncated" and result.tokens_after == result.tokens_before
         assert session.history == before and not checkpoints(run.engine, sid)
-        assert run.engine.compactor.breaker(session).failures == 1
+        assert run.engine.compaction.compactor.breaker(session).failures == 1
         # A server that ignores max_tokens and streams on and on is cut off the same way.
         scripted.enqueue(Reply(chunks=["<state_snapshot>" + "x" * 50_000] * 10, usage=usage(5_000, 10)))
         assert (await run.engine.compress(sid)).status == "failed_output_truncated"
-        assert session.history == before and run.engine.compactor.breaker(session).failures == 2
+        assert session.history == before and run.engine.compaction.compactor.breaker(session).failures == 2
     finally:
         await run.engine.drain()
 
@@ -348,7 +348,7 @@ async def test_a_failed_compression_request_is_tried_once_and_the_turn_goes_on(r
         assert len(scripted.chat_requests()) == asked + 2  # one compression attempt, then the turn's request
         assert session.history[: len(before)] == before and session.history[-1]["parts"] == [{"text": "answered anyway"}]
         assert run.notes()[-1].startswith("Compression failed; the history is unchanged.") and "overloaded" in run.notes()[-1]
-        assert run.engine.compactor.breaker(session).failures == 1 and not checkpoints(run.engine, sid)
+        assert run.engine.compaction.compactor.breaker(session).failures == 1 and not checkpoints(run.engine, sid)
     finally:
         await run.engine.drain()
 

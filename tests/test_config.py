@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from qwen_lsp.config import DASHSCOPE_BASE_URL, load_settings, strip_json_comments
+from qwen_lsp.settings.config import DASHSCOPE_BASE_URL, load_settings, strip_json_comments
 
 
 @pytest.fixture
@@ -119,14 +119,14 @@ def test_context_file_names_are_trimmed_and_defaulted(layout):
 def test_qwen_code_general_and_context_keys_reach_the_context_core(layout):
     home, project = layout
     write(home / ".qwen" / "settings.json", {"general": {"outputLanguage": "Chinese"}, "context": {"ruleExcludes": ["**/draft-*.md"]}})
-    from qwen_lsp.engine import Engine
+    from qwen_lsp.workspace import Workspace
     from qwen_lsp.llm.tokens import TokenCounter
 
     rules = project / ".qwen" / "rules"
     rules.mkdir(parents=True)
     (rules / "keep.md").write_text("Keep this rule.\n")
     (rules / "draft-x.md").write_text("Drafted rule.\n")
-    engine = Engine(project, counter=TokenCounter(), env={})
+    engine = Workspace(project, counter=TokenCounter(), env={})
     prompt = engine.context.system_prompt()
     assert "Keep this rule." in prompt and "Drafted rule." not in prompt
     assert "Chinese" in (home / ".qwen" / "output-language.md").read_text()

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 from support.rules_repo import git, make_rules_repo
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
-from qwen_lsp.agent.events import TurnEvent, TurnOutcome
+from qwen_lsp.agent.events import TurnEvent
 from qwen_lsp.agent.fork import ParentRequest, run_fork
-from qwen_lsp.agent.hooks import Prefetch, TurnHooks
+from qwen_lsp.agent.hooks import Feature, Prefetch, Turn, TurnDone
 from qwen_lsp.agent.tools import read_only_tools
-from qwen_lsp.engine import Engine, Listeners
+from qwen_lsp.workspace import Listeners, Workspace
 from qwen_lsp.errors import EngineError
 from qwen_lsp.llm.client import ChatClient
 from qwen_lsp.llm.tokens import TokenCounter
@@ -36,10 +36,42 @@ def ignore(_event: TurnEvent) -> None:
     return None
 
 
-def make_engine(repo: Path, scripted: ScriptedOpenAI, **kwargs: object) -> tuple[Engine, list[SkillsChanged]]:
+class Probe(Feature):
+    """A test's feature: whichever hooks it is given, the rest do nothing."""
+
+    def __init__(
+        self,
+        *,
+        block: str = "",
+        recall: Callable[[ChatSession, str], Prefetch] | None = None,
+        before: Callable[[ChatSession], Awaitable[None]] | None = None,
+        after: Callable[[TurnDone], None] | None = None,
+    ) -> None:
+        self._block, self._recall, self._before, self._after = block, recall, before, after
+
+    def prompt_block(self) -> str:
+        return self._block
+
+    def recall(self, session: ChatSession, prompt: str) -> Prefetch | None:
+        return self._recall(session, prompt) if self._recall else None
+
+    async def before_request(self, turn: Turn) -> None:
+        if self._before:
+            await self._before(turn.session)
+
+    def after_turn(self, done: TurnDone) -> None:
+        if self._after:
+            self._after(done)
+
+
+NO_MEMORY = {"memory": {"enabled": False}}
+"""With a probe in memory's place, as the hooks it stands for."""
+
+
+def make_engine(repo: Path, scripted: ScriptedOpenAI, **kwargs: object) -> tuple[Workspace, list[SkillsChanged]]:
     changes: list[SkillsChanged] = []
     env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
-    engine = Engine(repo, counter=TokenCounter(), env=env, listeners=Listeners(skills_changed=changes.append), **kwargs)  # type: ignore[arg-type]
+    engine = Workspace(repo, counter=TokenCounter(), env=env, listeners=Listeners(skills_changed=changes.append), **kwargs)  # type: ignore[arg-type]
     return engine, changes
 
 
@@ -109,11 +141,11 @@ async def test_hooks_see_every_request_and_the_turn(repo: Path, scripted: Script
     async def before(session: ChatSession) -> None:
         seen.append(f"before:{len(session.history)}")
 
-    def after(session: ChatSession, outcome: TurnOutcome, capture: Callable[[], ParentRequest]) -> None:
-        seen.append(f"after:{outcome.text}:{capture().system == system(scripted)}")
+    def after(done: TurnDone) -> None:
+        seen.append(f"after:{done.outcome.text}:{done.capture().system == system(scripted)}")
 
-    hooks = TurnHooks(memory_block=lambda: "# MEMORY INDEX", recall=recall, before_request=before, after_turn=after)
-    engine, _ = make_engine(repo, scripted, hooks=hooks)
+    probe = Probe(block="# MEMORY INDEX", recall=recall, before=before, after=after)
+    engine, _ = make_engine(repo, scripted, features=[probe], client_settings=NO_MEMORY)
     scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("list_directory", {"path": str(repo)})]), Reply(chunks=["done"]))
     try:
         await engine.chat("hello", emit=ignore)
@@ -141,7 +173,7 @@ async def test_a_recall_that_never_answers_does_not_hold_the_request(repo: Path,
         tasks.append(asyncio.ensure_future(stuck()))
         return Prefetch(tasks[-1])
 
-    engine, _ = make_engine(repo, scripted, hooks=TurnHooks(recall=recall))
+    engine, _ = make_engine(repo, scripted, features=[Probe(recall=recall)], client_settings=NO_MEMORY)
     scripted.enqueue(Reply(chunks=["answered"]))
     try:
         result = await engine.chat("hello", emit=ignore)
@@ -166,8 +198,8 @@ async def test_a_recall_that_settles_late_follows_the_next_function_responses(re
             for _ in range(5):
                 await asyncio.sleep(0)
 
-    hooks = TurnHooks(recall=lambda _s, _p: Prefetch(asyncio.ensure_future(late())), before_request=before)
-    engine, _ = make_engine(repo, scripted, hooks=hooks)
+    probe = Probe(recall=lambda _s, _p: Prefetch(asyncio.ensure_future(late())), before=before)
+    engine, _ = make_engine(repo, scripted, features=[probe], client_settings=NO_MEMORY)
     scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("list_directory", {"path": str(repo)})]), Reply(chunks=["done"]))
     try:
         await engine.chat("hello", emit=ignore)

@@ -13,7 +13,7 @@ import pytest
 from qwen_lsp.agent.tool import ToolContext
 from qwen_lsp.agent.tools import read_only_tools
 from qwen_lsp.context import ContextAssembler, ContextSettings
-from qwen_lsp.files import read_bytes
+from qwen_lsp.files.reading import read_bytes
 
 
 def finishes(fn, timeout: float = 10.0):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from qwen_lsp.paths import chats_dir, find_git_root, git_branch, global_qwen_dir, home_dir, sanitize_cwd
+from qwen_lsp.files.paths import chats_dir, find_git_root, git_branch, global_qwen_dir, home_dir, sanitize_cwd
 
 
 def test_sanitize_cwd_matches_qwen_code():

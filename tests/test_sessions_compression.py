@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from qwen_lsp.context import ContextAssembler, ContextSettings, SessionContext
-from qwen_lsp.paths import chats_dir
+from qwen_lsp.files.paths import chats_dir
 from qwen_lsp.sessions.reader import active_branch, build_history, read_records
 from qwen_lsp.sessions.recording import SessionRecorder
 from qwen_lsp.sessions.registry import SessionRegistry

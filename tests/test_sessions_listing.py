@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qwen_lsp.paths import chats_dir
+from qwen_lsp.files.paths import chats_dir
 from qwen_lsp.sessions.listing import HEAD_BYTES, TAIL_BYTES, list_sessions, summarize
 from qwen_lsp.sessions.reader import read_records
 from qwen_lsp.sessions.recap import RECENT_DIALOG_MESSAGES, filter_to_dialog, recap_title, take_recent_dialog

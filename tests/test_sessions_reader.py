@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qwen_lsp.paths import chats_dir
+from qwen_lsp.files.paths import chats_dir
 from qwen_lsp.sessions.listing import list_sessions
 from qwen_lsp.sessions.reader import (
     active_branch,

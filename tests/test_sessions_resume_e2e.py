@@ -15,7 +15,7 @@ from pathlib import Path
 from support.scripted_openai import Reply, ScriptedOpenAI
 
 from lsp_harness import as_dict, chat, running_server, session_records
-from qwen_lsp.paths import sanitize_cwd
+from qwen_lsp.files.paths import sanitize_cwd
 
 CLI_SESSION = Path(__file__).parent / "data" / "sessions" / "qwen024_compressed.jsonl"
 CLI_SESSION_ID = "ead73c12-fdfd-46e0-a1bb-16f9add5d47d"

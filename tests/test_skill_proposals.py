@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from qwen_lsp.agent.permissions import Decision
-from qwen_lsp.agent.skill_review_fork import skill_review_rule
+from qwen_lsp.features.skill_review.fork import skill_review_rule
 from qwen_lsp.errors import EngineError
 from qwen_lsp.protocol import SkillProposed
 from qwen_lsp.skills.parse import parse_skill
 from qwen_lsp.skills.model import SkillLevel
 from qwen_lsp.skills.proposals import MAX_PENDING, MAX_PROPOSAL_CHARS, ProposalRefused, ProposalStore
-from qwen_lsp.skills.review import AUTO_SKILL_THRESHOLD, ReviewReport, SkillReviewer
+from qwen_lsp.features.skill_review.reviewer import AUTO_SKILL_THRESHOLD, ReviewReport, SkillReviewer, ToolCallCount
 
 SKILL = "---\nname: release-notes\ndescription: Draft release notes from merged PRs\nsource: auto-skill\n---\n\n1. List merged PRs.\n2. Group them.\n"
 
@@ -222,31 +223,33 @@ async def test_twenty_tool_calls_across_turns_start_one_review_that_proposes(sto
     runner = ScriptedRunner(act=lambda write, target: write(target, SKILL))
     proposed: list[SkillProposed] = []
     r = reviewer(store, runner, proposed)
-    r.after_turn("s", tool_calls=12, written=[], capture=lambda: "parent-1")
-    r.after_turn("other", tool_calls=AUTO_SKILL_THRESHOLD - 1, written=[], capture=lambda: "parent-x")
+    chat: defaultdict[str, ToolCallCount] = defaultdict(ToolCallCount)
+    r.after_turn(chat["s"], tool_calls=12, written=[], capture=lambda: "parent-1")
+    r.after_turn(chat["other"], tool_calls=AUTO_SKILL_THRESHOLD - 1, written=[], capture=lambda: "parent-x")
     assert r.running is None and runner.calls == []  # 12 and 19: below the threshold, counted per chat
-    r.after_turn("s", tool_calls=8, written=[], capture=lambda: "parent-2")
+    r.after_turn(chat["s"], tool_calls=8, written=[], capture=lambda: "parent-2")
     await settle(r)
     [(parent, task, target)] = runner.calls
     assert parent == "parent-2" and str(target) in task and "bundled-one" in task and "Nothing to save." in task
     [proposal] = proposed
     assert (proposal.name, proposal.text) == ("release-notes", SKILL) and store.draft_path(proposal.proposal_id) == target
-    r.after_turn("s", tool_calls=AUTO_SKILL_THRESHOLD - 1, written=[], capture=lambda: "parent-3")
+    r.after_turn(chat["s"], tool_calls=AUTO_SKILL_THRESHOLD - 1, written=[], capture=lambda: "parent-3")
     assert len(runner.calls) == 1  # the counter started over at the review
 
 
 async def test_no_second_review_while_one_runs_and_the_crossing_is_spent(store: ProposalStore) -> None:
     runner = ScriptedRunner(wait=True)
     r = reviewer(store, runner, [])
-    r.after_turn("a", tool_calls=AUTO_SKILL_THRESHOLD, written=[], capture=lambda: "p")
+    chat: defaultdict[str, ToolCallCount] = defaultdict(ToolCallCount)
+    r.after_turn(chat["a"], tool_calls=AUTO_SKILL_THRESHOLD, written=[], capture=lambda: "p")
     first = r.running
     while not runner.calls:  # the review checks the pending area on a worker thread first
         await asyncio.sleep(0.01)
-    r.after_turn("b", tool_calls=AUTO_SKILL_THRESHOLD + 5, written=[], capture=lambda: "q")
+    r.after_turn(chat["b"], tool_calls=AUTO_SKILL_THRESHOLD + 5, written=[], capture=lambda: "q")
     assert r.running is first and len(runner.calls) == 1
     await r.drain()  # cancels the running one
     assert first is not None and first.result() is None
-    r.after_turn("b", tool_calls=1, written=[], capture=lambda: "q")
+    r.after_turn(chat["b"], tool_calls=1, written=[], capture=lambda: "q")
     assert len(runner.calls) == 1  # b's crossing was spent while the first review ran
     assert tree(store.pending_dir) is None
 
@@ -260,7 +263,8 @@ async def test_a_review_that_writes_nothing_or_fails_leaves_nothing(store: Propo
         ScriptedRunner(act=lambda write, target: write(target, SKILL), status="failed"),  # timed out after writing
     ):
         r = reviewer(store, runner, proposed)
-        r.after_turn("s", tool_calls=AUTO_SKILL_THRESHOLD, written=[], capture=lambda: "p")
+        chat: defaultdict[str, ToolCallCount] = defaultdict(ToolCallCount)
+        r.after_turn(chat["s"], tool_calls=AUTO_SKILL_THRESHOLD, written=[], capture=lambda: "p")
         await settle(r)
         assert len(runner.calls) == 1
     assert proposed == [] and tree(store.pending_dir) is None and tree(project) == {}
@@ -270,12 +274,13 @@ async def test_off_means_no_review_and_a_chat_that_wrote_a_skill_is_not_reviewed
     runner = ScriptedRunner(act=lambda write, target: write(target, SKILL))
     switch = [False]
     r = reviewer(store, runner, [], switch)
-    r.after_turn("s", tool_calls=AUTO_SKILL_THRESHOLD * 2, written=[], capture=lambda: "p")
+    chat: defaultdict[str, ToolCallCount] = defaultdict(ToolCallCount)
+    r.after_turn(chat["s"], tool_calls=AUTO_SKILL_THRESHOLD * 2, written=[], capture=lambda: "p")
     assert r.running is None
     switch[0] = True  # takes effect at the next turn; what was counted while off does not count
-    r.after_turn("s", tool_calls=AUTO_SKILL_THRESHOLD, written=[str(project / ".agents" / "skills" / "mine" / "SKILL.md")], capture=lambda: "p")
+    r.after_turn(chat["s"], tool_calls=AUTO_SKILL_THRESHOLD, written=[str(project / ".agents" / "skills" / "mine" / "SKILL.md")], capture=lambda: "p")
     assert r.running is None
-    r.after_turn("s", tool_calls=0, written=[], capture=lambda: "p")
+    r.after_turn(chat["s"], tool_calls=0, written=[], capture=lambda: "p")
     await settle(r)
     assert len(runner.calls) == 1
 
@@ -285,6 +290,7 @@ async def test_no_review_while_the_pending_area_is_full(store: ProposalStore) ->
         draft(store, skill_text(name=f"s{i}"))
     runner = ScriptedRunner()
     r = reviewer(store, runner, [])
-    r.after_turn("s", tool_calls=AUTO_SKILL_THRESHOLD, written=[], capture=lambda: "p")
+    chat: defaultdict[str, ToolCallCount] = defaultdict(ToolCallCount)
+    r.after_turn(chat["s"], tool_calls=AUTO_SKILL_THRESHOLD, written=[], capture=lambda: "p")
     await settle(r)
     assert runner.calls == []

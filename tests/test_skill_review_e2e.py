@@ -19,7 +19,7 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from lsp_harness import as_dict, chat, running_server, wait_for
 
-from qwen_lsp.paths import project_state_dir
+from qwen_lsp.files.paths import project_state_dir
 from qwen_lsp.skills.model import SkillLevel
 from qwen_lsp.skills.parse import parse_skill
 

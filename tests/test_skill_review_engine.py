@@ -11,7 +11,7 @@ import pytest
 from support.scripted_openai import Reply, ScriptedOpenAI, Stall, ToolCallSpec
 
 from qwen_lsp.agent.events import TurnEvent
-from qwen_lsp.engine import Engine, Listeners
+from qwen_lsp.workspace import Listeners, Workspace
 from qwen_lsp.llm.tokens import TokenCounter
 from qwen_lsp.protocol import SkillProposed
 
@@ -30,10 +30,10 @@ def repo(home: Path) -> Path:
     return ws
 
 
-def make_engine(repo: Path, scripted: ScriptedOpenAI, proposed: list[SkillProposed], review: bool = True) -> Engine:
+def make_engine(repo: Path, scripted: ScriptedOpenAI, proposed: list[SkillProposed], review: bool = True) -> Workspace:
     env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
     settings = {"skills": {"review": {"enabled": review}}}
-    return Engine(repo, counter=TokenCounter(), env=env, client_settings=settings, listeners=Listeners(skill_proposed=proposed.append))
+    return Workspace(repo, counter=TokenCounter(), env=env, client_settings=settings, listeners=Listeners(skill_proposed=proposed.append))
 
 
 def reads(repo: Path, n: int) -> Reply:
@@ -52,14 +52,14 @@ async def test_the_setting_applies_from_the_next_turn(repo: Path, scripted: Scri
     try:
         scripted.enqueue(reads(repo, 25), Reply(["done"]))
         first = await engine.chat("read a lot", emit=ignore)
-        assert engine.skill_review.running is None  # off: no review, whatever the count
-        engine.update_client_settings({"skills": {"review": {"enabled": True}}})
+        assert engine.skill_review.reviewer.running is None  # off: no review, whatever the count
+        await engine.update_client_settings({"skills": {"review": {"enabled": True}}})
         scripted.enqueue(reads(repo, 19), Reply(["done"]))
         await engine.chat("more", session_id=first.session_id, emit=ignore)
-        assert engine.skill_review.running is None  # what was counted while off does not count
+        assert engine.skill_review.reviewer.running is None  # what was counted while off does not count
         scripted.enqueue(reads(repo, 1), Reply(["done"]), write_proposal, Reply(["Saved."]))
         await engine.chat("one more", session_id=first.session_id, emit=ignore)
-        review = engine.skill_review.running
+        review = engine.skill_review.reviewer.running
         assert review is not None
         proposal = await review
         assert proposal is not None and [p.name for p in proposed] == ["bump-version"]
@@ -73,8 +73,8 @@ async def test_a_pending_proposal_is_offered_again_after_a_restart(repo: Path, s
     try:
         scripted.enqueue(reads(repo, 20), Reply(["done"]), write_proposal, Reply(["Saved."]))
         await engine.chat("busy", emit=ignore)
-        assert engine.skill_review.running is not None
-        await engine.skill_review.running
+        assert engine.skill_review.reviewer.running is not None
+        await engine.skill_review.reviewer.running
     finally:
         await engine.drain()
     [before] = proposed
@@ -87,7 +87,7 @@ async def test_a_pending_proposal_is_offered_again_after_a_restart(repo: Path, s
                 break
             await asyncio.sleep(0.01)
         assert again == [before]
-        result = await restarted.accept_skill_proposal(before.proposal_id)
+        result = await restarted.skill_review.accept(before.proposal_id)
         assert Path(result.path) == repo / ".qwen" / "skills" / "bump-version" / "SKILL.md"
         assert "bump-version" in [s.name for s in restarted.skills.skills()]
     finally:
@@ -101,7 +101,7 @@ async def test_a_review_runs_beside_the_chat_and_shutdown_stops_it(repo: Path, s
         scripted.enqueue(reads(repo, 20), Reply(["done"]), Stall())  # the review's model never answers
         first = await engine.chat("busy", emit=ignore)
         assert first.text == "done"
-        review = engine.skill_review.running
+        review = engine.skill_review.reviewer.running
         assert review is not None
         for _ in range(500):  # the review's request has reached the model (which holds it)
             if len(scripted.chat_requests()) == 3:
@@ -114,4 +114,4 @@ async def test_a_review_runs_beside_the_chat_and_shutdown_stops_it(repo: Path, s
     finally:
         await engine.drain()
     assert review.done() and review.result() is None and proposed == []
-    assert not engine.skill_review.store.pending_dir.exists()
+    assert not engine.skill_review.reviewer.store.pending_dir.exists()

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qwen_lsp.globs import (
+from qwen_lsp.matching.globs import (
     MAX_GLOB_LENGTH,
     ActivationIndex,
     InvalidGlob,

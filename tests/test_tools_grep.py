@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.grep import MAX_FILE_BYTES, MAX_OUTPUT_CHARS, GrepTool
-from qwen_lsp.linear_regex import compile_linear
+from qwen_lsp.matching.linear_regex import compile_linear
 
 
 async def grep(root: Path, seen: list[Path] | None = None, **args) -> ToolResult:

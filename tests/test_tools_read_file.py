@@ -8,7 +8,7 @@ import pytest
 
 from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.read_file import ReadFileTool
-from qwen_lsp.textfiles import DEFAULT_LINE_LIMIT, MAX_OUTPUT_CHARS
+from qwen_lsp.files.text import DEFAULT_LINE_LIMIT, MAX_OUTPUT_CHARS
 
 
 @pytest.fixture

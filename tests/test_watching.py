@@ -7,7 +7,7 @@ import os
 import threading
 from pathlib import Path
 
-from qwen_lsp.watching import DebouncedWatcher
+from qwen_lsp.files.watching import DebouncedWatcher
 
 WAIT = 10.0
 

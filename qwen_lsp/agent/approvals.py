@@ -46,6 +46,7 @@ from typing import Any, Literal
 from ..protocol import PermissionDecision as Answer
 from ..protocol import PermissionParams
 from ..protocol import ToolDecision as Decision
+from ..sessions.registry import ChatSession, Slot
 from ..visible_text import visible
 
 ApprovalMode = Literal["plan", "default", "auto-edit", "auto", "yolo"]
@@ -164,30 +165,31 @@ def always_scope(request: ToolPermission) -> tuple[str, ...]:
     return request.tool, request.path if request.path is not None else request.title
 
 
-Classify = Callable[[str, str, ToolPermission], Awaitable[tuple[bool, str]]]
-"""``(session id, call id, request)`` → ``(runs without asking, why not)``: ``auto`` mode's judge (``agent/auto_mode.py``)."""
+ALWAYS: Slot[set[tuple[str, ...]]] = Slot("approvals", set)
+"""The scopes (:func:`always_scope`) a chat's user allowed "always", kept on the chat."""
+
+
+Classify = Callable[[ChatSession, str, ToolPermission], Awaitable[tuple[bool, str]]]
+"""``(chat, call id, request)`` → ``(runs without asking, why not)``: ``auto`` mode's judge (``agent/auto_mode.py``)."""
 
 
 class ApprovalPolicy:
-    """The approval state of one workspace: each chat's "allow always" scopes (:func:`always_scope`)."""
+    """How one workspace decides: its approval mode, and each chat's "allow always" scopes (:func:`always_scope`, on the chat)."""
 
     def __init__(self, mode: Callable[[], ApprovalMode], classify: Classify | None = None) -> None:
         self._mode = mode
         self._classify = classify
-        self._always: dict[str, set[tuple[str, ...]]] = {}
 
-    def forget(self, session_id: str) -> None:
-        self._always.pop(session_id, None)
-
-    async def decide(self, session_id: str, turn_id: str, call_id: str, ask: Asker | None, request: ToolPermission) -> Approval:
+    async def decide(self, session: ChatSession, turn_id: str, call_id: str, ask: Asker | None, request: ToolPermission) -> Approval:
+        always = session.slot(ALWAYS)
         mode = self._mode()
         if mode == "yolo" or (request.protected is None and not needs_asking(mode, request.tool, request.read_only)):
             return Approval("auto")
         scope = always_scope(request)
-        if request.protected is None and scope in self._always.get(session_id, ()):
+        if request.protected is None and scope in always:
             return Approval("allowAlways")
         if mode == "auto" and self._classify is not None:
-            runs, why = await self._classify(session_id, call_id, request)
+            runs, why = await self._classify(session, call_id, request)
             if runs:
                 return Approval("auto")
             request = replace(request, title=f"{request.title} (auto mode: {why})"[:300])
@@ -195,7 +197,7 @@ class ApprovalPolicy:
             return Approval("deny")
         answer = await ask(
             PermissionRequest(
-                session_id=session_id,
+                session_id=session.id,
                 turn_id=turn_id,
                 tool_call_id=call_id,
                 tool=request.tool,
@@ -211,11 +213,11 @@ class ApprovalPolicy:
         if answer.decision == "allowAlways" and request.protected is not None:
             return Approval("allow")
         if answer.decision == "allowAlways" and request.tool != PLAN_EXIT_TOOL:  # its allowAlways picks auto-edit, never remembered
-            self._always.setdefault(session_id, set()).add(scope)
+            always.add(scope)
         return answer if answer.decision in ("allow", "allowAlways") else Approval("deny", answer.reason)
 
-    def for_turn(self, session_id: str, turn_id: str, ask: Asker | None) -> Approve:
+    def for_turn(self, session: ChatSession, turn_id: str, ask: Asker | None) -> Approve:
         async def approve(call_id: str, request: ToolPermission) -> Approval:
-            return await self.decide(session_id, turn_id, call_id, ask, request)
+            return await self.decide(session, turn_id, call_id, ask, request)
 
         return approve

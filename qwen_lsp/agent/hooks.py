@@ -1,41 +1,63 @@
-"""The seams later cores plug into a turn, each a plain callable with a do-nothing default.
+"""The seam features plug into a turn: a :class:`Feature` is a part the engine is handed, never named.
 
-The engine runs every turn through one :class:`TurnHooks`; memory, compaction
-and background review attach here instead of growing the engine:
+Each feature (``qwen_lsp/features/<name>``: memory, compaction, follow-ups,
+skill review, edits) is one :class:`Feature` owning its glue, its tools, its
+per-chat state (a :class:`~qwen_lsp.sessions.registry.Slot` on the chat),
+its listeners and its shutdown. The engine runs every turn through the
+features it was given, in their order, and calls each hook below; every
+hook does nothing by default, so a feature overrides only what it uses:
 
-- ``memory_block`` — the auto-memory block, appended last to the system
-  prompt (only the tail of the cached prefix changes when it does); called
-  on a worker thread, since it reads the index files;
+- ``tools`` — tools it adds to the main chat, after the built-in read-only
+  ones (the order is part of the prompt-cache prefix);
+- ``prompt_block`` — text appended last to the system prompt (the memory
+  index; only the tail of the cached prefix changes when it does); called
+  on a worker thread, since it may read files;
 - ``recall`` — started when a turn starts; it returns a :class:`TurnPrefetch`
   at once. Its ``initial`` texts (the source bounds its own wait) go right
   after the startup reminders of the turn's user message, as Qwen Code
   0.24.4 places recalled memory; texts that settle later are offered after
   the function responses of the next tool round (function responses must
   lead a tool-result message);
-- ``before_request`` — runs before every model request of a turn, with the
-  chat and its history: where microcompaction and compression will shrink
-  the history before the window overflows;
-- ``after_turn`` — runs after a turn that got an answer (typed, or an accepted
-  speculative turn), with a ``capture`` that copies the request it sent
-  (system prompt and tools, byte for byte, for a forked run to reuse) only
-  when called: where memory extraction and dream get scheduled. (Skill
-  review is wired by the engine beside it, so a test's own hooks never
-  switch it off.)
+- ``reminders`` — texts sent after the recalled ones and not recorded (the
+  plan-mode reminder); ``user_parts`` — texts right before the prompt, after
+  the attachments, recorded (what the editor shows);
+- ``managed_writes`` — where, outside the workspace, the chat may write (the
+  memory folders);
+- ``before_request`` — before every model request of a turn, in feature
+  order (compaction first: it may shrink the history);
+- ``after_round`` — a model round finished, with the prompt size it reported;
+- ``approver`` — who approves this turn's writes (the first feature that
+  answers wins);
+- ``after_turn`` — a turn got an answer (typed, or an accepted
+  speculation), with a ``capture`` that copies the request it sent (system
+  prompt and tools, byte for byte, for a forked run to reuse) only when
+  called;
+- ``turn_failed`` — the model request of a turn failed (what the feature
+  put on it may not have reached the model);
+- ``turn_starting`` / ``chat_deleted`` — the user typed in a chat / removed
+  it (whatever the feature keeps for it that is not on the chat goes);
+- ``file_changed`` — the user edited a file in the editor;
+- ``settings_changed`` — new settings are in effect;
+- ``start`` / ``drain`` — the workspace started watching / shuts down.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from .events import TurnOutcome
+from ..context.attachments import Attachment
+from ..sessions.registry import ChatSession
+from .events import EventSink, TurnEvent, TurnOutcome
 
 if TYPE_CHECKING:
-    from ..sessions.registry import ChatSession
+    from .approvals import Approve
     from .fork import ParentRequest
+    from .tool import ManagedWrites, Tool
 
 log = logging.getLogger(__name__)
 
@@ -89,17 +111,103 @@ class Prefetch:
             self._task.cancel()
 
 
-def _no_recall(_session: ChatSession, _prompt: str) -> TurnPrefetch:
-    return Prefetch()
-
-
-async def _nothing_before(_session: ChatSession) -> None:
-    return None
-
-
 @dataclass
-class TurnHooks:
-    memory_block: Callable[[], str] = lambda: ""
-    recall: Callable[[ChatSession, str], TurnPrefetch] = _no_recall
-    before_request: Callable[[ChatSession], Awaitable[None]] = _nothing_before
-    after_turn: Callable[[ChatSession, TurnOutcome, Callable[[], ParentRequest]], None] = lambda _s, _o, _c: None
+class Turn:
+    """What one turn needs, carried whole from the request to the loop and the hooks."""
+
+    session: ChatSession
+    prompt: str
+    emit: EventSink
+    turn_id: str
+    attachments: Sequence[Attachment] = ()
+    so_far: TurnOutcome | None = None
+    """A turn whose rounds are already in the history (an accepted speculation that stopped):
+    no new user message; the loop goes on filling this outcome."""
+    editor_context: bool = True
+    """False: the user left the editor's context out of this message only."""
+    recalls: list[TurnPrefetch] = field(default_factory=list)
+
+    def status(self, note: str) -> None:
+        """A line for the chat view while the turn runs (e.g. "compressed the history")."""
+        self.emit(TurnEvent("status", text=note))
+
+    async def initial_recalled(self) -> list[str]:
+        """The features' recalled texts for the first request (each source bounds its own wait)."""
+        return [text for prefetch in self.recalls for text in await prefetch.initial()]
+
+    def recalled(self) -> list[str]:
+        """Whatever the features' recalls have settled since last asked (never waits)."""
+        return [text for prefetch in self.recalls for text in prefetch.take()]
+
+
+@dataclass(frozen=True)
+class TurnDone:
+    """A turn that got an answer, as the after-turn hooks see it."""
+
+    session: ChatSession
+    outcome: TurnOutcome
+    capture: Callable[[], ParentRequest]
+    """Copies the request the turn sent; call it only to start a fork."""
+    typed: bool = True
+    """False for an accepted speculation (the user did not type this turn)."""
+
+
+class Feature:
+    """A part of every turn; see the module docstring for when each hook runs."""
+
+    name = ""
+
+    def tools(self) -> Sequence[Tool]:
+        return ()
+
+    def prompt_block(self) -> str:
+        return ""
+
+    def recall(self, session: ChatSession, prompt: str) -> TurnPrefetch | None:
+        return None
+
+    def reminders(self, turn: Turn) -> list[str]:
+        """Reminders sent with this turn's message after the recalled texts, and not recorded
+        (as Qwen Code 0.24.4's plan-mode reminder)."""
+        return []
+
+    def user_parts(self, turn: Turn) -> list[str]:
+        """Texts placed right before the prompt in this turn's message, and recorded."""
+        return []
+
+    async def managed_writes(self) -> ManagedWrites | None:
+        """Where, outside the workspace, this turn's chat may write (the first feature that answers wins)."""
+        return None
+
+    async def before_request(self, turn: Turn) -> None:
+        return None
+
+    def after_round(self, session: ChatSession, prompt_tokens: int) -> None:
+        return None
+
+    def approver(self, turn: Turn) -> Approve | None:
+        return None
+
+    def after_turn(self, done: TurnDone) -> None:
+        return None
+
+    def turn_failed(self, session: ChatSession) -> None:
+        return None
+
+    async def turn_starting(self, session: ChatSession) -> None:
+        return None
+
+    async def chat_deleted(self, session_id: str) -> None:
+        return None
+
+    def file_changed(self, path: Path) -> None:
+        return None
+
+    def settings_changed(self) -> None:
+        return None
+
+    async def start(self) -> None:
+        return None
+
+    async def drain(self) -> None:
+        return None

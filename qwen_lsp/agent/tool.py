@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..edits.applier import Applier
+    from .applier import Applier
     from .approvals import Approve
     from .tools.read_cache import ReadCache
 
@@ -38,7 +38,7 @@ class ToolContext:
     """Asks whether a write or a command may run (``agent/approvals.py``); None: nobody can approve, refuse."""
     applier: Applier | None = None
     """How the main chat's write tools change files: through the editor, or on disk in the CLI."""
-    read_cache: ReadCache | None = None
+    read_cache: ReadCache[ToolResult] | None = None
     """The chat's ``read_file`` cache (``tools/read_cache.py``); write tools forget what they change."""
     managed_writes: ManagedWrites | None = None
     """Folders outside the workspace the main chat's write tools may also write (the managed memory folders)."""

@@ -43,12 +43,13 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..config import Settings
+from ..settings.config import Settings
 from ..llm.content import Content
 from ..llm.errors import LLMError
 from ..llm.tokens import TokenCeiling
+from ..sessions.registry import ChatSession, Slot
 from ..skills.listing import SkillListingTracker
 from .breaker import CircuitBreaker
 from .compress import CompressionInfo, CompressionOutcome, CompressionRequest, CompressionStatus, SummaryModel, compress, trigger_for
@@ -56,9 +57,6 @@ from .media import count_tool_response_images
 from .microcompact import MicrocompactMeta, MicrocompactSettings, microcompact_history, strip_thoughts
 from .thresholds import Thresholds, compute_thresholds
 from .windows import context_window
-
-if TYPE_CHECKING:
-    from ..sessions.registry import ChatSession
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +95,10 @@ class _ChatState:
     sent: int = 0
 
 
+CHAT_STATE = Slot("compaction", _ChatState)
+"""Each chat's token base, idle clock and circuit breaker, kept on the chat."""
+
+
 @dataclass
 class CompactionSettings:
     """What the compactor reads from the settings in effect, each time (settings change between turns)."""
@@ -118,7 +120,7 @@ class Compactor:
         bound_prompt: Callable[[ChatSession], int] | None = None,
         on_compacted: Callable[[ChatSession], None] = lambda _s: None,
         progress: Progress = lambda _title: lambda _message: None,
-        on_reads_evicted: Callable[[frozenset[str] | None], None] = lambda _paths: None,
+        on_reads_evicted: Callable[[ChatSession, frozenset[str] | None], None] = lambda _s, _paths: None,
     ) -> None:
         self.root = root
         self._model = model
@@ -129,13 +131,10 @@ class Compactor:
         self._on_compacted = on_compacted
         self._progress = progress
         self._on_reads_evicted = on_reads_evicted
-        self._chats: dict[str, _ChatState] = {}
 
-    def _state(self, session: ChatSession) -> _ChatState:
-        return self._chats.setdefault(session.id, _ChatState())
-
-    def forget(self, session_id: str) -> None:
-        self._chats.pop(session_id, None)
+    @staticmethod
+    def _state(session: ChatSession) -> _ChatState:
+        return session.slot(CHAT_STATE)
 
     def breaker(self, session: ChatSession) -> CircuitBreaker:
         return self._state(session).breaker
@@ -212,9 +211,9 @@ class Compactor:
             base.tokens = max(0, base.tokens - saved)
             base.length = min(base.length, len(history))
         if meta.unresolved_evicted_reads:
-            self._on_reads_evicted(None)
+            self._on_reads_evicted(session, None)
         elif meta.evicted_read_paths:
-            self._on_reads_evicted(frozenset(meta.evicted_read_paths))
+            self._on_reads_evicted(session, frozenset(meta.evicted_read_paths))
         log.info("microcompaction (%s): %d tool results and %d media cleared, ~%d tokens", meta.trigger, meta.tools_cleared, meta.media_cleared, saved)
         return saved
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from ..files.containment import resolved_inside
 from ..llm.content import Content, Part
 from .media import is_image, nested_parts, parts_of
 from .summary import SUMMARY_ACK, post_process_summary
@@ -104,10 +105,8 @@ def recent_file_paths(history: Sequence[Content], limit: int = MAX_FILES) -> lis
 
 
 def inside_workspace(path: str, root: Path) -> bool:
-    """Realpath-aware containment with a trailing-separator guard (``/w/a`` does not contain ``/w/ab``)."""
-    resolved = os.path.realpath(os.path.join(root, path))
-    base = os.path.realpath(root)
-    return resolved == base or resolved.startswith(base.rstrip(os.sep) + os.sep)
+    """``path`` (relative to ``root``, or absolute) still inside ``root`` once symlinks are resolved."""
+    return resolved_inside(root / path, root.resolve()) is not None
 
 
 def _read_adaptive(path: str, root: Path) -> tuple[str, str | None]:

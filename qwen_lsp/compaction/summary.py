@@ -15,7 +15,7 @@ would drift (chapter §7.3).
 
 from __future__ import annotations
 
-from ..jstext import JS_WHITESPACE, js_trim
+from ..text.jstext import JS_WHITESPACE, js_trim
 
 OPEN = "<analysis>"
 CLOSE = "</analysis>"

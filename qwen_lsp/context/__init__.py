@@ -5,7 +5,8 @@ workspace. See ``docs/context.md`` for the user-facing description and for
 what Qwen Code 0.24 sends, which this package reproduces.
 """
 
-from .assembler import ContextAssembler, ContextSettings, Section
+from .assembler import ContextAssembler, ContextSettings
+from .sections import Section
 from .session_context import SessionContext
 from .code_regions import find_code_regions
 from .discovery import ContextFile, Discovery, discover

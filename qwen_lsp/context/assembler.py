@@ -38,12 +38,13 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from ..paths import global_qwen_dir
+from qwen_lsp.files.containment import is_subpath
+from ..files.paths import global_qwen_dir
+from ..files.reading import atomic_write_text
 from . import output_language
 from .discovery import LOCAL_CONTEXT_FILENAME, QWEN_DIR, Discovery, discover
-from .project_rules_file import append_to_project_rules, atomic_write
+from .project_rules_file import append_to_project_rules
 from .prompts import (
     ContextError,
     resolve_base_prompt,
@@ -52,10 +53,9 @@ from .prompts import (
 )
 from .rule_budget import RuleBudget
 from .rules import ConditionalRules, Rule, format_rules, load_rules_dir
-from .text import GitAncestry, Problem, is_subpath, js_trim, lexical_abspath, read_text
-
-if TYPE_CHECKING:
-    from .session_context import SessionContext
+from .sections import Section
+from .session_context import SessionContext
+from .text import GitAncestry, Problem, js_trim, lexical_abspath, read_text
 
 log = logging.getLogger(__name__)
 
@@ -92,15 +92,6 @@ class ContextSettings:
         """Blank names dropped; the default pair when nothing is left (as ``setMemoryFilename``)."""
         names = tuple(n.strip() for n in self.context_filenames if n and n.strip())
         return names or DEFAULT_CONTEXT_FILENAMES
-
-
-@dataclass(frozen=True)
-class Section:
-    """One part of the system prompt, for the inspector."""
-
-    name: str
-    source: str | None
-    text: str
 
 
 @dataclass
@@ -298,8 +289,6 @@ class ContextAssembler:
     def solo(self) -> SessionContext:
         """The chat of a single-chat caller (the CLI's one-shot commands, benchmarks), made on first use."""
         if self._solo is None:
-            from .session_context import SessionContext  # it builds on this class
-
             self._solo = SessionContext(self)
         return self._solo
 
@@ -460,7 +449,7 @@ class ContextAssembler:
             existing = ""
         updated = append_to_project_rules(existing, text)
         if updated != existing:
-            atomic_write(str(target), updated)
+            atomic_write_text(Path(target), updated, mode=0o644)
             self.invalidate([target])
             if self._loaded is not None and str(target) not in self._loaded.discovery.dependencies:
                 self._drop()

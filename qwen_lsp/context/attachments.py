@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..textfiles import DEFAULT_LINE_LIMIT, looks_binary, read_head, read_window, size_refusal
+from ..files.text import DEFAULT_LINE_LIMIT, looks_binary, read_head, read_window, size_refusal
 
 BLOCK_START = "--- Content from referenced files ---"
 BLOCK_END = "--- End of content ---"

@@ -34,13 +34,12 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .containment import is_live_state
+from qwen_lsp.files.containment import is_live_state, is_subpath
 from .imports import ImportTrace, process_imports
 from .text import (
     GitAncestry,
     Problem,
     decode_text,
-    is_subpath,
     js_trim,
     lexical_abspath,
     read_bytes,

@@ -24,7 +24,7 @@ import sys
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..collation import locale_key
+from ..text.collation import locale_key
 from .git_as_data import run_git_as_data
 from .prompts import is_git_repository
 

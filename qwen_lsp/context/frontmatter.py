@@ -9,14 +9,14 @@ line-based "simple" parser; ``null`` values are then dropped. PyYAML's
 ``safe_load`` is YAML 1.1 (``on`` is true, ``2020-01-01`` a date, ``1_000``
 a number) and has no fallback, so both differences are handled here:
 
-* :func:`~qwen_lsp.yaml_frontmatter.load_frontmatter` (shared with SKILL.md
+* :func:`~qwen_lsp.text.yaml_frontmatter.load_frontmatter` (shared with SKILL.md
   parsing, and bounded against YAML bombs) resolves plain scalars by the
   1.2 core schema only;
 * :func:`parse_simple` is our reading of the fallback: ``key: value`` lines,
   ``  - item`` lists and one level of ``  key: value`` objects, values typed
   as JavaScript would (``Number(value)``, quoted strings unquoted).
 
-:func:`~qwen_lsp.yaml_frontmatter.js_string` is ``String(value)`` for what
+:func:`~qwen_lsp.text.yaml_frontmatter.js_string` is ``String(value)`` for what
 either parser produces, because the rule's ``paths`` are ``paths.map(String)``.
 """
 
@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from ..yaml_frontmatter import FrontmatterRefused, as_js_number, load_frontmatter
+from ..text.yaml_frontmatter import FrontmatterRefused, as_js_number, load_frontmatter
 from .text import js_trim
 
 _JS_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")

@@ -35,7 +35,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ..files import read_bytes
+from ..files.reading import read_bytes
 
 _DATA = ("objects", "refs", "packed-refs", "info", "shallow", "reftable")
 """What git reads from the common directory besides ``config`` and ``hooks``: data, linked as it is."""

@@ -40,13 +40,13 @@ import string
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from qwen_lsp.files.containment import is_subpath
 from .code_regions import CodeRegions
-from .containment import RealPaths, is_live_state
+from ..files.containment import RealPaths, is_live_state
 from .text import (
     GitAncestry,
     Problem,
     decode_text,
-    is_subpath,
     js_trim,
     lexical_abspath,
     node_error_message,

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from ..compaction.thresholds import Thresholds
 from ..llm.content import Content
 from ..protocol import ContextProblem, ContextResult, ContextSection, ThresholdTokens
-from .assembler import Section
+from .sections import Section
 from .text import Problem
 
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 import logging
 import os
 import re
+from pathlib import Path
 
+from ..files.reading import atomic_write_text
 from .text import read_text
 
 log = logging.getLogger(__name__)
@@ -90,11 +92,7 @@ def ensure_global_file(global_dir: str, language: str) -> None:
     except OSError:
         pass
     try:
-        os.makedirs(global_dir, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            fh.write(file_content(language))
-        os.replace(tmp, path)
+        atomic_write_text(Path(path), file_content(language), mode=0o644)
     except OSError as exc:
         log.warning("cannot write %s: %s", path, exc)
 

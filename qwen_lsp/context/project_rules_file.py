@@ -10,14 +10,11 @@ same so the CLI and the editor keep one file in one shape:
   ``## `` heading that is not inside a code fence, or at the end of file.
 
 The text has leading/trailing newlines removed; blank text changes nothing.
-The write is atomic (temporary file, fsync, rename) so a crash never
-leaves a half-written QWEN.md.
+The assembler writes the result with the package's atomic writer
+(``files/reading.py``), so a crash never leaves a half-written QWEN.md.
 """
 
 from __future__ import annotations
-
-import os
-import tempfile
 
 MEMORY_SECTION_HEADER = "## Qwen Added Memories"
 
@@ -57,25 +54,3 @@ def append_to_project_rules(existing: str, text: str) -> str:
     before, after = existing[:insert], existing[insert:]
     sep = "" if before.endswith("\n") else "\n"
     return f"{before}{sep}{entry}\n{after}"
-
-
-def atomic_write(path: str, content: str) -> None:
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".qwen-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(content)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if os.path.exists(path):
-            os.chmod(tmp, os.stat(path).st_mode & 0o777)
-        else:
-            os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

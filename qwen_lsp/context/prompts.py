@@ -36,7 +36,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from ..files import read_bytes
+from ..files.reading import read_bytes
 from .text import GitAncestry, js_trim
 
 log = logging.getLogger(__name__)

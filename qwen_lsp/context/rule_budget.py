@@ -17,7 +17,7 @@ import errno
 import logging
 import os
 
-from ..files import read_bytes
+from ..files.reading import read_bytes
 from .text import Problem, decode_text
 
 log = logging.getLogger(__name__)

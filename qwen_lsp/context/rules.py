@@ -21,13 +21,14 @@ import re
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 
-from ..globs import ActivationIndex
-from ..safe_glob import InvalidGlob, compile_pattern
-from ..yaml_frontmatter import FrontmatterRefused, js_string
-from .containment import RealPaths
+from qwen_lsp.files.containment import is_subpath
+from ..matching.globs import ActivationIndex
+from ..matching.safe_glob import InvalidGlob, compile_pattern
+from ..text.yaml_frontmatter import FrontmatterRefused, js_string
+from ..files.containment import RealPaths
 from .frontmatter import parse_frontmatter
 from .rule_budget import RuleBudget, collect_md
-from .text import Problem, is_subpath, js_trim, lexical_abspath
+from .text import Problem, js_trim, lexical_abspath
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def parse_rule(raw: str, path: str, problems: list[Problem] | None = None) -> Ru
     """A rule, or ``None`` when nothing is left of its body; frontmatter read as Qwen Code reads it.
 
     A frontmatter refused as a possible YAML bomb (see
-    :mod:`qwen_lsp.yaml_frontmatter`) drops the whole rule with a warning:
+    :mod:`qwen_lsp.text.yaml_frontmatter`) drops the whole rule with a warning:
     loading its body without the frontmatter could turn a conditional rule
     into one that is in every prompt.
     """

@@ -19,15 +19,34 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-
-from .assembler import ContextAssembler, Section
+from typing import Protocol
 from .environment import git_snapshot, startup_reminder, wrap_reminder
 from .prompts import system_prompt_suffix
-from .rules import Rule
+from .rules import ConditionalRules, Rule
+from .sections import Section
+
+
+class SharedContext(Protocol):
+    """What a chat's view reads of the workspace's :class:`~.assembler.ContextAssembler`.
+
+    A protocol, not the class: the assembler builds chats' views (``solo``), so
+    naming it here would tie the two modules in a circle.
+    """
+
+    cwd: str
+    memory_block: str
+
+    def prepare(self) -> None: ...
+    def in_git(self) -> bool: ...
+    def workspace_prefix(self) -> str: ...
+    def sections_with(self, git_snapshot: str | None) -> list[Section]: ...
+    def loaded_conditional_rules(self) -> ConditionalRules | None: ...
+    def rule_name(self, rule: Rule) -> str: ...
+    def format_rules(self, rules: Iterable[Rule]) -> str: ...
 
 
 class SessionContext:
-    def __init__(self, assembler: ContextAssembler) -> None:
+    def __init__(self, assembler: SharedContext) -> None:
         self._assembler = assembler
         self._git: str | None = None
         self._git_taken = False

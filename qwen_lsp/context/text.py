@@ -23,8 +23,8 @@ import re
 import stat
 from dataclasses import dataclass
 
-from ..files import read_bytes
-from ..jstext import JS_WHITESPACE, js_trim
+from ..files.reading import read_bytes
+from ..text.jstext import JS_WHITESPACE, js_trim
 
 log = logging.getLogger(__name__)
 
@@ -72,14 +72,6 @@ def relative_path(path: str, start: str) -> str:
             break
         common += 1
     return "/".join([".."] * (len(base) - common) + target[common:]) or "."
-
-
-def is_subpath(parent: str, child: str) -> bool:
-    """Qwen Code's ``isSubpath`` for normalised absolute paths: lexical, ``parent`` itself counts."""
-    if child == parent:
-        return True
-    prefix = parent if parent.endswith(os.sep) else parent + os.sep
-    return child.startswith(prefix)
 
 
 class GitAncestry:
@@ -142,7 +134,7 @@ class GitAncestry:
     def project_root(self, start: str) -> str | None:
         """Nearest ancestor (or ``start``) whose ``.git`` is a directory or a regular file.
 
-        ``qwen_lsp.paths.find_git_root`` answers the same question on
+        ``qwen_lsp.files.paths.find_git_root`` answers the same question on
         resolved paths; discovery needs the *lexical* path so that display
         paths (``path.relative(cwd, file)``) agree with Qwen Code when the
         working directory sits under a symlink.

@@ -5,7 +5,7 @@ HTTP client per turn would drop pooled connections; so the client is kept
 while the endpoint, key, model and timeouts stay the same. The replaced
 client is handed back for the caller to close once its in-flight streams
 are done. Which base URL and model apply (and what is missing) is decided
-by :func:`qwen_lsp.endpoint.resolve_endpoint`, which ``doctor`` shows too.
+by :func:`qwen_lsp.settings.endpoint.resolve_endpoint`, which ``doctor`` shows too.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import logging
 import threading
 from typing import Any
 
-from ..config import LoadedSettings
-from ..endpoint import resolve_endpoint
+from ..settings.config import LoadedSettings
+from ..settings.endpoint import resolve_endpoint
 from ..errors import EngineError
 from .client import ChatClient, Timeouts
 from .errors import LLMError

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from qwen_lsp.errors import EngineError
-from qwen_lsp.files import TEMP_SUFFIX, atomic_write_text, fsync_dir
+from qwen_lsp.files.reading import TEMP_SUFFIX, atomic_write_text, fsync_dir
 
 __all__ = ["atomic_write_text", "fsync_dir", "locked", "read_text_nofollow", "remove_stale_temps"]
 

@@ -52,7 +52,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
-from ..paths import chats_dir
+from ..files.paths import chats_dir
 from .extract import ExtractStore, touched_topics
 from .forking import MemoryForkRunner, ParentTurn
 from .meta import META_FILE, iso, parse_iso, read_json, update_meta

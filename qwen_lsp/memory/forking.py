@@ -4,7 +4,7 @@ Extraction and dream run a fork of the user's last turn that may write
 memory files. The memory core says *what* to run — the task, which roots
 are writable, which are readable, the budgets, the cancel signal — through
 :class:`MemoryForkRunner`; the engine hands over the implementation
-(``qwen_lsp.agent.memory_fork.MemoryForks``), which owns the tools, the
+(``qwen_lsp.features.memory.fork.MemoryForks``), which owns the tools, the
 permission rule and the agent loop. So arrows keep pointing one way:
 engine → agent → memory.
 """

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .model import MemoryDoc, Topic
-from ..jstext import u16_head
+from ..text.jstext import u16_head
 
 MAX_QUERY_TOKENS = 64
 """``MAX_HEURISTIC_QUERY_TOKENS``: half kept from the start of the query, half from the end."""

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..background import BackgroundTasks
-from ..config import MemorySettings
+from ..settings.config import MemorySettings
 from ..protocol import (
     ForgetCandidate,
     ForgetCandidatesResult,
@@ -90,8 +90,6 @@ class MemoryManager:
         self._on_change = on_change
         self._progress = progress
         self._clock = clock
-        self._surfaced: dict[str, set[Path]] = {}
-        """Per chat: memory files already recalled into it (not offered twice, spec §7.1 step 2)."""
         self._background = BackgroundTasks()
         runner = model.fork_runner(self.store)
         self._extractor = Extractor(self.store, runner, workspace_root=Path(project_root))
@@ -182,11 +180,14 @@ class MemoryManager:
         return path
 
     # ----------------------------------------------------------------- recall
-    def start_recall(self, session_id: str, prompt: str, active_tools: Collection[str] = ()) -> TurnRecall | None:
-        """Start recall for a turn; the caller takes its texts when :class:`~.delivery.TurnRecall` delivers them."""
+    def start_recall(self, surfaced: set[Path], prompt: str, active_tools: Collection[str] = ()) -> TurnRecall | None:
+        """Start recall for a turn; the caller takes its texts when :class:`~.delivery.TurnRecall` delivers them.
+
+        ``surfaced`` is the chat's own set of memories already recalled (kept on the chat), so
+        each is offered once per chat; the recall adds to it.
+        """
         if not self.enabled or not prompt.strip():
             return None
-        surfaced = self._surfaced.setdefault(session_id, set())
 
         def start(on_fast: Callable[[RecallResult], None]) -> Awaitable[RecallResult]:
             return self._recall(prompt, use_model=True, exclude=set(surfaced), active_tools=active_tools, on_fast_result=on_fast)
@@ -224,9 +225,6 @@ class MemoryManager:
             memories=[RecallItem(path=str(d.path), scope=d.scope, type=d.type, name=d.title) for d in result.docs],
             text=result.text,
         )
-
-    def forget_session(self, session_id: str) -> None:
-        self._surfaced.pop(session_id, None)
 
     # ----------------------------------------------------------------- the editor's operations
     async def list(self, scope: Scope | None = None) -> MemoryListResult:

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..files import atomic_write_text
+from ..files.reading import atomic_write_text
 
 log = logging.getLogger(__name__)
 

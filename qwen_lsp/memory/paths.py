@@ -31,7 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from qwen_lsp.paths import sanitize_cwd
+from qwen_lsp.files.containment import is_within
+from qwen_lsp.files.paths import find_git_root, sanitize_cwd
 
 log = logging.getLogger(__name__)
 
@@ -69,23 +70,6 @@ def memory_base(home: Path, env: Mapping[str, str]) -> Path:
     return Path(os.path.abspath(home)) / QWEN_DIRNAME
 
 
-def find_git_root_lexical(start: Path) -> Path | None:
-    """Nearest ancestor of ``start`` (itself included) holding a ``.git`` entry, walking lexically.
-
-    Mirrors Qwen Code's ``findGitRoot`` (``existsSync`` on each ``path.dirname``
-    step), which — unlike :func:`qwen_lsp.paths.find_git_root` — never
-    resolves symlinks on the way up.
-    """
-    current = os.path.abspath(start)
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return Path(current)
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-
-
 @dataclass(frozen=True)
 class MemoryPaths:
     """Every root of one project's memory, computed once (Qwen Code memoises them too)."""
@@ -120,7 +104,7 @@ def workspace_scope(env: Mapping[str, str]) -> bool:
 
 def memory_paths(project_root: Path, *, home: Path, env: Mapping[str, str]) -> MemoryPaths:
     root = Path(os.path.abspath(project_root))
-    repo = find_git_root_lexical(root) or root
+    repo = find_git_root(root, resolve=False) or root
     base = memory_base(home, env)
     if env.get("QWEN_CODE_MEMORY_LOCAL") == "1":
         project = root / QWEN_DIRNAME / MEMORY_DIRNAME
@@ -135,12 +119,6 @@ def memory_paths(project_root: Path, *, home: Path, env: Mapping[str, str]) -> M
         user=base / USER_MEMORY_DIRNAME,
         team=repo / QWEN_DIRNAME / TEAM_MEMORY_DIRNAME,
     )
-
-
-def is_within(root: Path, path: Path) -> bool:
-    """``path.relative``-based containment: ``path`` is ``root`` or below it, compared lexically."""
-    rel = os.path.relpath(os.path.normpath(os.path.abspath(path)), os.path.normpath(os.path.abspath(root)))
-    return rel == os.curdir or not (rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel))
 
 
 def resolve_leaf_symlink(path: Path) -> Path:

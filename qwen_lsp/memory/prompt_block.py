@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .model import SCOPES, Scope
-from ..jstext import u16_head, u16_len
+from ..text.jstext import u16_head, u16_len
 
 MAX_INDEX_LINES = 200
 MAX_INDEX_CHARS = 25_000

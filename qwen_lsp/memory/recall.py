@@ -26,7 +26,7 @@ from . import heuristic
 from .age import memory_age, memory_freshness_text
 from .model import MemoryDoc
 from ..llm.json_answer import parse_json_answer
-from ..jstext import u16_head, u16_len
+from ..text.jstext import u16_head, u16_len
 
 log = logging.getLogger(__name__)
 

@@ -44,7 +44,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from qwen_lsp.jstext import is_js_space, js_trim
+from qwen_lsp.text.jstext import is_js_space, js_trim
 from qwen_lsp.memory.model import TOPICS, MemoryDoc, Scope, Topic
 from qwen_lsp.memory.paths import INDEX_FILENAME
 

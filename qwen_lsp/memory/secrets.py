@@ -23,7 +23,7 @@ Why this cannot backtrack (the issue's "no super-linear regexes"):
   on the text's UTF-8 bytes, encoded once per scan rather than once per
   rule: every counted class in them is ASCII, so a non-ASCII character (its
   bytes are all ≥ 0x80) breaks a run and is a non-word character for
-  ``\\b`` exactly as in JS. (:mod:`qwen_lsp.linear_regex` compiles ``str``
+  ``\\b`` exactly as in JS. (:mod:`qwen_lsp.matching.linear_regex` compiles ``str``
   patterns only, hence RE2 is used directly.) The ``T3BlbkFJ`` alternative
   keeps Qwen Code's ``{20,512}`` caps, which is what fixed its O(n²) ReDoS.
 * ``private-key`` has a lazy body of 64–16,384 characters, beyond RE2's

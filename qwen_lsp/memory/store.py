@@ -38,11 +38,12 @@ from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+from qwen_lsp.files.containment import is_within
 from qwen_lsp.errors import EngineError
 from qwen_lsp.memory.atomic import atomic_write_text, locked, read_text_nofollow, remove_stale_temps
 from qwen_lsp.memory.errors import OutsideMemoryRoot, SecretRefused, TeamMemorySecurityError
 from qwen_lsp.memory.index import build_index, build_team_index, truncate_field
-from qwen_lsp.jstext import JS_SPACE_RE, js_trim
+from qwen_lsp.text.jstext import JS_SPACE_RE, js_trim
 from qwen_lsp.memory.model import SCOPES, TOPICS, MemoryDoc, Scope, Topic
 from qwen_lsp.memory.paths import (
     INDEX_FILENAME,
@@ -50,7 +51,6 @@ from qwen_lsp.memory.paths import (
     QWEN_DIRNAME,
     TEAM_MEMORY_DIRNAME,
     is_team_path,
-    is_within,
     memory_paths,
     realpath_nearest_existing,
 )

@@ -24,7 +24,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter, lsp_method
 
 from .. import __version__
-from ..engine import Engine, Listeners
+from ..workspace import Listeners, Workspace
 from ..errors import EngineError
 from ..llm.tokens import TokenCounter
 from ..protocol import (
@@ -42,7 +42,7 @@ from ..protocol import (
 )
 from .approvals import EditorApplier, asker_for
 from .configuration import EditorConfiguration
-from .editor_context import selection_reader
+from .selection import selection_reader
 from .pygls_internals import InternalsProtocol, install_stop_event
 from .stdio import Output, pipes_usable, serve_stdio
 from .uris import uri_to_path
@@ -190,7 +190,10 @@ class QwenLanguageServer(LanguageServer):
             converter_factory=raw_params_converter,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
-        self.engines: dict[Path, Engine] = {}
+        self.workspaces: dict[Path, Workspace] = {}
+        self._opening: dict[Path, asyncio.Event] = {}
+        """Folders whose workspace is being built (off the loop), each set once it is ready: a second
+        add of one is ignored, and a request for one waits (:meth:`folder_ready`)."""
         self.counter = TokenCounter()
         self.configuration = EditorConfiguration()
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -224,9 +227,13 @@ class QwenLanguageServer(LanguageServer):
         if not isinstance(error, CLIENT_ERRORS):
             log.error("server error (%s): %s", getattr(source, "__name__", source), error)
 
-    # --------------------------------------------------------------- engines
-    def open_workspaces(self, roots: list[Path]) -> list[Engine]:
-        """One engine per folder, each subscribed to its folder's editor settings."""
+    # --------------------------------------------------------------- workspaces
+    async def open_workspaces(self, roots: list[Path]) -> list[Workspace]:
+        """One workspace per folder, each subscribed to its folder's editor settings.
+
+        Each is built on a worker thread (``Workspace.open``): a folder with thousands of
+        skills must not stall a chat streaming in another one.
+        """
         listeners = Listeners(
             context_status=self.send_context_status,
             skills_changed=self.send_skills_changed,
@@ -240,38 +247,55 @@ class QwenLanguageServer(LanguageServer):
         opened = []
         for root in roots or [Path(os.getcwd())]:
             root = root.resolve()
-            if root not in self.engines:
-                engine = Engine(
-                    root,
-                    counter=self.counter,
-                    client_settings=self.configuration.for_folder(root),
-                    listeners=listeners,
-                    ask=ask,
-                    applier=EditorApplier(self),
-                )
-                engine.read_selection = selection_reader(self)
-                self.engines[root] = engine
-                self.configuration.subscribe(root, engine.update_client_settings)
-                opened.append(engine)
+            if root not in self.workspaces and root not in self._opening:
+                self._opening[root] = ready = asyncio.Event()
+                try:
+                    workspace = await Workspace.open(
+                        root,
+                        counter=self.counter,
+                        client_settings=self.configuration.for_folder(root),
+                        listeners=listeners,
+                        ask=ask,
+                        applier=EditorApplier(self),
+                    )
+                except BaseException:
+                    del self._opening[root]
+                    ready.set()
+                    raise
+                workspace.read_selection = selection_reader(self)
+                self.workspaces[root] = workspace
+                del self._opening[root]
+                ready.set()
+                self.configuration.subscribe(root, workspace.apply_client_settings)
+                opened.append(workspace)
         return opened
 
-    def close_workspace(self, root: Path) -> Engine | None:
+    async def folder_ready(self, uri: str | None) -> None:
+        """Wait while the folder holding ``uri`` is still being opened, so its request reaches its own workspace."""
+        path = uri_to_path(uri) if uri else None
+        if path is None:
+            return
+        for root, ready in list(self._opening.items()):
+            if path == root or root in path.parents:
+                await ready.wait()
+
+    def close_workspace(self, root: Path) -> Workspace | None:
         self.configuration.unsubscribe(root.resolve())
-        return self.engines.pop(root.resolve(), None)
+        return self.workspaces.pop(root.resolve(), None)
 
-    def engine_for(self, uri: str | None = None) -> Engine:
-        """The engine of the workspace folder containing ``uri`` (a folder or file URI)."""
-        return self.engine_for_path(uri_to_path(uri) if uri else None)
+    def workspace_for(self, uri: str | None = None) -> Workspace:
+        """The workspace of the workspace folder containing ``uri`` (a folder or file URI)."""
+        return self.workspace_for_path(uri_to_path(uri) if uri else None)
 
-    def engine_for_path(self, path: Path | None) -> Engine:
-        """The engine of the innermost folder holding ``path`` (already resolved: document sync resolves once), else the first."""
-        if not self.engines:
+    def workspace_for_path(self, path: Path | None) -> Workspace:
+        """The workspace of the innermost folder holding ``path`` (already resolved: document sync resolves once), else the first."""
+        if not self.workspaces:
             raise JsonRpcServerError("The server is not initialized yet.", SERVER_NOT_INITIALIZED)
         if path is not None:
-            best = max((r for r in self.engines if path == r or r in path.parents), key=lambda r: len(r.parts), default=None)
+            best = max((r for r in self.workspaces if path == r or r in path.parents), key=lambda r: len(r.parts), default=None)
             if best is not None:
-                return self.engines[best]
-        return next(iter(self.engines.values()))
+                return self.workspaces[best]
+        return next(iter(self.workspaces.values()))
 
     # --------------------------------------------------------------- notifications
     def send_context_status(self, status: ContextStatus) -> None:

@@ -22,7 +22,7 @@ import logging
 import re
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 from pydantic import ValidationError
@@ -30,12 +30,14 @@ from pygls.capabilities import get_capability
 from pygls.workspace import TextDocument
 
 from ..agent.approvals import Answer, Approval, Asker, PermissionRequest
-from ..edits.applier import ApplyError, Snapshot, read_disk_text
+from ..agent.applier import ApplyError, Snapshot, read_disk_text
 from ..protocol import PERMISSION
+from .pygls_internals import InternalsProtocol
 from .uris import uri_to_path
 
 if TYPE_CHECKING:
-    from .app import QwenLanguageServer
+    # pygls' base class, not the app's subclass: the app builds these, so naming it would be a circle.
+    from pygls.lsp.server import LanguageServer
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +45,13 @@ ACTIONS: tuple[tuple[str, Answer], ...] = (("Allow", "allow"), ("Allow always", 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-def _declares_permission_requests(ls: QwenLanguageServer) -> bool:
+def _declares_permission_requests(ls: LanguageServer) -> bool:
     experimental = getattr(ls.client_capabilities, "experimental", None)
     qwen = experimental.get("qwen") if isinstance(experimental, dict) else None
     return isinstance(qwen, dict) and qwen.get("permissionRequests") is True
 
 
-def asker_for(ls: QwenLanguageServer) -> Asker | None:
+def asker_for(ls: LanguageServer) -> Asker | None:
     """How this client is asked, from its declared capabilities; None when it cannot be."""
     if _declares_permission_requests(ls):
         return lambda request: _ask_permission(ls, request)
@@ -58,19 +60,19 @@ def asker_for(ls: QwenLanguageServer) -> Asker | None:
     return None
 
 
-async def _request(ls: QwenLanguageServer, method: str, params: Any) -> Any:
+async def _request(ls: LanguageServer, method: str, params: Any) -> Any:
     """A server→client request that a cancel withdraws (``$/cancelRequest``)."""
     msg_id = str(uuid.uuid4())
     future = ls.protocol.send_request_async(method, params, msg_id=msg_id)
     try:
         return await future
     except asyncio.CancelledError:
-        ls.protocol.forget_request(msg_id)
+        cast(InternalsProtocol, ls.protocol).forget_request(msg_id)  # the app's protocol class
         ls.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
         raise
 
 
-async def _ask_permission(ls: QwenLanguageServer, request: PermissionRequest) -> Approval:
+async def _ask_permission(ls: LanguageServer, request: PermissionRequest) -> Approval:
     try:
         result = await _request(ls, PERMISSION.method, request.params().wire())
     except asyncio.CancelledError:
@@ -88,7 +90,7 @@ async def _ask_permission(ls: QwenLanguageServer, request: PermissionRequest) ->
     return Approval(answer.decision)
 
 
-async def _ask_show_message(ls: QwenLanguageServer, request: PermissionRequest) -> Approval:
+async def _ask_show_message(ls: LanguageServer, request: PermissionRequest) -> Approval:
     command = request.shown_command()
     detail = f"\n{command}" if command else ""
     params = types.ShowMessageRequestParams(
@@ -121,7 +123,7 @@ class EditorApplier:
     carrying its ``failureReason``.
     """
 
-    def __init__(self, ls: QwenLanguageServer) -> None:
+    def __init__(self, ls: LanguageServer) -> None:
         self._ls = ls
 
     def _open_document(self, path: Path) -> TextDocument | None:

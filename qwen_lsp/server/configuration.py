@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..config import overlay
+from ..settings.config import overlay
 
 Subscriber = Callable[[dict[str, Any]], None]
 

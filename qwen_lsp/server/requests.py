@@ -43,6 +43,7 @@ def qwen_request(server: QwenLanguageServer, method: str, params: type[P]) -> Ca
         @functools.wraps(handler)
         async def run(ls: QwenLanguageServer, raw: Any) -> dict[str, Any]:
             p = parse(raw, params)
+            await ls.folder_ready(getattr(p, "workspace_uri", None))  # a folder being added: wait for it
             try:
                 result = await handler(ls, p)
             except EngineError as exc:

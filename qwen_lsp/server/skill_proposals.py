@@ -10,8 +10,8 @@ from .requests import qwen_request
 def register(server: QwenLanguageServer) -> None:
     @qwen_request(server, "qwen/skillProposal/accept", SkillProposalParams)
     async def on_accept(ls: QwenLanguageServer, p: SkillProposalParams) -> WireResult:
-        return await ls.engine_for(p.workspace_uri).accept_skill_proposal(p.proposal_id)
+        return await ls.workspace_for(p.workspace_uri).skill_review.accept(p.proposal_id)
 
     @qwen_request(server, "qwen/skillProposal/discard", SkillProposalParams)
     async def on_discard(ls: QwenLanguageServer, p: SkillProposalParams) -> WireResult:
-        return await ls.engine_for(p.workspace_uri).skill_review.discard(p.proposal_id)
+        return await ls.workspace_for(p.workspace_uri).skill_review.discard(p.proposal_id)

@@ -41,9 +41,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from qwen_lsp.files import open_regular
+from qwen_lsp.files.reading import open_regular
 from qwen_lsp.llm.content import Content
-from qwen_lsp.paths import chats_dir
+from qwen_lsp.files.paths import chats_dir
 from qwen_lsp.sessions.files import SESSION_SUFFIX, is_valid_session_id
 from qwen_lsp.sessions.recap import first_user_text, recap_title, trim_title
 from qwen_lsp.sessions.reader import is_content, record_from_line

@@ -2,8 +2,13 @@
 
 A :class:`ChatSession` is everything one chat owns: its recorder, its
 history, its context state (git snapshot, prelude, conditional rules), its
-skill-listing tracker and a lock that keeps its turns in order. Chats share
-nothing mutable, so two chats of one workspace never see each other's state.
+skill-listing tracker, a lock that keeps its turns in order, and one
+:class:`Slot` per feature that keeps state per chat (compaction's token
+base, approvals granted "always", the read cache, memories already
+recalled, skill review's tool-call count, what the editor context last
+told it: whole again after a resume, which makes a new chat object). Chats share nothing mutable, so
+two chats of one workspace never see each other's state, and forgetting a
+chat frees all of it at once: no feature keeps a table keyed by chat id.
 
 The methods that touch disk (:meth:`SessionRegistry.new`, :meth:`load`,
 :meth:`read_history`, :meth:`listing`, :meth:`delete`) are blocking and are
@@ -20,13 +25,12 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from ..context.session_context import SessionContext
-from ..editor_context.chat import EditorContextSlot
 from ..errors import EngineError
 from ..llm.content import Content, visible_text
-from ..paths import git_branch
+from ..files.paths import git_branch
 from ..skills.listing import SkillListingTracker
 from . import reader
 from .files import is_valid_session_id, session_path
@@ -36,7 +40,24 @@ from .recording import SessionRecorder
 from .resume_tokens import resume_token_counts
 
 
-@dataclass
+T = TypeVar("T")
+
+
+class Slot(Generic[T]):
+    """One feature's per-chat state: made by ``factory`` on the chat's first use, freed with the chat.
+
+    Compared by identity: each feature defines its slot once, at module level.
+    """
+
+    def __init__(self, name: str, factory: Callable[[], T]) -> None:
+        self.name = name
+        self.factory = factory
+
+    def __repr__(self) -> str:
+        return f"Slot({self.name!r})"
+
+
+@dataclass(eq=False)
 class ChatSession:
     id: str
     recorder: SessionRecorder
@@ -45,11 +66,19 @@ class ChatSession:
     skills_tracker: SkillListingTracker = field(default_factory=SkillListingTracker)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     prompt_tokens: int = 0
-    editor_context: EditorContextSlot = field(default_factory=EditorContextSlot)
-    """What this chat was last told about the editor (whole again after a resume: a new object)."""
     conversation: list[Content] | None = None
     """For a chat loaded from disk: every recorded message, also those a compression summarised
     (what a resume shows the user); None for a chat started here."""
+    slots: dict[Slot[Any], Any] = field(default_factory=dict)
+    """Each feature's state for this chat (:meth:`slot`)."""
+
+    def slot(self, slot: Slot[T]) -> T:
+        """This chat's state for ``slot``, made on first use."""
+        try:
+            value: T = self.slots[slot]
+        except KeyError:
+            value = self.slots[slot] = slot.factory()
+        return value
 
 
 class SessionRegistry:

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..paths import global_qwen_dir, home_dir
+from ..files.paths import global_qwen_dir, home_dir
 from .model import SkillDefinition, SkillError, SkillLevel
 from .parse import SkillParseError, parse_skill, read_skill_file
 

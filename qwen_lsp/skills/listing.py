@@ -22,13 +22,19 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from ..collation import locale_key
-from ..jstext import u16_head, u16_len
+from ..text.collation import locale_key
+from ..text.jstext import u16_head, u16_len
 
-if TYPE_CHECKING:
-    from .manager import SkillManager
+
+
+
+class VisibleSkills(Protocol):
+    """What a listing reads of the skill manager (a protocol: the manager builds listings, so no circle)."""
+
+    def visible_entries(self) -> list[SkillEntry]: ...
+
 
 MAX_SKILL_LISTING_CHARS = 8000
 MAX_TRIMMED_SKILL_DESC_LEN = 200
@@ -233,16 +239,16 @@ class SkillListingTracker:
     def started(self) -> bool:
         return self._told is not None
 
-    def reminder(self, manager: SkillManager) -> str | None:
+    def reminder(self, manager: VisibleSkills) -> str | None:
         """The text to send with this request, and remember it as told."""
         text, self._told = self._next(manager)
         return text
 
-    def peek(self, manager: SkillManager) -> str | None:
+    def peek(self, manager: VisibleSkills) -> str | None:
         """What :meth:`reminder` would return now, without recording it (for token accounting)."""
         return self._next(manager)[0]
 
-    def _next(self, manager: SkillManager) -> tuple[str | None, set[str]]:
+    def _next(self, manager: VisibleSkills) -> tuple[str | None, set[str]]:
         entries = manager.visible_entries()
         current = {e.name for e in entries}
         if self._told is None:

@@ -18,9 +18,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..collation import locale_key
-from ..globs import ActivationIndex, project_relative
-from ..watching import DebouncedWatcher
+from ..text.collation import locale_key
+from ..matching.globs import ActivationIndex, project_relative
+from ..files.watching import DebouncedWatcher
 from .discovery import ParseCache, default_bundled_dir, level_dirs, load_level
 from .listing import SkillEntry
 from .model import (
@@ -66,6 +66,12 @@ class _Catalog:
 
     def __post_init__(self) -> None:
         self.by_name = {s.name: s for s in self.skills}
+        # What ``qwen/skills/list`` shows, minus activation: equal signatures mean the set on disk did
+        # not move. Computed here, where the catalog is loaded (a worker thread), not on the event loop.
+        self.signature = (
+            tuple((s.name, s.level.value, str(s.path), s.description, s.conditional, s.paths) for s in sorted(self.skills, key=lambda s: locale_key(s.name))),
+            tuple((e.path, e.message) for e in sorted(self.errors, key=lambda e: e.path)),
+        )
 
     def visible(self, skill: SkillDefinition) -> bool:
         if skill.disable_model_invocation:
@@ -104,7 +110,14 @@ class SkillManager:
         A watcher refresh still in flight is dropped: it may have read the disk before the change.
         """
         self._generation += 1
-        return self._install(await asyncio.to_thread(self._load, self._catalog.cache))
+        catalog = await asyncio.to_thread(self._load_and_watch, self._catalog.cache)
+        return self._install(catalog, watch=False)
+
+    def _load_and_watch(self, previous: ParseCache) -> _Catalog:
+        """Blocking: load, then point the watches at the new roots (registering them walks the trees)."""
+        catalog = self._load(previous)
+        self._set_watches(catalog)
+        return catalog
 
     @property
     def enabled(self) -> bool:
@@ -178,12 +191,12 @@ class SkillManager:
                 roots[parent] = roots.get(parent, ()) + (base,)
         return roots
 
-    def _install(self, catalog: _Catalog) -> SkillSetChange:
+    def _install(self, catalog: _Catalog, *, watch: bool = True) -> SkillSetChange:
         self._loaded = True
         before = set(self.visible_names())
         self._catalog = catalog
         after = set(self.visible_names())
-        if self._watcher is not None:
+        if watch and self._watcher is not None:
             self._set_watches(catalog)
         return SkillSetChange(added=sorted(after - before), removed=sorted(before - after))
 
@@ -312,6 +325,11 @@ class SkillManager:
             )
             for s in sorted(catalog.skills, key=lambda s: locale_key(s.name))
         ]
+
+    @property
+    def signature(self) -> tuple[object, ...]:
+        """Equal between two loads when what ``qwen/skills/list`` shows (activation aside) did not change."""
+        return self._catalog.signature
 
     def errors(self) -> list[SkillError]:
         return sorted(self._catalog.errors, key=lambda e: e.path)

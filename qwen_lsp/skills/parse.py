@@ -4,7 +4,7 @@ Every failure becomes ``SkillParseError`` with the reference wording, so the
 ``/skills``-style error list reads the same in both tools. Nothing here
 touches the filesystem except :func:`read_skill_file`.
 
-YAML: one loader with rule frontmatter, :mod:`qwen_lsp.yaml_frontmatter`:
+YAML: one loader with rule frontmatter, :mod:`qwen_lsp.text.yaml_frontmatter`:
 the YAML 1.2 core schema of Qwen Code's ``yaml`` package (``yes``, ``on``,
 bare dates and ``1_000`` stay strings), bounded so that a hostile SKILL.md
 (a billion-laughs alias bomb, 5,000 nested brackets, a 5,000-digit number)
@@ -20,8 +20,8 @@ from typing import Any
 
 import yaml
 
-from ..files import read_bytes
-from ..yaml_frontmatter import FrontmatterRefused, js_string, load_frontmatter
+from ..files.reading import read_bytes
+from ..text.yaml_frontmatter import FrontmatterRefused, js_string, load_frontmatter
 from .model import SkillDefinition, SkillLevel
 
 _FRONTMATTER = re.compile(r"^---\n([\s\S]*?)\n---(?:\n|$)([\s\S]*)$")

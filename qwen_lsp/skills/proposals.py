@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import EngineError
-from ..files import atomic_write_text, read_bytes
-from ..paths import project_state_dir
+from ..files.reading import atomic_write_text, read_bytes
+from ..files.paths import project_state_dir
 from .discovery import MANIFEST, SKILLS_DIR
 from .model import SkillDefinition, SkillLevel
 from .parse import parse_skill

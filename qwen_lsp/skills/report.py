@@ -30,14 +30,6 @@ def skills_list_result(manager: SkillManager) -> SkillsListResult:
     )
 
 
-def listing_signature(manager: SkillManager) -> tuple[object, ...]:
-    """What ``qwen/skills/list`` would show, minus activation: equal signatures mean the set on disk did not move."""
-    return (
-        tuple((s.name, s.level, s.path, s.description, s.conditional, s.paths) for s in manager.skills()),
-        tuple((e.path, e.message) for e in manager.errors()),
-    )
-
-
 def format_skill_list(manager: SkillManager) -> str:
     """A plain-text table: one line per skill, conditional state and globs, then errors."""
     skills = manager.skills()

@@ -21,7 +21,7 @@ from qwen_lsp.agent.tools.shell import ReadOnlyShellTool
 from qwen_lsp.agent.tools.write_file import WriteFileTool
 from qwen_lsp.llm.client import ChatClient
 from qwen_lsp.llm.content import Content
-from qwen_lsp.agent.memory_permissions import memory_rule
+from qwen_lsp.features.memory.permissions import memory_rule
 
 
 def ignore(_event: TurnEvent) -> None:

@@ -7,11 +7,12 @@ import os
 from pathlib import Path
 
 from qwen_lsp.agent.approvals import Approval, ApprovalPolicy, PermissionRequest, ToolPermission, offered_mode
-from qwen_lsp.agent.tool import ToolContext
-from qwen_lsp.agent.tools.read_cache import ReadCaches
+from qwen_lsp.agent.tool import ToolContext, ToolResult
+from qwen_lsp.agent.tools.read_cache import ReadCache
 from qwen_lsp.agent.tools.read_file import ReadFileTool
 from qwen_lsp.agent.tools.run_shell import ShellTool
 from qwen_lsp.agent.tools.shell import MAX_OUTPUT_CHARS
+from qwen_lsp.sessions.registry import ChatSession
 
 
 async def _auto(_call: str, _req: ToolPermission) -> Approval:
@@ -88,22 +89,22 @@ async def test_cancel_kills_the_whole_process_group(tmp_path: Path) -> None:
 async def test_read_cache_serves_an_unchanged_reread_and_forgets_on_eviction_and_change(tmp_path: Path) -> None:
     f = tmp_path / "a.txt"
     f.write_text("one\ntwo\n")
-    caches = ReadCaches()
-    c = ctx(tmp_path, read_cache=caches.for_session("s"))
+    cache: ReadCache[ToolResult] = ReadCache()
+    c = ctx(tmp_path, read_cache=cache)
     tool = ReadFileTool()
     first = await tool.run({"file_path": str(f)}, c)
     assert first.output == "one\ntwo"
     assert await tool.run({"file_path": str(f)}, c) is first  # served from the cache: the very same answer
     other_range = await tool.run({"file_path": str(f), "offset": 1}, c)
     assert other_range is not first and other_range.output.endswith("two")
-    caches.evict(frozenset({str(f)}))
+    cache.evict(frozenset({str(f)}))
     fresh = await tool.run({"file_path": str(f)}, c)
     assert fresh is not first and fresh.output == first.output
     f.write_text("one\ntwo\nthree\n")
     os.utime(f, ns=(1, 1))
     assert "three" in (await tool.run({"file_path": str(f)}, c)).output  # changed on disk: read again
-    caches.evict(None)
-    assert len(caches.for_session("s")) == 0
+    cache.evict(None)
+    assert len(cache) == 0
 
 
 async def test_approval_policy_modes_and_allow_always() -> None:
@@ -119,12 +120,14 @@ async def test_approval_policy_modes_and_allow_always() -> None:
     edit = ToolPermission(tool="edit", title="Edit a")
     shell = ToolPermission(tool="run_shell_command", title="Run ls", command="ls")
 
+    chats = {name: ChatSession(id=name, recorder=None, context=None) for name in ("s1", "s2")}  # type: ignore[arg-type]
+
     async def decide(session: str, call: str, asker, request: ToolPermission) -> str:
-        return (await policy.decide(session, "t", call, asker, request)).decision
+        return (await policy.decide(chats[session], "t", call, asker, request)).decision
 
     assert await decide("s1", "c1", ask, edit) == "allowAlways"
     assert await decide("s1", "c2", ask, edit) == "allowAlways"  # remembered: not asked again
-    denied = await policy.decide("s1", "t", "c3", ask, shell)  # per tool
+    denied = await policy.decide(chats["s1"], "t", "c3", ask, shell)  # per tool
     assert denied.decision == "deny" and denied.refusal().endswith("The user said: too risky")
     assert [r.tool_call_id for r in asked] == ["c1", "c3"]
     assert await decide("s2", "c4", None, edit) == "deny"  # another chat; nobody to ask

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qwen_lsp.editor_context.chat import EditorContextSlot
-from qwen_lsp.editor_context.reminder import DELTA_INTRO, FULL_INTRO
-from qwen_lsp.editor_context.state import MAX_OPEN_FILES, MAX_SELECTED_TEXT, TRUNCATED, EditorState
+from qwen_lsp.features.editor_context.chat import EditorContextSlot
+from qwen_lsp.features.editor_context.reminder import DELTA_INTRO, FULL_INTRO
+from qwen_lsp.features.editor_context.state import MAX_OPEN_FILES, MAX_SELECTED_TEXT, TRUNCATED, EditorState
 
 ROOT = Path("/ws")
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
@@ -17,11 +16,10 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 from qwen_lsp.agent.approvals import Approval, PermissionRequest
 from qwen_lsp.agent.events import TurnEvent, TurnOutcome
 from qwen_lsp.agent.fork import ParentRequest
-from qwen_lsp.agent.hooks import TurnHooks
-from qwen_lsp.engine import Engine, Listeners
+from qwen_lsp.agent.hooks import Feature, TurnDone
+from qwen_lsp.workspace import Listeners, Workspace
 from qwen_lsp.llm.tokens import TokenCounter
 from qwen_lsp.protocol import SuggestionNotice
-from qwen_lsp.sessions.registry import ChatSession
 
 
 def ignore(_event: TurnEvent) -> None:
@@ -35,18 +33,19 @@ async def test_an_accepted_speculation_runs_the_after_turn_hooks_with_its_calls_
     target.write_text("def f():\n    return 1\n")
     seen: list[tuple[str, TurnOutcome, ParentRequest]] = []
 
-    def after(session: ChatSession, outcome: TurnOutcome, capture: Callable[[], ParentRequest]) -> None:
-        seen.append((session.id, outcome, capture()))
+    class AfterTurn(Feature):
+        def after_turn(self, done: TurnDone) -> None:
+            seen.append((done.session.id, done.outcome, done.capture()))
 
     notices: list[SuggestionNotice] = []
     env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
-    engine = Engine(
+    engine = Workspace(
         ws,
         counter=TokenCounter(),
         env=env,
-        client_settings={"followup": {"enabled": True, "speculate": True}, "tools": {"approvalMode": "auto-edit"}},
+        client_settings={"followup": {"enabled": True, "speculate": True}, "tools": {"approvalMode": "auto-edit"}, "memory": {"enabled": False}},
         listeners=Listeners(suggestion=notices.append),
-        hooks=TurnHooks(after_turn=after),
+        features=[AfterTurn()],
     )
     scripted.enqueue(
         Reply(chunks=["f returns 1."]),
@@ -91,7 +90,7 @@ async def test_accepting_after_the_mode_became_stricter_runs_the_suggestion_as_a
         return Approval("deny")
 
     settings = {"followup": {"enabled": True}, "tools": {"approvalMode": "auto-edit"}}
-    engine = Engine(ws, counter=TokenCounter(), env=env, client_settings=settings, listeners=Listeners(suggestion=notices.append), ask=deny)
+    engine = Workspace(ws, counter=TokenCounter(), env=env, client_settings=settings, listeners=Listeners(suggestion=notices.append), ask=deny)
     edit = ToolCallSpec("edit", {"file_path": str(target), "old_string": "return 1", "new_string": "return 2"})
     scripted.enqueue(
         Reply(chunks=["f returns 1."]),

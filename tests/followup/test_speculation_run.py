@@ -11,10 +11,10 @@ import pytest
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from qwen_lsp.agent.fork import ParentRequest
-from qwen_lsp.agent.speculation import MAX_SPECULATION_TURNS, run_speculation
+from qwen_lsp.features.followups.speculation import MAX_SPECULATION_TURNS, run_speculation
 from qwen_lsp.agent.tools import read_only_tools
-from qwen_lsp.edits.applier import DiskApplier
-from qwen_lsp.edits.offer import write_tools
+from qwen_lsp.agent.applier import DiskApplier
+from qwen_lsp.features.edits.offer import write_tools
 from qwen_lsp.followup.overlay import Overlay
 from qwen_lsp.llm.client import ChatClient
 

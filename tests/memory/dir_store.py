@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from qwen_lsp.files import atomic_write_text
+from qwen_lsp.files.reading import atomic_write_text
 from qwen_lsp.memory.model import TOPICS, MemoryDoc, Scope
 
 _FRONTMATTER = re.compile(r"^---\n(.*?)\n---\n?(.*)$", re.S)

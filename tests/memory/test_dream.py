@@ -17,7 +17,7 @@ from qwen_lsp.agent.fork import ParentRequest
 from qwen_lsp.agent.loop import StreamingModel
 from qwen_lsp.agent.tools import read_only_tools
 from qwen_lsp.llm.client import ChatClient
-from qwen_lsp.agent.memory_fork import MemoryForks
+from qwen_lsp.features.memory.fork import MemoryForks
 from qwen_lsp.memory.dream import LOCK_FILE, Dream, count_sessions, lock_held
 
 from .dir_store import DirStore

@@ -20,7 +20,7 @@ from qwen_lsp.agent.tools.shell import ReadOnlyShellTool
 from qwen_lsp.agent.tools.write_file import WriteFileTool
 from qwen_lsp.llm.client import ChatClient
 from qwen_lsp.llm.content import Content
-from qwen_lsp.agent.memory_fork import MemoryForks
+from qwen_lsp.features.memory.fork import MemoryForks
 from qwen_lsp.memory.extract import Extractor, existing_memories_block, touched_topics
 from qwen_lsp.memory.model import MemoryDoc
 

@@ -13,7 +13,7 @@ from support.rules_repo import git
 from support.scripted_openai import Reply, ScriptedOpenAI, Stall, ToolCallSpec
 
 from qwen_lsp.agent.events import TurnEvent
-from qwen_lsp.engine import Engine, Listeners
+from qwen_lsp.workspace import Listeners, Workspace
 from qwen_lsp.errors import EngineError
 from qwen_lsp.llm.tokens import TokenCounter
 from qwen_lsp.protocol import MemoryChanged
@@ -34,10 +34,10 @@ def repo(home: Path) -> Path:
     return ws
 
 
-def make_engine(repo: Path, scripted: ScriptedOpenAI, changes: list[MemoryChanged], approval: str = "default", **settings: Any) -> Engine:
+def make_engine(repo: Path, scripted: ScriptedOpenAI, changes: list[MemoryChanged], approval: str = "default", **settings: Any) -> Workspace:
     env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
     client = {"memory": {"autoExtract": False, "autoDream": False, **settings}, "tools": {"approvalMode": approval}}
-    return Engine(repo, counter=TokenCounter(), env=env, client_settings=client, listeners=Listeners(memory_changed=changes.append))
+    return Workspace(repo, counter=TokenCounter(), env=env, client_settings=client, listeners=Listeners(memory_changed=changes.append))
 
 
 def is_side_query(body: dict[str, Any]) -> bool:
@@ -111,7 +111,7 @@ async def test_memory_off_drops_the_block_and_recall_without_a_restart(repo: Pat
     engine = make_engine(repo, scripted, [])
     try:
         await engine.memory.remember("Release branches are named release/YYYY-MM.")
-        engine.update_client_settings({"memory": {"enabled": False, "autoExtract": False}})
+        await engine.update_client_settings({"memory": {"enabled": False, "autoExtract": False}})
         await engine.chat("how are release branches named?", emit=ignore)
         body = json.dumps(scripted.chat_requests()[-1].body)
         assert "# auto memory" not in body and "Relevant memory" not in body

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from qwen_lsp.files.containment import is_within
 from qwen_lsp.memory.paths import (
     is_team_path,
-    is_within,
     memory_base,
     memory_paths,
     realpath_nearest_existing,

@@ -40,7 +40,7 @@ from support.scripted_openai import Reply, Response, ScriptedOpenAI, ToolCallSpe
 from lsp_harness import server_env
 from qwen_lsp.memory.scan import parse_memory
 from qwen_lsp.memory.store import MemoryStore
-from qwen_lsp.paths import sanitize_cwd
+from qwen_lsp.files.paths import sanitize_cwd
 from qwen_lsp.sessions.reader import read_records, record_from_line
 from reliability.lsp_process import ServerGone, ServerProcess
 

@@ -1,6 +1,6 @@
 """Frontmatter parsing at its bounds (spec §12.2; YAML 1.2 core schema; JavaScript ``String()``).
 
-From surviving mutants of ``qwen_lsp/yaml_frontmatter.py`` and the
+From surviving mutants of ``qwen_lsp/text/yaml_frontmatter.py`` and the
 frontmatter part of ``qwen_lsp/skills/parse.py``: the exact size and
 nesting limits, the refusal messages, core-schema numbers (``0o``/``0x``,
 ``.inf``/``.nan``, integers past a double) and how JavaScript prints them.
@@ -15,7 +15,7 @@ import pytest
 
 from qwen_lsp.skills.model import SkillLevel
 from qwen_lsp.skills.parse import SkillParseError, normalize_content, parse_skill, split_frontmatter
-from qwen_lsp.yaml_frontmatter import (
+from qwen_lsp.text.yaml_frontmatter import (
     MAX_FRONTMATTER_BYTES,
     MAX_NESTING,
     FrontmatterRefused,

@@ -1,6 +1,6 @@
 """``paths:`` globs at the edges the first suite left open (spec §12.4: picomatch, ``dot: true``).
 
-Each case here was a surviving mutant of ``qwen_lsp/globs.py`` (see
+Each case here was a surviving mutant of ``qwen_lsp/matching/globs.py`` (see
 ``bench/mutation.py``): behaviour a wrong implementation could change
 without any test noticing. Expected answers are picomatch's.
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from qwen_lsp.globs import (
+from qwen_lsp.matching.globs import (
     MAX_GLOB_LENGTH,
     MAX_NEGATED_EXTGLOBS,
     ActivationIndex,

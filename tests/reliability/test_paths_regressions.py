@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from qwen_lsp.agent.memory_permissions import memory_rule
+from qwen_lsp.features.memory.permissions import memory_rule
 from qwen_lsp.agent.permissions import Decision
 from qwen_lsp.memory.errors import OutsideMemoryRoot
 from qwen_lsp.memory.paths import realpath_nearest_existing

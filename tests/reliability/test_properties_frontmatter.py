@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from qwen_lsp.skills.model import SkillLevel
 from qwen_lsp.skills.parse import SkillParseError, normalize_content, parse_skill, split_frontmatter
-from qwen_lsp.yaml_frontmatter import js_string, load_frontmatter
+from qwen_lsp.text.yaml_frontmatter import js_string, load_frontmatter
 
 _YAMLISH = st.lists(
     st.sampled_from(["a", ":", " ", "\n", "-", "[", "]", "{", "}", ",", "&x", "*x", "!!int", "!!str", "'", '"', "#", "|",

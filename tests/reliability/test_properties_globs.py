@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qwen_lsp.globs import ActivationIndex, InvalidGlob, compile_glob, project_relative
+from qwen_lsp.matching.globs import ActivationIndex, InvalidGlob, compile_glob, project_relative
 
 
 @pytest.fixture(autouse=True)

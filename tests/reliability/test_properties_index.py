@@ -14,7 +14,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qwen_lsp.jstext import JS_WHITESPACE, u16_len
+from qwen_lsp.text.jstext import JS_WHITESPACE, u16_len
 from qwen_lsp.memory.index import MAX_INDEX_FIELD_CHARS, sanitize_field
 
 _INVISIBLE = set("\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff")

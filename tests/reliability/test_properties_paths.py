@@ -20,11 +20,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from qwen_lsp.files.containment import is_within
 from qwen_lsp.agent.tool import ToolContext
 from qwen_lsp.agent.tools.base import ToolInputError
 from qwen_lsp.agent.tools.workspace import resolve_in_workspace
 from qwen_lsp.errors import EngineError
-from qwen_lsp.memory.paths import is_within, realpath_nearest_existing
+from qwen_lsp.memory.paths import realpath_nearest_existing
 from qwen_lsp.memory.store import MemoryStore
 
 NFC = "\u00e9"

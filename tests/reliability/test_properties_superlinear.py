@@ -28,11 +28,11 @@ from hypothesis import strategies as st
 
 from qwen_lsp.context import find_imports
 from qwen_lsp.context.code_regions import CodeRegions
-from qwen_lsp.globs import ActivationIndex, InvalidGlob, compile_glob
+from qwen_lsp.matching.globs import ActivationIndex, InvalidGlob, compile_glob
 from qwen_lsp.memory.index import sanitize_field
 from qwen_lsp.memory.secrets import scan_for_secrets
 from qwen_lsp.skills.parse import SkillParseError, normalize_content, split_frontmatter
-from qwen_lsp.yaml_frontmatter import load_frontmatter
+from qwen_lsp.text.yaml_frontmatter import load_frontmatter
 
 SIZE = 2_000
 GROWTH = 4

@@ -20,7 +20,7 @@ from pathlib import Path
 from support.scripted_openai import ScriptedOpenAI
 from support.soak import SOAK_SETTINGS, prompt, soak_reply
 
-from qwen_lsp.engine import Engine
+from qwen_lsp.workspace import Workspace
 from qwen_lsp.llm.tokens import TokenCounter
 
 TURNS = 240
@@ -39,7 +39,7 @@ async def test_a_long_session_with_compaction_stays_flat(home: Path, tmp_path: P
     ws.mkdir()
     with ScriptedOpenAI(default=soak_reply) as model:
         env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
-        engine = Engine(ws, counter=TokenCounter(), env=env, client_settings=SOAK_SETTINGS)
+        engine = Workspace(ws, counter=TokenCounter(), env=env, client_settings=SOAK_SETTINGS)
         tasks_before = len(asyncio.all_tasks())
         session_id = None
         lengths: list[int] = []  # the history's length after each turn

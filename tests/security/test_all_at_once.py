@@ -17,7 +17,7 @@ from lsprotocol import types
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from lsp_harness import as_dict, chat, open_doc
-from qwen_lsp.paths import sanitize_cwd
+from qwen_lsp.files.paths import sanitize_cwd
 
 from .test_trust_and_parsing import (  # noqa: F401 - fixtures
     ATTACKER_KEY,

@@ -26,6 +26,7 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 from lsp_harness import chat, server_env
 from qwen_lsp.agent.approvals import Approval, ApprovalPolicy, PermissionRequest, ToolPermission
 from qwen_lsp.protected_paths import protected_reason
+from qwen_lsp.sessions.registry import ChatSession
 from qwen_lsp.followup.gate import gate
 from qwen_lsp.followup.overlay import Overlay
 
@@ -191,9 +192,10 @@ async def test_the_policy_asks_for_configuration_in_every_mode_but_yolo(mode: st
         return Approval("allowAlways")
 
     policy = ApprovalPolicy(lambda: mode)  # type: ignore[arg-type, return-value]
+    chat = ChatSession(id="s", recorder=None, context=None)  # type: ignore[arg-type]
     hook = ToolPermission(tool="write_file", title="Write .git/hooks/pre-commit", path="/w/.git/hooks/pre-commit", protected="hooks")
-    first = await policy.decide("s", "t", "c1", ask, hook)
-    second = await policy.decide("s", "t", "c2", ask, hook)
+    first = await policy.decide(chat, "t", "c1", ask, hook)
+    second = await policy.decide(chat, "t", "c2", ask, hook)
     if mode == "yolo":
         assert asked == [] and first.decision == second.decision == "auto"
     else:

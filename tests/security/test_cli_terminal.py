@@ -10,7 +10,7 @@ from pathlib import Path
 
 from support.scripted_openai import Reply, ScriptedOpenAI
 
-from qwen_lsp.paths import sanitize_cwd
+from qwen_lsp.files.paths import sanitize_cwd
 
 OSC52 = "\x1b]52;c;ZXZpbA==\x07"
 REDRAW = "\r\x1b[2K"

@@ -23,8 +23,8 @@ from lsp_harness import as_dict, open_doc, running_server, wait_for
 from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.glob import GlobTool
 from qwen_lsp.agent.tools.grep import GrepArgs, GrepTool
-from qwen_lsp.globs import MAX_NEGATED_EXTGLOBS, ActivationIndex, InvalidGlob, compile_glob
-from qwen_lsp.safe_glob import compile_pattern
+from qwen_lsp.matching.globs import MAX_NEGATED_EXTGLOBS, ActivationIndex, InvalidGlob, compile_glob
+from qwen_lsp.matching.safe_glob import compile_pattern
 
 HANG = 30.0
 """Seconds after which an attack counts as having frozen the server."""

@@ -22,7 +22,7 @@ from support.quiet_home import NO_BACKGROUND
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from lsp_harness import as_dict, chat, server_env
-from qwen_lsp.config import load_settings
+from qwen_lsp.settings.config import load_settings
 
 from .permission_client import permission_client
 

@@ -18,9 +18,9 @@ from support.scripted_openai import Reply, ScriptedOpenAI
 from lsp_harness import as_dict, chat, running_server, session_records
 from qwen_lsp.agent.tool import ToolContext
 from qwen_lsp.agent.tools.read_file import ReadFileArgs, ReadFileTool
-from qwen_lsp.textfiles import MAX_OUTPUT_CHARS, TRUNCATION_MARK
+from qwen_lsp.files.text import MAX_OUTPUT_CHARS, TRUNCATION_MARK
 from qwen_lsp.context.attachments import TRUNCATED_WARNING, Attachment, attachment_parts
-from qwen_lsp.paths import sanitize_cwd
+from qwen_lsp.files.paths import sanitize_cwd
 from qwen_lsp.sessions.lines import MAX_LINE_BYTES
 from qwen_lsp.sessions.listing import list_sessions
 from qwen_lsp.sessions.reader import build_history, read_records

@@ -14,7 +14,7 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from lsp_harness import as_dict, chat, running_server
 from qwen_lsp.memory.team_guard import is_team_memory_file
-from qwen_lsp.paths import sanitize_cwd
+from qwen_lsp.files.paths import sanitize_cwd
 
 DASHSCOPE = "sk-" + "0123456789abcdef" * 2
 GHP_SPLIT = "ghp_" + "A1b2" * 4 + "\u200b" + "A1b2" * 5

@@ -21,8 +21,8 @@ from support.quiet_home import NO_BACKGROUND
 from support.scripted_openai import ScriptedOpenAI
 
 from lsp_harness import as_dict, chat, initialize, server_env, start_client
-from qwen_lsp.config import load_settings
-from qwen_lsp.context.containment import RealPaths
+from qwen_lsp.settings.config import load_settings
+from qwen_lsp.files.containment import RealPaths
 from qwen_lsp.context.discovery import discover
 from qwen_lsp.context.rules import load_rules_dir, parse_rule
 from qwen_lsp.skills.parse import SkillParseError, parse_skill

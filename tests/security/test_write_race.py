@@ -16,7 +16,7 @@ import pytest
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from qwen_lsp.agent.approvals import Approval, PermissionRequest
-from qwen_lsp.engine import Engine
+from qwen_lsp.workspace import Workspace
 from qwen_lsp.llm.tokens import TokenCounter
 from qwen_lsp.nofollow_write import PathChanged, write_text_nofollow
 
@@ -52,7 +52,7 @@ async def test_a_directory_swapped_for_a_link_during_the_prompt_is_not_written_t
         Reply(chunks=["done"]),
     )
     env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
-    engine = Engine(ws, counter=TokenCounter(), env=env, client_settings={"tools": {"approvalMode": "default"}}, ask=ask, interaction_mode="headless")
+    engine = Workspace(ws, counter=TokenCounter(), env=env, client_settings={"tools": {"approvalMode": "default"}}, ask=ask, interaction_mode="headless")
     try:
         events: list[Any] = []
         result = await engine.chat("add src/new.py", emit=events.append)

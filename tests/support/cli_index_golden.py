@@ -70,7 +70,7 @@ def lay_out(root: Path, docs: list[tuple[str, str]], *, mtimes: bool) -> None:
 
 def main() -> None:  # pragma: no cover - run by hand against the real CLI
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
-    from qwen_lsp.paths import sanitize_cwd
+    from qwen_lsp.files.paths import sanitize_cwd
     from tests.support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
     scratch = Path(tempfile.mkdtemp(prefix="cli-index-"))

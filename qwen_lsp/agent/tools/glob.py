@@ -8,7 +8,7 @@ file literally matches just that file. Order as there: files modified in the
 last 24 hours newest first, then the rest alphabetically by path; at most
 100 paths are shown, and the walk stops collecting at 1000 matches.
 
-The pattern is the model's, so it is compiled by :mod:`qwen_lsp.safe_glob`
+The pattern is the model's, so it is compiled by :mod:`qwen_lsp.matching.safe_glob`
 (linear-time RE2 matching: ``**/+(?|?)Z`` once froze the server for 90 s),
 the walk runs in a worker thread that stops when the turn is cancelled,
 and symlinked files leading out of the workspace are skipped by the walk.
@@ -33,7 +33,7 @@ from qwen_lsp.agent.tools.base import (
 )
 from qwen_lsp.agent.tools.ignore import IgnoreRules, walk_files
 from qwen_lsp.agent.tools.workspace import search_root
-from qwen_lsp.safe_glob import InvalidGlob, compile_pattern
+from qwen_lsp.matching.safe_glob import InvalidGlob, compile_pattern
 
 MAX_SHOWN = 100
 MAX_COLLECTED = 1000

@@ -11,7 +11,7 @@ any depth (``*.py``), one with ``/`` matches the path relative to the
 search directory (``src/**/*.ts``).
 
 The pattern is the model's, so nothing it writes may hang the server:
-it is compiled by RE2 (:mod:`qwen_lsp.linear_regex`), linear in the text
+it is compiled by RE2 (:mod:`qwen_lsp.matching.linear_regex`), linear in the text
 for every pattern; lookarounds and backreferences, which only a
 backtracking engine offers, are refused with a message saying so (the
 everyday JS-style syntax reads the same). The walk runs in a worker thread
@@ -37,10 +37,10 @@ from qwen_lsp.agent.tools.base import (
     function_declaration,
 )
 from qwen_lsp.agent.tools.ignore import IgnoreRules, walk_files
-from qwen_lsp.textfiles import cap_line, looks_binary, open_text, read_head
+from qwen_lsp.files.text import cap_line, looks_binary, open_text, read_head
 from qwen_lsp.agent.tools.workspace import search_root
-from qwen_lsp.linear_regex import LinearRegexError, compile_linear
-from qwen_lsp.safe_glob import InvalidGlob, compile_pattern
+from qwen_lsp.matching.linear_regex import LinearRegexError, compile_linear
+from qwen_lsp.matching.safe_glob import InvalidGlob, compile_pattern
 
 MAX_LINES = 1000
 MAX_OUTPUT_CHARS = 25_000

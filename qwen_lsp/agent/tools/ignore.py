@@ -21,8 +21,8 @@ from pathlib import Path
 
 from wcmatch import fnmatch, glob
 
-from ...files import read_bytes
-from .workspace import resolved_inside
+from qwen_lsp.files.containment import resolved_inside
+from ...files.reading import read_bytes
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pydantic import Field
 from wcmatch import fnmatch
 
-from qwen_lsp.collation import locale_key
+from qwen_lsp.text.collation import locale_key
 from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.base import (
     FileTool,

@@ -30,7 +30,7 @@ from qwen_lsp.agent.tools.base import (
     ToolInputError,
     function_declaration,
 )
-from qwen_lsp.textfiles import (
+from qwen_lsp.files.text import (
     DEFAULT_LINE_LIMIT,
     looks_binary,
     read_head,

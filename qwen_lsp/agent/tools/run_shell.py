@@ -30,12 +30,12 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
+from qwen_lsp.files.containment import resolved_inside
 from qwen_lsp.agent.approvals import Approval, ToolPermission
 from qwen_lsp.agent.readonly_shell import is_read_only
 from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.base import ToolArgs, describe_validation_error, function_declaration
 from qwen_lsp.agent.tools.shell import MAX_COMMAND_CHARS, MAX_OUTPUT_CHARS, NAME, read_bounded
-from qwen_lsp.agent.tools.workspace import resolved_inside
 from qwen_lsp.visible_text import shown_title
 
 TIMEOUT_SECONDS = 120.0
@@ -97,7 +97,7 @@ class ShellTool:
 
 
 CREDENTIAL_VARIABLES = ("OPENAI_API_KEY", "DASHSCOPE_API_KEY")
-"""Where the endpoint's key comes from (``config.py``); an approved command has no use for it."""
+"""Where the endpoint's key comes from (``settings/config.py``); an approved command has no use for it."""
 
 
 def shell_environment(environ: Mapping[str, str], secrets: Iterable[str] = ()) -> dict[str, str]:

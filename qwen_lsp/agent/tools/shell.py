@@ -45,9 +45,9 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
+from qwen_lsp.files.containment import resolved_inside
 from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.base import ToolArgs, describe_validation_error, function_declaration
-from qwen_lsp.agent.tools.workspace import resolved_inside
 
 NAME = "run_shell_command"
 TIMEOUT_SECONDS = 30.0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qwen_lsp.files.containment import resolved_inside
 from qwen_lsp.agent.tool import ToolContext
 from qwen_lsp.agent.tools.base import ToolInputError
 
@@ -37,22 +38,6 @@ def resolve_in_workspace(raw: str, ctx: ToolContext) -> Path:
         raise ToolInputError(
             f"Path {text} is outside the workspace ({root}). Only files inside the workspace can be accessed."
         )
-    return resolved
-
-
-def resolved_inside(path: Path, root: Path) -> Path | None:
-    """``path`` with symlinks resolved, or None when that lands outside ``root`` (itself already resolved).
-
-    The one containment check for tools: ``read_file`` uses it on the
-    model's path, and the grep/glob walks on every symlinked file they
-    meet, so a link to ``/etc/passwd`` cannot leak through either.
-    """
-    try:
-        resolved = path.resolve()
-    except (OSError, RuntimeError):  # a symlink loop: nothing readable behind it
-        return None
-    if resolved != root and not resolved.is_relative_to(root):
-        return None
     return resolved
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from qwen_lsp.agent.tools.base import ToolInputError
-from qwen_lsp.files import atomic_write_text
+from qwen_lsp.files.reading import atomic_write_text
 
 __all__ = ["FileWriter", "atomic_write_text", "check_size", "target_path"]
 

@@ -1,0 +1,79 @@
+"""What a request costs: its tokens section by section, and how full the context window is.
+
+Used by the turn (the loop's fallback count, the context status after each
+round), by compaction (the prompt size before a request) and by the
+inspector (``qwen/context``), so all three count the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..compaction.compactor import thresholds_for
+from ..compaction.thresholds import Thresholds
+from ..context import ContextAssembler, SessionContext
+from ..context.inspector import count_request
+from ..context.text import Problem
+from ..llm.content import Content
+from ..llm.history_tokens import HistoryTokens
+from ..llm.tokens import TokenCeiling, TokenCounter
+from ..protocol import ContextResult, ContextStatus, ThresholdTokens
+from ..sessions.registry import ChatSession
+from ..settings.config import Settings
+from ..skills import SkillListingTracker, SkillManager
+from .tool import Tool
+
+
+class RequestAccounting:
+    def __init__(
+        self,
+        counter: TokenCounter,
+        context: ContextAssembler,
+        skills: SkillManager,
+        tools: Callable[[], list[Tool]],
+        settings: Callable[[], Settings],
+        settings_problems: Callable[[], list[Problem]] = lambda: [],
+    ) -> None:
+        self._counter = counter
+        self._context = context
+        self._skills = skills
+        self._tools = tools
+        self._settings = settings
+        self._settings_problems = settings_problems
+        self._history_tokens = HistoryTokens(counter.count_content)
+
+    def thresholds(self) -> Thresholds:
+        return thresholds_for(self._settings())
+
+    def context_status(self, session: ChatSession) -> ContextStatus:
+        th = self.thresholds()
+        return ContextStatus(
+            session_id=session.id,
+            prompt_tokens=session.prompt_tokens,
+            window=th.window,
+            percent_left=th.percent_left(session.prompt_tokens),
+            level=th.level(session.prompt_tokens),
+            thresholds=ThresholdTokens.of(th.warn, th.auto, th.hard),
+        )
+
+    def count(
+        self, context: SessionContext, tracker: SkillListingTracker, history: list[Content], editor: str | None = None, *, ceiling: bool = False
+    ) -> ContextResult:
+        """What a request with this chat view, listing tracker, history (and editor reminder) would hold, section
+        by section; with ``ceiling``, upper bounds from bytes (no vocabulary to load)."""
+        return count_request(
+            _CEILING if ceiling else self._counter,
+            system=context.system_prompt(),
+            sections=context.sections(),
+            skills_listing=tracker.peek(self._skills),
+            startup_reminder=context.startup_reminder(),
+            history=history,
+            tool_declarations=[t.declaration() for t in self._tools()],
+            thresholds=self.thresholds(),
+            problems=[*self._settings_problems(), *self._context.problems],
+            history_tokens=None if ceiling else self._history_tokens.count(history),
+            editor_context=editor,
+        )
+
+
+_CEILING = TokenCeiling()

@@ -1,0 +1,72 @@
+"""Compaction as a feature: before each request it microcompacts and compresses the chat's history.
+
+The mechanism is the core in ``compaction/``; this module plugs it into the
+turn (``before_request``, ``after_round``), keeps each chat's state on the
+chat (``compaction.compactor.CHAT_STATE``), tells the chat's read cache what
+left the history, and runs ``qwen/compress`` between turns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from ..agent.hooks import Feature, Turn
+from ..agent.tools.read_cache import READ_CACHE
+from ..compaction.compactor import Compactor, Progress, compaction_settings
+from ..compaction.compress import SummaryModel
+from ..errors import EngineError
+from ..llm.content import Content
+from ..llm.errors import LLMError
+from ..protocol import CompressResult
+from ..sessions.registry import ChatSession
+from ..settings.config import Settings
+
+
+class CompactionFeature(Feature):
+    name = "compaction"
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        model: Callable[[], Awaitable[SummaryModel]],
+        settings: Callable[[], Settings],
+        count_content: Callable[[Content], int],
+        count_prompt: Callable[[ChatSession], int],
+        bound_prompt: Callable[[ChatSession], int] | None,
+        on_compacted: Callable[[ChatSession], None],
+        progress: Progress,
+    ) -> None:
+        self._on_compacted = on_compacted
+        self.compactor = Compactor(
+            root,
+            model=model,
+            settings=lambda: compaction_settings(settings()),
+            count_content=count_content,
+            count_prompt=count_prompt,
+            bound_prompt=bound_prompt,
+            on_compacted=self._compacted,
+            progress=progress,
+            on_reads_evicted=lambda session, paths: session.slot(READ_CACHE).evict(paths),
+        )
+
+    async def before_request(self, turn: Turn) -> None:
+        await self.compactor.before_request(turn.session, turn.status)
+
+    def after_round(self, session: ChatSession, prompt_tokens: int) -> None:
+        self.compactor.observe_round(session, prompt_tokens)
+
+    def _compacted(self, session: ChatSession) -> None:
+        session.slot(READ_CACHE).forget(None)  # its reads left the history with it
+        self._on_compacted(session)
+
+    async def compress(self, session: ChatSession, mode: str) -> CompressResult:
+        """``qwen/compress``: compact a chat now, between turns (``fast``: no model call); the caller holds its lock."""
+        try:
+            done = await self.compactor.compress_now(session, fast=mode == "fast")
+        except LLMError as exc:
+            raise EngineError(f"Compression failed; the history is unchanged. {exc.message}", kind=exc.kind) from exc
+        except (OSError, ValueError) as exc:  # the checkpoint could not be written, or was refused
+            raise EngineError(f"Compression could not be saved; the history is unchanged. {exc}") from exc
+        return CompressResult(status=done.status, tokens_before=done.tokens_before, tokens_after=done.tokens_after)

@@ -1,0 +1,66 @@
+"""Editor context as a feature: what the editor shows rides with each typed message.
+
+The workspace's :class:`~.state.EditorState` follows the editor (documents
+opened and closed, ``qwen/editorContext``); each typed turn puts the
+reminder (whole on a chat's first turn, then only the changes, as Qwen Code
+0.24.4's ``getIdeContextParts``) right before the prompt. What one chat was
+last told is its :class:`~.chat.EditorContextSlot`, on the chat: marked sent
+when the model answers, told whole again after a compaction (the summary
+does not carry it) or a failed request (it may not have arrived).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ...agent.hooks import Feature, Turn, TurnDone
+from ...sessions.registry import ChatSession, Slot
+from ...settings.config import Settings
+from .chat import EditorContextSlot
+from .state import EditorSnapshot, EditorState, SelectionReader
+from .visibility import EditorFileFilter
+
+SLOT: Slot[EditorContextSlot] = Slot("editor_context", EditorContextSlot)
+"""What a chat was last told about the editor."""
+
+
+class EditorContextFeature(Feature):
+    name = "editor_context"
+
+    def __init__(self, root: Path, *, settings: Callable[[], Settings]) -> None:
+        self._settings = settings
+        self.state = EditorState(EditorFileFilter(root))
+        """What the editor shows (open files in order of use, focus, cursor, selection)."""
+        self.read_selection: SelectionReader | None = None
+        """Set by the server: the text of a range of an open document (the editor's buffer, not the disk)."""
+
+    def snapshot(self) -> EditorSnapshot:
+        return self.state.snapshot(self.read_selection) if self._settings().editor_context.enabled else EditorSnapshot()
+
+    def peek(self, session: ChatSession | None) -> str | None:
+        """What the next message of ``session`` (a new chat when None) would carry, changing nothing."""
+        slot = session.slot(SLOT) if session is not None else EditorContextSlot()
+        return slot.peek(self.snapshot())
+
+    def user_parts(self, turn: Turn) -> list[str]:
+        slot = turn.session.slot(SLOT)
+        slot.omit_next = not turn.editor_context
+        told = slot.reminder(self.snapshot())
+        slot.pending = told[1] if told is not None else None
+        return [told[0]] if told is not None else []
+
+    def after_turn(self, done: TurnDone) -> None:
+        slot = done.session.slot(SLOT)
+        if slot.pending is not None:
+            slot.sent(slot.pending)
+            slot.pending = None
+
+    def turn_failed(self, session: ChatSession) -> None:
+        slot = session.slot(SLOT)
+        slot.pending = None
+        slot.resend_all()
+
+    def compacted(self, session: ChatSession) -> None:
+        """The summary does not carry what the editor showed: the next turn tells it whole."""
+        session.slot(SLOT).resend_all()

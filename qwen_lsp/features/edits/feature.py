@@ -1,0 +1,95 @@
+"""Edits as a feature: the write tools the approval mode offers, and who approves each write.
+
+The tools are ``tools.py`` (and the agent's shell tool), chosen by
+``offer.py``; the approval policy is the agent's, with each chat's "allow
+always" grants kept on the chat. When nobody could approve (the client
+cannot ask), the chat is read-only and the user is told once.
+
+Plan mode (``agent/plan_mode.py``) lives here too: in ``plan`` the only
+write tool is ``exit_plan_mode``, every turn carries 0.24.4's plan-mode
+reminder (sent, not recorded), and an approved plan switches the mode; that
+switch lies over the editor's mode until the editor picks another. In
+``auto`` mode the classifier (``agent/auto_mode.py``) judges each call on the
+chat's own history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+
+from ...agent.approvals import ApprovalMode, ApprovalPolicy, Approve, Asker, ToolPermission, offered_mode
+from ...agent.auto_mode import classify, fast_path
+from ...agent.hooks import Feature, Turn
+from ...agent.plan_mode import ExitPlanModeTool, reminder
+from ...agent.side_query import SideQuery
+from ...agent.tool import Tool
+from ...llm.client import ChatClient
+from ...sessions.registry import ChatSession
+from ...settings.config import Settings
+from .offer import write_tools
+
+PLAN_MODE_WARNING = (
+    "Qwen: this editor cannot ask for approval, so the chat is read-only (plan mode). "
+    "Set tools.approvalMode to auto-edit or yolo to let it edit files without asking."
+)
+
+
+class EditsFeature(Feature):
+    name = "edits"
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        settings: Callable[[], Settings],
+        ask: Asker | None,
+        warning: Callable[[str], None],
+        model: Callable[[], Awaitable[ChatClient]],
+        switch_mode: Callable[[ApprovalMode], None],
+    ) -> None:
+        self._root = root
+        self._settings = settings
+        self._ask = ask
+        self._warning = warning
+        self._model = model
+        self._warned = False
+        self._plan_exit = ExitPlanModeTool(lambda: settings().tools.approval_mode, switch_mode)
+        self.approvals = ApprovalPolicy(lambda: settings().tools.approval_mode, classify=self._auto_mode_judge)
+        self._tools: list[Tool] = []
+        self.settings_changed()
+
+    def tools(self) -> Sequence[Tool]:
+        return self._tools
+
+    def settings_changed(self) -> None:
+        """Offer the write tools of the new approval mode; warn once when nobody could approve."""
+        settings = self._settings()
+        tools = settings.tools
+        if offered_mode(tools.approval_mode, self._ask is not None) != tools.approval_mode and not self._warned:
+            self._warned = True
+            self._warning(PLAN_MODE_WARNING)
+        self._tools = write_tools(
+            tools.approval_mode,
+            can_ask=self._ask is not None,
+            shell_enabled=tools.shell.enabled,
+            secrets=(settings.api_key(),),
+            plan_exit=self._plan_exit,
+        )
+
+    def reminders(self, turn: Turn) -> list[str]:
+        """0.24.4's plan-mode reminder, every turn in ``plan`` mode (``agent/plan_mode.py``)."""
+        if self._settings().tools.approval_mode != "plan":
+            return []
+        return [reminder(can_exit=self._ask is not None)]
+
+    def approver(self, turn: Turn) -> Approve:
+        return self.approvals.for_turn(turn.session, turn.turn_id, self._ask)
+
+    async def _auto_mode_judge(self, session: ChatSession, call_id: str, request: ToolPermission) -> tuple[bool, str]:
+        """``auto`` mode: the edit fast path, else the classifier side query on this chat (``agent/auto_mode.py``)."""
+        if fast_path(request, self._root):
+            return True, ""
+        client = await self._model()
+        verdict = await classify(lambda tokens: SideQuery(client, max_tokens=tokens, temperature=0.0), session.history, call_id, self._root)
+        return verdict.runs, verdict.reason

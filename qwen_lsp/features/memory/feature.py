@@ -1,0 +1,137 @@
+"""Memory as a feature: the glue between the turn's seams and the memory core.
+
+The memory core never imports ``agent/`` (arrows point one way), so this
+module turns a :class:`~qwen_lsp.memory.manager.MemoryManager` into a
+:class:`~qwen_lsp.agent.hooks.Feature`: the ``save_memory`` tool, the
+memory index at the end of the system prompt, recall at the start of a
+turn (each chat's already-recalled files kept on the chat; the first request
+waits for it within recall's own bound), the memory folders the chat may write
+into (through the store), extraction and
+dream after it, and the manager's model access (side queries and forked
+runs on the workspace's client).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+
+from ...agent.fork import ParentRequest
+from ...agent.hooks import Feature, TurnDone, TurnPrefetch
+from ...agent.side_query import SideQuery
+from ...agent.tool import ManagedWrites, Tool
+from ...agent.tools.save_memory import SaveMemoryTool
+from ...background import BackgroundTasks
+from ...errors import EngineError
+from ...llm.client import ChatClient
+from ...llm.content import Content
+from ...memory.manager import MemoryManager
+from ...memory.store import MemoryStore
+from ...protocol import MemoryChanged
+from ...sessions.registry import ChatSession, Slot
+from ...settings.config import Settings
+from .fork import MemoryForks
+
+log = logging.getLogger(__name__)
+
+RECENT_TOOL_CONTENTS = 8
+"""How far back "recently used tools" (the recall's active-tool filter, as Qwen Code's relevanceSelector) looks."""
+
+SURFACED: Slot[set[Path]] = Slot("memory.surfaced", set)
+"""Memory files already recalled into a chat (not offered twice, as Qwen Code's recall)."""
+
+
+def recent_tools(history: Sequence[Content]) -> list[str]:
+    names: list[str] = []
+    for content in history[-RECENT_TOOL_CONTENTS:]:
+        for part in content.get("parts") or []:
+            call = part.get("functionCall")
+            if call and call.get("name") and call["name"] not in names:
+                names.append(call["name"])
+    return names
+
+
+class MemoryFeature(Feature):
+    name = "memory"
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        settings: Callable[[], Settings],
+        model: Callable[[], Awaitable[ChatClient]],
+        bare_parent: Callable[[], Awaitable[ParentRequest]],
+        on_change: Callable[[MemoryChanged], None],
+        progress: Callable[[str], Callable[[str], None]],
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.manager = MemoryManager(
+            root,
+            settings=lambda: settings().memory,
+            model=ModelAccess(root, model, bare_parent),
+            on_change=on_change,
+            progress=progress,
+            env={**os.environ, **env} if env is not None else None,
+            trusted=lambda: settings().folder_trust,
+        )
+        memory = self.manager
+        self._save = SaveMemoryTool(
+            memory.store,
+            saved=lambda scope, path: memory.changed(scope, [path]),
+            enabled=lambda: memory.enabled,
+            plan_mode=lambda: settings().tools.approval_mode == "plan",
+        )
+        self._background = BackgroundTasks()
+
+    def tools(self) -> Sequence[Tool]:
+        return (self._save,)
+
+    def prompt_block(self) -> str:
+        return self.manager.prompt_block()
+
+    def recall(self, session: ChatSession, prompt: str) -> TurnPrefetch | None:
+        return self.manager.start_recall(session.slot(SURFACED), prompt, recent_tools(session.history))
+
+    async def managed_writes(self) -> ManagedWrites | None:
+        """The memory folders, where the chat writes with ``write_file``/``edit`` through the store (as 0.24.4)."""
+        roots = await asyncio.to_thread(self.manager.chat_write_roots)
+        return ManagedWrites(roots, self.manager.write_from_chat) if roots else None
+
+    def after_turn(self, done: TurnDone) -> None:
+        self.manager.after_turn(done.session.id, done.capture)
+
+    async def start(self) -> None:
+        """Bring the indexes in line with the files (a run stopped mid-write leaves them behind)."""
+        self._background.spawn(asyncio.to_thread(self.manager.rebuild_indexes))
+
+    async def drain(self) -> None:
+        await self.manager.drain()
+        await self._background.wait()
+
+
+class ModelAccess:
+    """Side queries and forked runs on the workspace's current model client (None when none is configured)."""
+
+    def __init__(self, root: Path, model: Callable[[], Awaitable[ChatClient]], bare_parent: Callable[[], Awaitable[ParentRequest]]) -> None:
+        self._root = root
+        self._model = model
+        self._bare_parent = bare_parent
+
+    async def bare_parent(self) -> ParentRequest:
+        """The next request's system prompt and tools, with no history (a new chat's view)."""
+        return await self._bare_parent()
+
+    async def side_query(self) -> SideQuery | None:
+        """Temperature 0, as Qwen Code's memory selectors ask."""
+        try:
+            client = await self._model()
+        except EngineError as exc:
+            log.debug("no model for side queries (%s): heuristics only", exc.message)
+            return None
+        return SideQuery(client, temperature=0.0)
+
+    def fork_runner(self, store: MemoryStore) -> MemoryForks:
+        return MemoryForks(store, self._model, workspace_root=self._root)

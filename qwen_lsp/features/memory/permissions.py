@@ -1,0 +1,78 @@
+"""The permission rules of a memory fork (extraction, dream): spec §10.4.
+
+* ``write_file`` / ``edit``: denied under ``pinned/`` of a memory root
+  (pinned memories are the user's, read-only to the model); allowed when
+  the path — resolved through its nearest existing ancestor, after
+  following a dangling leaf symlink, so a decoy link cannot route a write
+  out — lies inside one of the writable roots; a team-memory path is
+  never auto-allowed (it is committed to the repository, so a person must
+  approve it: ``ask``, which in a fork means refused); anything else is
+  denied.
+* ``run_shell_command``: allowed only when read-only by the shell tool's
+  own parse (the tool refuses the rest anyway; the rule says so first,
+  with the rule's name).
+* Every other tool: no opinion (``default``), so the base rules decide.
+
+Rule strings follow Qwen Code's shape, ``ManagedAutoMemory(edit: only
+within <roots>)``, so a refusal tells the model what it may do instead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ...memory.forking import PATH_KEYS
+from ...memory.paths import realpath_nearest_existing
+from ...agent.permissions import NO_OPINION, Decision, PermissionRule, Verdict
+from ...agent.tools.shell import NAME as SHELL, ShellRefused, parse_read_only
+
+WRITE_TOOLS = frozenset({"write_file", "edit"})
+PINNED = "pinned"
+
+
+def _inside(path: Path, root: Path) -> Path | None:
+    """``path`` relative to ``root`` when inside it (or equal), else None."""
+    try:
+        return path.relative_to(root)
+    except ValueError:
+        return None
+
+
+def memory_rule(writable: Sequence[Path], *, team: Path | None = None, protect_pinned: bool = True) -> PermissionRule:
+    """The fork's rule: writes only inside ``writable`` roots (see the module doc)."""
+    roots = [realpath_nearest_existing(r) for r in writable]
+    team_root = realpath_nearest_existing(team) if team is not None else None
+    within = ", ".join(str(r) for r in roots)
+    only_within = Verdict(Decision.DENY, f"ManagedAutoMemory(edit: only within {within})")
+
+    def rule(tool: str, args: Mapping[str, Any]) -> Verdict:
+        if tool == SHELL:
+            try:
+                parse_read_only(str(args.get("command", "")))
+            except ShellRefused as exc:
+                return Verdict(Decision.DENY, f"ManagedAutoMemory(run_shell_command: read-only only; {exc})")
+            return Verdict(Decision.ALLOW, "ManagedAutoMemory(run_shell_command: read-only)")
+        if tool not in WRITE_TOOLS:
+            return NO_OPINION
+        raw = next((args[k] for k in PATH_KEYS if isinstance(args.get(k), str) and args[k].strip()), None)
+        if raw is None or "\x00" in raw or not os.path.isabs(raw.strip()):
+            return only_within
+        try:
+            real = realpath_nearest_existing(Path(raw.strip()))
+        except (OSError, RuntimeError):
+            return only_within
+        if team_root is not None and _inside(real, team_root) is not None:
+            return Verdict(Decision.ASK, f"ManagedAutoMemory({tool}: team memory is shared through git; a person must approve)")
+        for root in roots:
+            rel = _inside(real, root)
+            if rel is None:
+                continue
+            if protect_pinned and rel.parts[:1] == (PINNED,):
+                return Verdict(Decision.DENY, f"ManagedAutoMemory({tool}: {PINNED}/ is read-only)")
+            return Verdict(Decision.ALLOW, f"ManagedAutoMemory({tool}: within {root})")
+        return only_within
+
+    return rule

@@ -1,0 +1,1 @@
+"""Skill review as a feature: after a tool-heavy turn, a forked run drafts a skill proposal."""

@@ -1,0 +1,122 @@
+"""Is a path inside a root? The package's one home for containment checks.
+
+Lexical (:func:`is_subpath` on normalised strings, as Qwen Code's
+``isSubpath``; :func:`is_within` on ``path.relative``, as its memory paths),
+and resolved (:func:`resolved_inside`, :class:`RealPaths`): a path the
+repository or the model names is checked again after its symlinks are
+followed, so a link out of the project cannot pass.
+
+Why resolved checks: Qwen Code decides whether an ``@import`` stays inside the project with
+``path.resolve``, which never follows links, so ``@./pw.md`` with
+``pw.md -> /etc/passwd`` (or a linked directory, or ``/proc/self/environ``)
+passes its check and the outside file lands in the system prompt. The
+repository is untrusted input, so every file read on its say-so is checked
+again after resolving symlinks, against the same allowed root, also
+resolved: a project that itself lives under a symlinked directory, or a
+link that stays inside the project, keeps working.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+def is_subpath(parent: str, child: str) -> bool:
+    """Qwen Code's ``isSubpath`` for normalised absolute paths: lexical, ``parent`` itself counts."""
+    if child == parent:
+        return True
+    prefix = parent if parent.endswith(os.sep) else parent + os.sep
+    return child.startswith(prefix)
+
+
+def is_within(root: Path, path: Path) -> bool:
+    """``path.relative``-based containment: ``path`` is ``root`` or below it, compared lexically."""
+    rel = os.path.relpath(os.path.normpath(os.path.abspath(path)), os.path.normpath(os.path.abspath(root)))
+    return rel == os.curdir or not (rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel))
+
+
+def resolved_inside(path: Path, root: Path) -> Path | None:
+    """``path`` with symlinks resolved, or None when that lands outside ``root`` (itself already resolved).
+
+    The one containment check for tools: ``read_file`` uses it on the
+    model's path, and the grep/glob walks on every symlinked file they
+    meet, so a link to ``/etc/passwd`` cannot leak through either.
+    """
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: nothing readable behind it
+        return None
+    if resolved != root and not resolved.is_relative_to(root):
+        return None
+    return resolved
+
+
+LIVE_STATE = ("/proc", "/sys")
+"""Pseudo-filesystems: a "file" there is the system's live state (``/proc/self/environ`` holds the server's API key).
+
+``/dev`` is not listed: its devices are not regular files, which ``read_bytes`` refuses anyway, and
+``/dev/shm`` is an ordinary place for a scratch checkout."""
+
+
+def is_live_state(real: str) -> bool:
+    """Whether a resolved path lies in ``/proc`` or ``/sys``: never context, whatever the root allows."""
+    return any(is_subpath(top, real) for top in LIVE_STATE)
+
+
+class RealPaths:
+    """One context build's memo of resolved paths: each directory is looked at once per build.
+
+    ``os.path.realpath`` costs an ``lstat`` per component of the whole path,
+    every time; on a deep checkout, asked once per import and per context
+    file, that tripled the time of a cold context build. Here each
+    component is ``lstat``-ed once per build, and only a symlink costs more.
+    """
+
+    def __init__(self) -> None:
+        self._resolved: dict[str, str] = {}  # lexical path -> the same with symlinks resolved
+
+    def inside(self, path: str, root: str) -> str | None:
+        """``path`` with every symlink resolved, or ``None`` when that leaves ``root`` (resolved too).
+
+        Both are absolute and normalised. A missing path is resolved as far
+        as it exists (``realpath``'s non-strict mode), so a link that
+        dangles to the outside is refused as well.
+        """
+        real = self.real(path)
+        return real if is_subpath(self.real(root), real) else None
+
+    def parent_inside(self, path: str, root: str) -> str | None:
+        """``path`` with its directories resolved (not its last component), or ``None`` when they leave ``root``.
+
+        For a caller that then opens the file with ``O_NOFOLLOW``: only when
+        that fails with ELOOP (the file itself is a link) does it need
+        :meth:`inside`, so an ordinary file costs no ``lstat`` of its own.
+        """
+        parent, name = os.path.split(path)
+        candidate = os.path.join(self.real(parent), name)
+        return candidate if is_subpath(self.real(root), candidate) else None
+
+    def real(self, path: str) -> str:
+        """``os.path.realpath(path)`` for an absolute, normalised path, from the memo where it can.
+
+        A hit is one dict lookup; a miss resolves the parent (usually a hit)
+        and ``lstat``-s only the last component. Recursion depth is the path's
+        depth. Missing components are not memoised: they may appear later.
+        """
+        hit = self._resolved.get(path)
+        if hit is not None:
+            return hit
+        parent, name = os.path.split(path)
+        if parent == path:  # the filesystem root
+            self._resolved[path] = path
+            return path
+        candidate = os.path.join(self.real(parent), name)
+        try:
+            mode = os.lstat(candidate).st_mode
+        except OSError:  # missing or unreadable: taken as written, as realpath does
+            return candidate
+        real = os.path.realpath(candidate) if stat.S_ISLNK(mode) else candidate
+        self._resolved[path] = real
+        return real

@@ -1,0 +1,1 @@
+"""Matching patterns a repository or the model controls, in linear time: globs and regular expressions."""

@@ -1,0 +1,1 @@
+"""Settings: the layered model, what a project may not decide, the endpoint in effect, and what ``doctor`` shows."""

@@ -1,0 +1,419 @@
+"""One settings model, filled from five layers (design §5).
+
+Order, lowest first: defaults < ``~/.qwen/settings.json`` <
+``<project>/.qwen/settings.json`` < environment < the LSP client
+(``initializationOptions`` / ``workspace/configuration``). Every leaf
+remembers which layer set it so ``qwen-lsp doctor`` can say where a value
+came from. A bad file or a bad value is reported and skipped — the layer's
+other keys and all other layers still apply — because a typo in one
+settings file must never stop the server from starting.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from ..context.text import Problem
+from ..files.reading import read_bytes
+from ..files.paths import global_qwen_dir
+from ..settings_spelling import canonical_keys
+from ..settings_aliases import fold_cli_keys
+from .trust import is_plain_filename, screen_layers
+
+log = logging.getLogger(__name__)
+
+DASHSCOPE_BASE_URL = "https://dashscope.aliyuncs.com/compatible-mode/v1"
+MAX_SETTINGS_DEPTH = 64
+"""A settings file nested deeper is skipped whole (real ones nest four or five levels)."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+
+
+class TimeoutSettings(_Section):
+    connect: float = Field(10.0, gt=0, description="Seconds to open the TCP/TLS connection.")
+    first_byte: float = Field(120.0, gt=0, alias="firstByte", description="Seconds to wait for the first byte of an answer.")
+    stall: float = Field(60.0, gt=0, description="Seconds without any data before a stream counts as stalled.")
+
+
+class GenerationConfigSettings(_Section):
+    """Qwen Code's ``model.generationConfig``; only the window is read here."""
+
+    context_window_size: int | None = Field(
+        None, alias="contextWindowSize", gt=0, description="Context window in tokens (Qwen Code's key; default: its per-model table)."
+    )
+
+
+class ModelSettings(_Section):
+    name: str | None = Field(None, description="Model id sent to the endpoint (OPENAI_MODEL).")
+    base_url: str | None = Field(None, alias="baseUrl", description="OpenAI-compatible base URL, usually ending in /v1.")
+    api_key: SecretStr | None = Field(None, alias="apiKey", description="Bearer key; never written to files by us.")
+    context_window: int | None = Field(
+        None, alias="contextWindow", gt=0, description="Alias of generationConfig.contextWindowSize (default: Qwen Code 0.24.4's per-model table)."
+    )
+    generation_config: GenerationConfigSettings = Field(GenerationConfigSettings(), alias="generationConfig")
+    max_output_tokens: int | None = Field(None, alias="maxOutputTokens", gt=0)
+    timeouts: TimeoutSettings = TimeoutSettings()
+
+
+class CompressionSettings(_Section):
+    threshold: float | None = Field(
+        None, ge=0, le=1, description="Alias of context.autoCompactThreshold: share of the window that triggers auto-compression (default 0.85)."
+    )
+
+
+class SkillReviewSettings(_Section):
+    """Skill review after busy sessions (chapter §5.9); applies from the next turn, no restart."""
+
+    enabled: bool = Field(
+        False, description="After 20 tool calls in a chat, a background run may propose a reusable skill (Qwen Code's memory.enableAutoSkill; off by default)."
+    )
+
+
+class SkillsSettings(_Section):
+    enabled: bool = True
+    review: SkillReviewSettings = SkillReviewSettings()
+
+
+class MemorySettings(_Section):
+    """Auto memory (chapter §5); each switch applies from the next turn, no restart."""
+
+    enabled: bool = Field(True, description="Managed memory: recall, the memory block, extraction and dream (Qwen Code's enableManagedAutoMemory).")
+    auto_extract: bool = Field(True, alias="autoExtract", description="After each turn, a background run saves what is worth remembering.")
+    auto_dream: bool = Field(True, alias="autoDream", description="Now and then (24 h and 5 sessions apart), consolidate project memory.")
+    # Qwen Code 0.24.4's names, folded onto ours by fold_cli_keys (the CLI's spelling wins within one file).
+    enable_managed_auto_memory: bool | None = Field(None, alias="enableManagedAutoMemory", description="Qwen Code's name for memory.enabled.")
+    enable_managed_auto_dream: bool | None = Field(None, alias="enableManagedAutoDream", description="Qwen Code's name for memory.autoDream.")
+    enable_auto_skill: bool | None = Field(None, alias="enableAutoSkill", description="Qwen Code's name for skills.review.enabled.")
+    enable_team_memory: bool = Field(
+        False,
+        alias="enableTeamMemory",
+        description="Use the repository's committed .qwen/team-memory (trusted folders only); QWEN_CODE_MEMORY_TEAM=1/0 overrides.",
+    )
+
+
+class ShellSettings(_Section):
+    enabled: bool = Field(False, description="Offer run_shell_command to the chat (it still asks unless approvalMode is yolo).")
+
+
+class ToolsSettings(_Section):
+    approval_mode: Literal["default", "plan", "auto-edit", "auto", "yolo"] = Field("default", alias="approvalMode")
+    shell: ShellSettings = ShellSettings()
+
+
+class ClearContextOnIdleSettings(_Section):
+    """Microcompaction (Qwen Code's ``context.clearContextOnIdle``); -1 disables a trigger."""
+
+    tool_results_threshold_minutes: float = Field(60, alias="toolResultsThresholdMinutes", description="Idle minutes before old tool results are cleared.")
+    tool_results_num_to_keep: int = Field(5, alias="toolResultsNumToKeep", description="Recent results kept per category (at least 1).")
+    tool_results_total_chars_threshold: int | None = Field(
+        None, alias="toolResultsTotalCharsThreshold", description="Characters of tool results that trigger clearing (default 500000)."
+    )
+
+
+class ContextFileSettings(_Section):
+    file_name: str | list[str] | None = Field(None, alias="fileName", description="Context file name(s); default QWEN.md, AGENTS.md.")
+    import_format: Literal["tree", "flat"] = Field("tree", alias="importFormat")
+    rule_excludes: list[str] = Field([], alias="ruleExcludes", description="Globs (absolute paths) of .qwen/rules files to skip.")
+    clear_context_on_idle: ClearContextOnIdleSettings = Field(ClearContextOnIdleSettings(), alias="clearContextOnIdle")
+    auto_compact_threshold: float | None = Field(
+        None, alias="autoCompactThreshold", gt=0, le=1, description="Qwen Code's name for compression.threshold (default 0.85)."
+    )
+
+    def filenames(self) -> tuple[str, ...]:
+        """Trimmed non-blank plain names (see settings_trust), or Qwen Code's default list."""
+        raw = [self.file_name] if isinstance(self.file_name, str) else (self.file_name or [])
+        names = tuple(n.strip() for n in raw if n and n.strip() and is_plain_filename(n.strip()))
+        return names or ("QWEN.md", "AGENTS.md")
+
+
+class FollowupSettings(_Section):
+    enabled: bool = Field(True, description="After a turn, suggest what the user may want to ask next (Qwen Code's ui.enableFollowupSuggestions).")
+    speculate: bool = Field(
+        False, description="Run an accepted-to-be suggestion in the background first (Qwen Code's ui.enableSpeculation; off by default)."
+    )
+
+
+class EditorContextSettings(_Section):
+    """Whether each turn tells the model what the editor shows (``docs/editor-context.md``)."""
+
+    enabled: bool = Field(True, description="Tell the model the open files, the focused file, its cursor and selection.")
+
+
+class UISettings(_Section):
+    """Qwen Code 0.24.4's ``ui`` keys that mean something here, folded onto ``followup`` by fold_cli_keys."""
+
+    enable_followup_suggestions: bool | None = Field(None, alias="enableFollowupSuggestions", description="Qwen Code's name for followup.enabled.")
+    enable_speculation: bool | None = Field(None, alias="enableSpeculation", description="Qwen Code's name for followup.speculate.")
+
+
+class GeneralSettings(_Section):
+    output_language: str = Field("auto", alias="outputLanguage", description="Qwen Code's reply language; 'auto' follows the user.")
+
+
+class Settings(_Section):
+    general: GeneralSettings = GeneralSettings()
+    model: ModelSettings = ModelSettings()
+    compression: CompressionSettings = CompressionSettings()
+    skills: SkillsSettings = SkillsSettings()
+    memory: MemorySettings = MemorySettings()
+    tools: ToolsSettings = ToolsSettings()
+    context: ContextFileSettings = ContextFileSettings()
+    followup: FollowupSettings = FollowupSettings()
+    editor_context: EditorContextSettings = Field(EditorContextSettings(), alias="editorContext")
+    ui: UISettings = UISettings()
+    folder_trust: bool = Field(True, alias="folderTrust")
+
+    def api_key(self) -> str | None:
+        return self.model.api_key.get_secret_value() if self.model.api_key else None
+
+
+@dataclass
+class LoadedSettings:
+    """Settings in effect plus where each leaf came from and what was rejected."""
+
+    settings: Settings
+    sources: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+def settings_problems(loaded: LoadedSettings) -> list[Problem]:
+    """The settings warnings (ignored keys first among them) as the context inspector lists problems."""
+    return [Problem(path="settings", message=problem) for problem in loaded.problems]
+
+
+def strip_json_comments(text: str) -> str:
+    """Remove ``//`` and ``/* */`` comments outside strings (Qwen Code accepts them)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    in_str = False
+    while i < n:
+        ch = text[i]
+        if in_str:
+            out.append(ch)
+            if ch == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 2
+                continue
+            if ch == '"':
+                in_str = False
+            i += 1
+        elif ch == '"':
+            in_str = True
+            out.append(ch)
+            i += 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def read_settings_file(path: Path, problems: list[str]) -> dict[str, Any]:
+    """Our keys from a Qwen Code ``settings.json``; {} (and a problem) when unreadable."""
+    try:
+        raw = read_bytes(path).decode("utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{path}: cannot read ({exc}); its settings were skipped")
+        return {}
+    try:
+        data = json.loads(strip_json_comments(raw)) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        problems.append(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}; its settings were skipped")
+        return {}
+    except RecursionError:
+        data = None
+    if data is None or _deeper_than(data, MAX_SETTINGS_DEPTH):
+        # A repository's file, so any shape: the merge and validation recurse, and must never see this.
+        problems.append(f"{path}: nested deeper than {MAX_SETTINGS_DEPTH} levels; its settings were skipped")
+        return {}
+    if not isinstance(data, dict):
+        problems.append(f"{path}: expected a JSON object; its settings were skipped")
+        return {}
+    return _from_qwen_settings(canonical_keys(Settings, data, str(path), problems))
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether objects and arrays nest deeper than ``limit``; a walk with its own stack, so depth cannot overflow it."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
+def _from_qwen_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """Map a Qwen Code settings.json onto our shape.
+
+    Our own keys pass through; Qwen Code's ``security.auth.{baseUrl,apiKey}``
+    fill the model section when ours are absent, so one file serves both tools.
+    """
+    out = {k: v for k, v in data.items() if k in Settings.model_fields or k in _aliases(Settings)}
+    auth = ((data.get("security") or {}).get("auth") or {}) if isinstance(data.get("security"), dict) else {}
+    model = dict(out.get("model") or {}) if isinstance(out.get("model"), dict) else {}
+    if isinstance(auth, dict):
+        if auth.get("baseUrl") and "baseUrl" not in model:
+            model["baseUrl"] = auth["baseUrl"]
+        if auth.get("apiKey") and "apiKey" not in model:
+            model["apiKey"] = auth["apiKey"]
+    if model:
+        out["model"] = model
+    return out
+
+
+def _aliases(model: type[BaseModel]) -> set[str]:
+    return {f.alias for f in model.model_fields.values() if f.alias}
+
+
+def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
+    """Environment variables with Qwen Code's names."""
+    model: dict[str, Any] = {}
+    if env.get("OPENAI_MODEL"):
+        model["name"] = env["OPENAI_MODEL"]
+    if env.get("OPENAI_BASE_URL"):
+        model["baseUrl"] = env["OPENAI_BASE_URL"]
+    if env.get("OPENAI_API_KEY"):
+        model["apiKey"] = env["OPENAI_API_KEY"]
+    elif env.get("DASHSCOPE_API_KEY"):
+        model["apiKey"] = env["DASHSCOPE_API_KEY"]
+        model.setdefault("baseUrl", DASHSCOPE_BASE_URL)
+    return {"model": model} if model else {}
+
+
+def _merge(into: dict[str, Any], layer: Mapping[str, Any], source: str, sources: dict[str, str], prefix: str = "") -> None:
+    for key, value in layer.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            _merge(into[key], value, source, sources, dotted + ".")
+        elif isinstance(value, Mapping):
+            into[key] = {}
+            _merge(into[key], value, source, sources, dotted + ".")
+        else:
+            into[key] = value
+            sources[dotted] = source
+
+
+def overlay(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """``top`` merged over ``base`` key by key (nested objects merged, leaves replaced)."""
+    out = {k: dict(v) if isinstance(v, Mapping) else v for k, v in base.items()}
+    _merge(out, top, "", {})
+    return out
+
+
+def _user_key(tree: dict[str, Any], loc: tuple[Any, ...]) -> tuple[str, ...]:
+    """The part of an error location that exists in ``tree``.
+
+    A union's error locations run past the user's key (``context.fileName.str``),
+    so the walk stops where the user's data does.
+    """
+    path: list[str] = []
+    node: Any = tree
+    for part in loc:
+        if not isinstance(node, dict) or part not in node:
+            break
+        node = node[part]
+        path.append(part)
+    return tuple(path)
+
+
+def _drop(tree: dict[str, Any], loc: tuple[Any, ...]) -> bool:
+    path = _user_key(tree, loc)
+    if not path:
+        return False
+    node: Any = tree
+    for part in path[:-1]:
+        node = node[part]
+    del node[path[-1]]
+    return True
+
+
+def _validated_layer(source: str, layer: Mapping[str, Any], problems: list[str]) -> dict[str, Any]:
+    """The layer without its invalid values, each reported by layer and key.
+
+    Validating each layer on its own (not the merged result) means a bad
+    value — an editor's ``model.name: ["x"]`` — lets the same key from the
+    layer below show through instead of resetting it to the default.
+    """
+    tree = overlay({}, layer)
+    for _ in range(50):
+        try:
+            Settings.model_validate(tree)
+            return tree
+        except ValidationError as exc:
+            bad: dict[tuple[str, ...], str] = {}
+            for err in exc.errors():
+                bad.setdefault(_user_key(tree, tuple(err["loc"])), err["msg"])
+            bad.pop((), None)
+            if not bad:
+                break
+            for key, msg in bad.items():
+                _drop(tree, key)
+                problems.append(f"{'.'.join(key)}: {msg} (from {source}); ignored, the layer below applies")
+    problems.append(f"{source}: its settings could not be validated and were skipped")
+    return {}
+
+
+def load_settings(
+    project_root: Path | None,
+    client: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> LoadedSettings:
+    """Merge all layers and validate once; an invalid leaf is reported and falls back to its default."""
+    env = os.environ if env is None else env
+    problems: list[str] = []
+    sources: dict[str, str] = {}
+    merged: dict[str, Any] = {}
+    layers: list[tuple[str, Mapping[str, Any]]] = []
+    user_file = global_qwen_dir() / "settings.json"
+    layers.append((str(user_file), read_settings_file(user_file, problems)))
+    project_file = None if project_root is None else Path(project_root) / ".qwen" / "settings.json"
+    if project_file is not None:
+        layers.append((str(project_file), read_settings_file(project_file, problems)))
+    layers.append(("environment", env_layer(env)))
+    if client:
+        layers.append(("editor", canonical_keys(Settings, client, "editor", problems)))
+    # A project cannot trust itself: see settings_trust for what it may not set.
+    project_source = None if project_file is None else str(project_file)
+    for source, layer in screen_layers(layers, project_source, project_root, problems):
+        _merge(merged, _validated_layer(source, fold_cli_keys(layer), problems), source, sources)
+    for _ in range(50):
+        try:
+            settings = Settings.model_validate(merged)
+            break
+        except ValidationError as exc:
+            dropped = False
+            for err in exc.errors():
+                loc = tuple(err["loc"])
+                dotted = ".".join(str(p) for p in loc)
+                origin = sources.pop(dotted, "settings")
+                problems.append(f"{dotted}: {err['msg']} (from {origin}); using the default")
+                dropped = _drop(merged, loc) or dropped
+            if not dropped:
+                settings = Settings()
+                break
+    else:  # pragma: no cover - 50 distinct bad leaves
+        settings = Settings()
+    for problem in problems:
+        log.warning("settings: %s", problem)
+    return LoadedSettings(settings=settings, sources=sources, problems=problems)

@@ -1,0 +1,58 @@
+"""What ``qwen-lsp doctor`` shows about settings: every key, its value and its source.
+
+The keys are read off the settings model itself, so a setting added there
+is shown without anyone remembering to list it here. The base URL is shown
+as it is really used: when only an API key is set the engine falls back to
+a public default, and ``None (default)`` would hide that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel, SecretStr
+
+from ..compaction.compactor import thresholds_for
+from ..compaction.windows import known_window
+from .config import LoadedSettings
+from .endpoint import resolve_endpoint
+
+
+def _leaves(model: BaseModel, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for name, info in type(model).model_fields.items():
+        key = f"{prefix}{info.alias or name}"
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            yield from _leaves(value, key + ".")
+        else:
+            yield key, value
+
+
+def settings_rows(loaded: LoadedSettings) -> list[tuple[str, Any, str]]:
+    """``(dotted key, value to show, source)`` for every setting; secrets show as ``'set'``."""
+    endpoint = resolve_endpoint(loaded)
+    rows: list[tuple[str, Any, str]] = []
+    for key, value in _leaves(loaded.settings):
+        source = loaded.sources.get(key, "default")
+        if isinstance(value, SecretStr):
+            value = "set"
+        elif key == "model.baseUrl":
+            value, source = endpoint.base_url, endpoint.base_url_source
+            if endpoint.uses_default_base_url:
+                source = "default, because only an API key is set"
+        rows.append((key, value, source))
+    return rows
+
+
+def window_line(loaded: LoadedSettings) -> str:
+    """The context window and thresholds in effect and where the window came from (``compaction/windows.py``)."""
+    s = loaded.settings
+    th = thresholds_for(s)
+    if s.model.context_window is not None:
+        origin = loaded.sources.get("model.generationConfig.contextWindowSize") or loaded.sources.get("model.contextWindow", "settings")
+    elif known_window(s.model.name) is not None:
+        origin = f"Qwen Code 0.24.4's table for {s.model.name}"
+    else:
+        origin = "Qwen Code 0.24.4's default for a model it does not know"
+    return f"context window: {th.window} ({origin}); compresses at {th.auto:.0f}, warns at {th.warn:.0f}, hard limit {th.hard:.0f}"

@@ -1,0 +1,1 @@
+"""Text as Qwen Code sees it: JavaScript whitespace and length, localeCompare ordering, YAML frontmatter."""

@@ -1,0 +1,502 @@
+"""The composition root of one workspace folder: its settings, cores and features, and the engine over them.
+
+The server and the CLI are two thin adapters over this class. It holds the
+settings in effect and one of each per-folder core (context assembler,
+skill manager, session registry, model endpoint), builds the features
+(``qwen_lsp/features/``: memory, compaction, skill review, follow-ups,
+edits, editor context) and hands them to the :class:`~qwen_lsp.engine.Engine`, which runs
+the turn and knows none of them by name. Here live what happens between
+turns: settings reloads, watching files, documents the editor opens, chats
+listed, resumed and deleted.
+
+Building one reads settings files and every skill (thousands, in a large
+monorepo), so the server uses :meth:`Workspace.open`, which builds it on a
+worker thread; settings reloads and starting the watches do their disk work
+off the event loop too, so a chat streaming in another folder never waits.
+Nothing here knows about LSP: listeners are plain callables, results the
+typed models of :mod:`qwen_lsp.protocol`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .agent.applier import Applier, DiskApplier
+from .agent.approvals import ApprovalMode, Asker
+from .agent.events import EventSink
+from .agent.fork import ParentRequest
+from .agent.hooks import Feature
+from .agent.tool import Tool
+from .agent.tools import read_only_tools
+from .agent.tools.skill import SkillTool
+from .background import BackgroundTasks
+from .compaction.compactor import Progress
+from .features.editor_context.feature import EditorContextFeature
+from .features.editor_context.state import EditorSnapshot, EditorState, SelectionReader
+from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
+from .context.attachments import Attachment
+from .engine import Engine, tool_list
+from .errors import EngineError
+from .features.compaction import CompactionFeature
+from .features.edits.feature import EditsFeature
+from .features.followups.feature import FollowupsFeature
+from .features.memory.feature import MemoryFeature
+from .features.skill_review.feature import SkillReviewFeature
+from .files.watching import DebouncedWatcher
+from .llm.client import ChatClient
+from .llm.client_cache import ModelEndpoint
+from .llm.tokens import TokenCounter
+from .memory.manager import MemoryManager
+from .sessions.recap import generate_recap
+from .protocol import (
+    ChatResult,
+    CompressResult,
+    ContextResult,
+    ContextStatus,
+    MemoryChanged,
+    SessionDeleteResult,
+    SessionListItem,
+    SessionResumeResult,
+    SessionsListResult,
+    SkillProposed,
+    SkillsChanged,
+    SuggestionAcceptResult,
+    SuggestionNotice,
+    TranscriptMessage,
+)
+from .llm.content import Content
+from .sessions.registry import ChatSession, SessionRegistry, transcript
+from .settings.config import LoadedSettings, Settings, load_settings, overlay, settings_problems
+from .skills import SkillListingTracker, SkillManager, SkillSetChange
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Attachment", "Listeners", "Workspace"]
+
+
+@dataclass
+class Listeners:
+    """How the workspace tells its adapter about things that happen between requests."""
+
+    context_status: Callable[[ContextStatus], None] = lambda _s: None
+    skills_changed: Callable[[SkillsChanged], None] = lambda _c: None
+    memory_changed: Callable[[MemoryChanged], None] = lambda _c: None
+    skill_proposed: Callable[[SkillProposed], None] = lambda _p: None
+    progress: Progress = lambda _title: lambda _message: None
+    """Work-done progress: ``begin(title)`` returns ``end(message)``."""
+    warning: Callable[[str], None] = lambda _message: None
+    """Something the user should know once (e.g. edits are off because nobody can approve them)."""
+    suggestion: Callable[[SuggestionNotice], None] | None = None
+    """Follow-up suggestions (``features/followups``); None: nobody shows them, so none are made."""
+
+
+class Workspace:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        counter: TokenCounter,
+        client_settings: Mapping[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
+        listeners: Listeners | None = None,
+        interaction_mode: str = "editor",
+        ask: Asker | None = None,
+        applier: Applier | None = None,
+        features: Sequence[Feature] = (),
+    ) -> None:
+        """Blocking (settings files, every skill): the server calls :meth:`open` instead.
+
+        ``features`` are added after the built-in ones (a test's probe, a later feature).
+        """
+        self.root = Path(root).resolve()
+        self.interaction_mode = interaction_mode
+        self.counter = counter
+        self.listeners = listeners or Listeners()
+        self.open_documents: set[Path] = set()
+        """Files open in the editor: they count for every chat, and re-activate skills after a refresh."""
+        self._env = env
+        self._client_settings: dict[str, Any] = dict(client_settings or {})
+        self._mode_override: ApprovalMode | None = None
+        """Set by an approved ``exit_plan_mode``; lies over the editor's mode until that changes."""
+        self.loaded: LoadedSettings = load_settings(self.root, self._client_settings, env)
+        self.endpoint = ModelEndpoint()
+        self.skills = SkillManager(self.root, enabled=self.settings.skills.enabled)
+        self.skills.refresh()
+        self._skills_on_disk = self.skills.signature
+        self._editor_rules: set[str] = set()
+        """Paths of rules announced for files opened in the editor (each announced once per workspace)."""
+        self._watcher: DebouncedWatcher | None = None
+        self._background = BackgroundTasks()
+        self._reload_lock = asyncio.Lock()
+        self._reloading: asyncio.Task[None] | None = None
+        applier = applier or DiskApplier()
+        listen = self.listeners
+        settings = lambda: self.settings  # noqa: E731 - read at each use: a reload applies from the next turn
+        progress: Progress = lambda title: listen.progress(title)  # noqa: E731
+        self.memory_feature = MemoryFeature(
+            self.root, settings=settings, model=self.model_client, bare_parent=self._bare_parent,
+            on_change=lambda change: listen.memory_changed(change), progress=progress, env=env,
+        )
+        self.edits = EditsFeature(
+            self.root, settings=settings, ask=ask, warning=lambda message: listen.warning(message),
+            model=self.model_client, switch_mode=self._switch_approval_mode,
+        )
+        self.editor_context = EditorContextFeature(self.root, settings=settings)
+        self.sessions = SessionRegistry(self.root, version=__version__, new_context=lambda: SessionContext(self.context))
+        self.compaction = CompactionFeature(
+            self.root, model=self.model_client, settings=settings, count_content=counter.count_content,
+            count_prompt=lambda s: self.engine.accounting.count(s.context, s.skills_tracker, s.history).total_tokens,
+            bound_prompt=lambda s: self.engine.accounting.count(s.context, s.skills_tracker, s.history, ceiling=True).total_tokens,
+            on_compacted=self._on_compacted, progress=progress,
+        )
+        self.skill_review = SkillReviewFeature(
+            self.root, settings=settings, model=self.model_client, existing_names=lambda: [s.name for s in self.skills.skills()],
+            on_proposed=lambda proposal: listen.skill_proposed(proposal), progress=progress, accepted=self._skills_reload,
+        )
+        self.followups = FollowupsFeature(
+            self.root, settings=settings, model=self.model_client, applier=applier, sessions=self.sessions,
+            notify=lambda: listen.suggestion, runner=lambda: self.engine,
+        )
+        # Order matters: compaction shrinks the history before others see a request; the
+        # tools array (memory's, then the edits') heads the prompt-cache prefix.
+        all_features = [self.memory_feature, self.compaction, self.skill_review, self.followups, self.edits, self.editor_context, *features]
+        base_tools = [*read_only_tools(), SkillTool(self.skills)]
+        self.context = ContextAssembler(self.root, self._context_settings(tool_list(base_tools, all_features)), env=env)  # its prompt names the tools
+        self.engine = Engine(
+            self.root,
+            context=self.context,
+            skills=self.skills,
+            sessions=self.sessions,
+            base_tools=base_tools,
+            features=all_features,
+            settings=settings,
+            model=self.model_client,
+            counter=counter,
+            applier=applier,
+            open_documents=self.open_documents,
+            touched=self._tool_touched,
+            context_status=lambda status: listen.context_status(status),
+            settings_problems=lambda: settings_problems(self.loaded),
+        )
+
+    @classmethod
+    async def open(cls, root: Path, **kwargs: Any) -> Workspace:
+        """Build a workspace on a worker thread: reading thousands of skills must not hold the event loop."""
+        return await asyncio.to_thread(lambda: cls(root, **kwargs))
+
+    @property
+    def memory(self) -> MemoryManager:
+        return self.memory_feature.manager
+
+    # ----------------------------------------------------------------- settings
+    @property
+    def settings(self) -> Settings:
+        return self.loaded.settings
+
+    def _context_settings(self, tools: Sequence[Tool]) -> ContextSettings:
+        s = self.settings
+        return ContextSettings(
+            model=s.model.name or "",
+            folder_trust=s.folder_trust,
+            import_format=s.context.import_format,
+            context_filenames=s.context.filenames(),
+            interaction_mode=self.interaction_mode,
+            output_language=s.general.output_language,
+            rule_excludes=tuple(s.context.rule_excludes),
+            tools=tuple(sorted(t.name for t in tools)),
+        )
+
+    def update_client_settings(self, client_settings: Mapping[str, Any] | None) -> asyncio.Task[None]:
+        """New editor settings; they apply from the next turn, no restart.
+
+        The reload reads files, so it runs off the loop; the returned task is
+        also what the next turn waits for (:meth:`settled`).
+        """
+        if client_settings is not None:
+            if _approval_mode_of(client_settings) != _approval_mode_of(self._client_settings):
+                self._mode_override = None  # the user picked a mode: it wins over an earlier plan exit
+            self._client_settings = dict(client_settings)
+        self._reloading = self._background.spawn(self.reload_settings())
+        return self._reloading
+
+    def _switch_approval_mode(self, mode: ApprovalMode) -> None:
+        """An approved plan leaves plan mode for ``mode`` (``agent/plan_mode.py``); tools change from the next turn."""
+        self._mode_override = mode
+        self.update_client_settings(None)
+
+    def apply_client_settings(self, client_settings: dict[str, Any]) -> None:
+        """:meth:`update_client_settings` for a listener that does not wait (the editor's settings push)."""
+        self.update_client_settings(client_settings)
+
+    async def settled(self) -> None:
+        """Wait for a settings reload in flight (a turn must run on the settings the editor last sent)."""
+        if self._reloading is not None and not self._reloading.done():
+            await asyncio.shield(self._reloading)
+
+    async def reload_settings(self) -> None:
+        """Re-read every layer (settings files may have changed too), on a worker thread; one reload at a time."""
+        async with self._reload_lock:
+            client = self._client_settings
+            if self._mode_override is not None:
+                client = overlay(client, {"tools": {"approvalMode": self._mode_override}})
+            self.loaded = await asyncio.to_thread(load_settings, self.root, client, self._env)
+            for feature in self.engine.features:
+                feature.settings_changed()
+            self.context.update_settings(self._context_settings(self.engine.tools))
+            if self.skills.enabled != self.settings.skills.enabled:
+                self.skills.enabled = self.settings.skills.enabled
+                await self._skills_reload()
+
+    async def model_client(self) -> ChatClient:
+        """The client for the settings in effect; the one it replaces is closed in the background.
+
+        Built on a worker thread: a new HTTP client loads the CA bundle (tens of ms). The usual case,
+        the same settings as last turn, is answered on the loop without that thread hop.
+        """
+        current = self.endpoint.unchanged(self.loaded)
+        if current is not None:
+            return current
+        client, replaced = await asyncio.to_thread(self.endpoint.client, self.loaded)
+        if replaced is not None:
+            self._background.spawn(replaced.aclose())
+        return client
+
+    async def _bare_parent(self) -> ParentRequest:
+        """The next request's system prompt and tools, with no history (a new chat's view)."""
+        context = SessionContext(self.context)
+        await self.engine.prepare(context)
+        return ParentRequest.capture(context.system_prompt(), [t.declaration() for t in self.engine.tools], [])
+
+    def _on_compacted(self, session: ChatSession) -> None:
+        self.editor_context.compacted(session)
+        self.listeners.context_status(self.engine.accounting.context_status(session))
+
+    # ----------------------------------------------------------------- lifecycle
+    async def start_watching(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Follow skills, rules and context files on disk (changes apply next turn); start the features.
+
+        Registering the watches walks the skill trees, so it runs on a worker thread.
+        """
+        await asyncio.to_thread(self.skills.start_watching, loop, self._apply_skill_change)
+        self._watcher = DebouncedWatcher(self._on_context_files_changed, loop=loop, ignore=_ignored_path)
+        # Whatever changed between construction and the watches going live is
+        # caught by one more load now; anything later, the watches see.
+        await self._skills_reload()
+        self.context.invalidate(None)
+        for feature in self.engine.features:
+            self._background.spawn(feature.start())
+        self.edits.settings_changed()  # warns now, on the loop, if nobody can approve writes
+        await self._rewatch()
+
+    async def _rewatch(self) -> None:
+        """Point the watcher at the current inputs; finding them may mean a cold build, so off-loop."""
+        targets = await asyncio.to_thread(self.context.watch_targets)
+        if self._watcher is not None:
+            await asyncio.to_thread(self._watcher.set_roots, *targets)
+
+    def _on_context_files_changed(self, paths: frozenset[Path]) -> None:
+        if self.context.invalidate(paths):
+            log.info("context files changed; the next turn rebuilds the system prompt")
+        self._background.spawn(self._rewatch())
+        if any(p.name == "settings.json" and p.parent.name == ".qwen" for p in paths):
+            self._background.spawn(self.reload_settings())
+
+    async def _skills_reload(self) -> None:
+        self._apply_skill_change(await self.skills.reload())
+
+    def _apply_skill_change(self, change: SkillSetChange) -> None:
+        """A refresh rebuilt the registry (which drops activations): re-activate for open files, then tell the editor."""
+        reactivated = self.skills.activate_for_paths(sorted(self.open_documents)) if self.open_documents else []
+        added = sorted(set(change.added) | set(reactivated))
+        removed = [n for n in change.removed if n not in reactivated]
+        signature = self.skills.signature
+        if added or removed or signature != self._skills_on_disk:
+            # Also when only a conditional skill or an error changed: the editor's list is stale.
+            self._skills_on_disk = signature
+            self.listeners.skills_changed(SkillsChanged(activated=added, deactivated=removed))
+
+    async def drain(self) -> None:
+        """Stop watching, stop the features, finish background work, close the HTTP client."""
+        self.skills.stop_watching()
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        for feature in self.engine.features:
+            await feature.drain()
+        await self._background.wait()
+        await self.endpoint.aclose()
+
+    # ----------------------------------------------------------------- documents
+    async def document_opened(self, path: Path, uri: str) -> SkillsChanged | None:
+        """A file opened in the editor counts for every chat: activate the skills and rules it matches."""
+        self.open_documents.add(path)
+        self.editor_context.state.opened(path)
+        if self.context.loaded_conditional_rules() is None:
+            try:
+                await asyncio.to_thread(self.context.prepare)
+            except ContextError as exc:
+                raise EngineError(str(exc), kind="context") from exc
+        loaded = self.context.loaded_conditional_rules()
+        live = self.sessions.live()
+        # A rule already announced to the editor that every open chat has would be matched only to be
+        # dropped: skipping it keeps a burst of didOpen from running every rule glob for every file.
+        settled = {p for p in self._editor_rules if all(s.context.has_rule(p) for s in live)}
+        matched = [] if loaded is None else loaded.match([path], skip=settled)  # once, whatever the number of chats
+        rules: list[str] = []
+        for session in live:
+            rules.extend(session.context.give(matched))
+        # Announced even before any chat exists; every chat started later gets the rule too.
+        first_time = [r for r in matched if r.path not in self._editor_rules]
+        self._editor_rules.update(r.path for r in first_time)
+        rules[:0] = [self.context.rule_name(r) for r in first_time]
+        return self._announce(self.skills.activate_for_paths([path]), rules, uri)
+
+    def _tool_touched(self, session: ChatSession, path: Path) -> None:
+        """A tool of this chat read or listed ``path``: its rules go to this chat only."""
+        rules = session.context.activate_rules([path]) or []
+        self._announce(self.skills.activate_for_paths([path]), rules, path.as_uri())
+
+    def _announce(self, skills: list[str], rules: list[str], trigger: str | None) -> SkillsChanged | None:
+        names = list(dict.fromkeys([*skills, *rules]))
+        if not names:
+            return None
+        change = SkillsChanged(activated=names, deactivated=[], trigger=trigger)
+        self.listeners.skills_changed(change)
+        return change
+
+    def document_closed(self, path: Path) -> None:
+        self.open_documents.discard(path)
+        self.editor_context.state.closed(path)
+
+    def editor_focused(
+        self, path: Path | None, cursor: tuple[int, int] | None, selection: tuple[tuple[int, int], tuple[int, int]] | None
+    ) -> None:
+        """``qwen/editorContext``: the focused editor, its cursor and selection (0-based), or none."""
+        self.editor_context.state.focused(path, cursor, selection)
+
+    @property
+    def editor(self) -> EditorState:
+        return self.editor_context.state
+
+    @property
+    def read_selection(self) -> SelectionReader | None:
+        return self.editor_context.read_selection
+
+    @read_selection.setter
+    def read_selection(self, reader: SelectionReader | None) -> None:
+        """Set by the server: the text of a range of an open document (the editor's buffer, not the disk)."""
+        self.editor_context.read_selection = reader
+
+    def editor_snapshot(self) -> EditorSnapshot:
+        return self.editor_context.snapshot()
+
+    def document_saved(self, path: Path) -> None:
+        """didSave: a context file edited in the editor is picked up without waiting for the watcher."""
+        self.context.invalidate([path])
+        self.document_changed(path)
+
+    def document_changed(self, path: Path) -> None:
+        for feature in self.engine.features:
+            feature.file_changed(path)
+
+    # ----------------------------------------------------------------- chats
+    async def chat(
+        self,
+        prompt: str,
+        *,
+        session_id: str | None = None,
+        attachments: Sequence[Attachment] = (),
+        emit: EventSink,
+        turn_id: str | None = None,
+        editor_context: bool = True,
+    ) -> ChatResult:
+        """One typed turn; ``editor_context=False`` leaves the editor's context out of this message only."""
+        await self.settled()
+        return await self.engine.chat(
+            prompt, session_id=session_id, attachments=attachments, emit=emit, turn_id=turn_id, editor_context=editor_context
+        )
+
+    async def open_session(self, session_id: str | None) -> ChatSession:
+        return await self.engine.open_session(session_id)
+
+    async def accept_suggestion(self, suggestion_id: str, *, emit: EventSink, turn_id: str) -> SuggestionAcceptResult:
+        await self.settled()
+        return await self.followups.accept(suggestion_id, emit=emit, turn_id=turn_id)
+
+    async def dismiss_suggestion(self, suggestion_id: str) -> None:
+        await self.followups.dismiss(suggestion_id)
+
+    def session_of_suggestion(self, suggestion_id: str) -> str | None:
+        return self.followups.session_of(suggestion_id)
+
+    async def compress(self, session_id: str, mode: str = "full") -> CompressResult:
+        """``qwen/compress``: compact a chat now, between turns (``fast``: no model call)."""
+        session = await self.engine.open_session(session_id)
+        async with session.lock:
+            await self.engine.session_ready(session)
+            return await self.compaction.compress(session, mode)
+
+    async def list_sessions(self) -> SessionsListResult:
+        rows = await asyncio.to_thread(self.sessions.listing)
+        return SessionsListResult(
+            sessions=[
+                SessionListItem(
+                    session_id=s.session_id,
+                    title=s.title,
+                    updated_at=s.updated_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                    message_count=s.message_count,
+                )
+                for s in rows
+            ]
+        )
+
+    async def resume(self, session_id: str, *, recap: bool = True) -> SessionResumeResult:
+        """Reload a chat from disk (dropping the open copy) and return what the user saw, with a recap
+        of where it stood when ``recap`` (one model request; none for a chat with no history)."""
+        session = self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id), replace=True)
+        shown = session.conversation if session.conversation is not None else session.history  # not the summary
+        messages = [TranscriptMessage(role=role, text=text) for role, text in transcript(shown)]
+        summary = await self._recap(session.history) if recap and messages else None
+        return SessionResumeResult(session_id=session.id, messages=messages, prompt_tokens=session.prompt_tokens, recap=summary)
+
+    async def _recap(self, history: list[Content]) -> str | None:
+        """Qwen Code 0.24.4's session recap of a resumed chat (``sessions/recap.py``); None without a model."""
+        try:
+            client = await self.model_client()
+        except EngineError:
+            return None
+        return await generate_recap(list(history), client)
+
+    async def delete_session(self, session_id: str) -> SessionDeleteResult:
+        """Forget the chat (its per-chat state goes with it) and delete its file."""
+        for feature in self.engine.features:
+            await feature.chat_deleted(session_id)
+        self.sessions.forget(session_id)
+        return SessionDeleteResult(deleted=await asyncio.to_thread(self.sessions.delete, session_id))
+
+    async def context_report(self, session_id: str | None = None) -> ContextResult:
+        """What the next request would hold; reading a chat from disk does not open it."""
+        session = self.sessions.get(session_id) if session_id else None
+        editor = self.editor_context.peek(session)
+        if session is not None:
+            await self.engine.session_ready(session)
+            return self.engine.accounting.count(session.context, session.skills_tracker, session.history, editor)
+        history = await asyncio.to_thread(self.sessions.read_history, session_id) if session_id else []
+        context = SessionContext(self.context)
+        await self.engine.prepare(context)
+        return self.engine.accounting.count(context, SkillListingTracker(), history, editor)
+
+
+def _approval_mode_of(client_settings: Mapping[str, Any]) -> Any:
+    tools = client_settings.get("tools")
+    return tools.get("approvalMode") if isinstance(tools, Mapping) else None
+
+
+def _ignored_path(path: Path) -> bool:
+    return ".git" in path.parts or "node_modules" in path.parts
