@@ -89,7 +89,7 @@ async def test_accepting_after_the_mode_became_stricter_runs_the_suggestion_as_a
         asked.append(request.title)
         return Approval("deny")
 
-    settings = {"followup": {"enabled": True}, "tools": {"approvalMode": "auto-edit"}}
+    settings = {"followup": {"enabled": True, "speculate": True}, "tools": {"approvalMode": "auto-edit"}, "memory": {"enabled": False}}
     engine = Workspace(ws, counter=TokenCounter(), env=env, client_settings=settings, listeners=Listeners(suggestion=notices.append), ask=deny)
     edit = ToolCallSpec("edit", {"file_path": str(target), "old_string": "return 1", "new_string": "return 2"})
     scripted.enqueue(
@@ -107,7 +107,7 @@ async def test_accepting_after_the_mode_became_stricter_runs_the_suggestion_as_a
                 break
             await asyncio.sleep(0.02)
         (ready,) = [n for n in notices if n.ready]
-        engine.update_client_settings({"followup": {"enabled": True}, "tools": {"approvalMode": "default"}})
+        engine.update_client_settings({"followup": {"enabled": True, "speculate": True}, "tools": {"approvalMode": "default"}, "memory": {"enabled": False}})
         accepted = await engine.accept_suggestion(ready.suggestion_id, emit=ignore, turn_id="t-accept")
         assert accepted.applied is False
         assert asked == ["Edit x.py"]  # the write asked, under the mode in effect at accept time

@@ -354,7 +354,7 @@ async def test_committed_team_memory_needs_opt_in_and_trust(
     if env is not None:
         environ["QWEN_CODE_MEMORY_TEAM"] = env
     client = {"memory": {"autoExtract": False, "autoDream": False, "enableTeamMemory": setting}}
-    engine = Engine(repo, counter=TokenCounter(), env=environ, client_settings=client)
+    engine = Workspace(repo, counter=TokenCounter(), env=environ, client_settings=client)
     try:
         await engine.chat("hello", emit=ignore)
         assert ("TEAM-ONLY deploy runbook" in first_system(scripted)) is shown
@@ -390,7 +390,7 @@ async def test_a_team_folder_linked_out_of_the_repository_gives_the_chat_nothing
     (repo / ".qwen" / "team-memory").symlink_to(secret)
     env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model", "QWEN_CODE_MEMORY_TEAM": "1"}
     client = {"memory": {"autoExtract": False, "autoDream": False}, "tools": {"approvalMode": "yolo"}}
-    engine = Engine(repo, counter=TokenCounter(), env=env, client_settings=client)
+    engine = Workspace(repo, counter=TokenCounter(), env=env, client_settings=client)
     scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("read_file", {"file_path": str(repo / ".qwen" / "team-memory" / "id_rsa")})]), Reply(chunks=["done"]))
     try:
         roots = engine.memory.chat_write_roots()
