@@ -38,7 +38,7 @@ from .agent.tools.skill import SkillTool
 from .background import BackgroundTasks
 from .compaction.compactor import Progress
 from .features.editor_context.feature import EditorContextFeature
-from .features.editor_context.state import EditorSnapshot, EditorState, SelectionReader
+from .features.editor_context.state import SelectionReader
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
 from .context.attachments import Attachment
 from .engine import Engine, tool_list
@@ -381,10 +381,6 @@ class Workspace:
         self.editor_context.state.focused(path, cursor, selection)
 
     @property
-    def editor(self) -> EditorState:
-        return self.editor_context.state
-
-    @property
     def read_selection(self) -> SelectionReader | None:
         return self.editor_context.read_selection
 
@@ -392,9 +388,6 @@ class Workspace:
     def read_selection(self, reader: SelectionReader | None) -> None:
         """Set by the server: the text of a range of an open document (the editor's buffer, not the disk)."""
         self.editor_context.read_selection = reader
-
-    def editor_snapshot(self) -> EditorSnapshot:
-        return self.editor_context.snapshot()
 
     def document_saved(self, path: Path) -> None:
         """didSave: a context file edited in the editor is picked up without waiting for the watcher."""
