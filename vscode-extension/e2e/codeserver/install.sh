@@ -52,6 +52,7 @@ while read -r gyp; do
   # A module VS Code can do without (cpu-features, an optional speed-up of ssh2) may fail to build.
   (cd "$mod" && node "$GYP" rebuild --nodedir="$NODE_HOME") >>"$log" 2>&1 || step "  $(basename "$mod") did not build (see $log)"
 done
-node "$CS/out/node/entry.js" --version >>"$log" 2>&1
+# It starts: a last check, with its config folder kept in the cache rather than in ~/.config.
+XDG_CONFIG_HOME="$DIR/config" XDG_DATA_HOME="$DIR/data" node "$CS/out/node/entry.js" --version >>"$log" 2>&1
 touch "$stamp"
 echo "$DIR"
