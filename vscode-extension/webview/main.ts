@@ -293,9 +293,10 @@ function renderNotices(list: Notice[]): void {
   for (const n of list) {
     if (shown.has(n.id)) continue;
     const el = h('div', { class: 'notice', 'data-notice-id': n.id });
-    el.append(h('span', { class: 'notice-icon', 'aria-hidden': 'true' }), h('span', { class: 'notice-text' }, n.text));
-    if (n.uri) el.append(button(n.openLabel ?? 'Open file', { 'data-open-notice': n.id, 'aria-label': `${n.openLabel ?? 'Open the file that triggered'}: ${n.text}` }));
-    el.append(button('×', { 'data-dismiss-notice': n.id, 'aria-label': 'Dismiss notice' }));
+    const actions = h('span', { class: 'notice-actions' });
+    if (n.uri) actions.append(button(n.openLabel ?? 'Open file', { 'data-open-notice': n.id, 'aria-label': `${n.openLabel ?? 'Open the file that triggered'}: ${n.text}` }));
+    actions.append(button('×', { 'data-dismiss-notice': n.id, 'aria-label': 'Dismiss notice' }));
+    el.append(h('span', { class: 'notice-icon', 'aria-hidden': 'true' }), h('span', { class: 'notice-text' }, n.text), actions);
     const next = n.at === undefined ? null : transcript.querySelectorAll(':scope > [data-id]')[n.at] ?? null;
     transcript.insertBefore(el, next);
   }
