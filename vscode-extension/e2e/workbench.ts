@@ -1,6 +1,7 @@
 // The end-to-end harness shared by the e2e/*.test.ts files: a real VS Code (code-server, provisioned
 // by e2e/codeserver/install.sh into its cache folder) with the packaged .vsix installed into a
-// fresh profile, the real qwen-lsp server started from qwen.server.path, a scripted OpenAI server
+// fresh profile, the real qwen-lsp server started from qwen.server.path (or, with server: 'bundled',
+// the one the .vsix carries), a scripted OpenAI server
 // (an e2e/scripted_*.py script) behind it, and the workbench driven in Debian's Chromium. The
 // harness starts code-server and stops it when the test file closes its Workbench. Each test file
 // opens its own Workbench (node --test runs every file in its own process), so each has its own
