@@ -98,13 +98,18 @@ def dependencies(target: str) -> Path:
     done = CACHE / f"{target}-{key}"
     if (done / ".complete").exists():
         return done
-    tmp = Path(tempfile.mkdtemp(prefix=f"{target}-", dir=CACHE.mkdir(parents=True, exist_ok=True) or CACHE))
-    for version in PYTHONS:
-        wheels = tmp / "wheels" / version
-        download(target, version, wheels)
-        for wheel in sorted(wheels.glob("*.whl")):
-            pure = wheel.name.endswith("-none-any.whl")
-            unpack(wheel, tmp / ("common" if pure else "cp" + version.replace(".", "")))
+    CACHE.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{target}-", dir=CACHE))
+    try:
+        for version in PYTHONS:
+            wheels = tmp / "wheels" / version
+            download(target, version, wheels)
+            for wheel in sorted(wheels.glob("*.whl")):
+                pure = wheel.name.endswith("-none-any.whl")
+                unpack(wheel, tmp / ("common" if pure else "cp" + version.replace(".", "")))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     shutil.rmtree(tmp / "wheels")
     (tmp / ".complete").write_text(target + "\n")
     shutil.rmtree(done, ignore_errors=True)
@@ -122,6 +127,8 @@ def main() -> None:
     if len(sys.argv) != 2 or sys.argv[1] not in PLATFORMS:
         sys.exit(f"usage: bundle.py <target>; target is one of {', '.join(PLATFORMS)}")
     target = sys.argv[1]
+    if subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode != 0:
+        sys.exit(f"bundle.py: {sys.executable} has no pip, which downloads the wheels; run it with a Python that has (PYTHON=... npm run package), or add it: {sys.executable} -m ensurepip")
     deps = dependencies(target)
     shutil.rmtree(LIBS, ignore_errors=True)
     shutil.copytree(deps, LIBS, ignore=shutil.ignore_patterns(".complete"))
