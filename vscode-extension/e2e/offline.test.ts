@@ -38,6 +38,8 @@ test('the linux-x64 .vsix starts its bundled server with a bare Python 3.11+ and
   for (const mod of ['qwen_lsp', 'pydantic', 'pygls', 'pip']) {
     assert.notEqual(spawnSync(bare, ['-c', `import ${mod}`]).status, 0, `${mod} must not be importable from the bare venv`);
   }
+  const probe = spawnSync(bare, [path.join(ext, 'bundled', 'launch.py'), '--probe'], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
+  assert.equal(probe.status, 0, `launch.py --probe refused ${bare}: ${probe.stderr}`);
   // In the namespace: loopback up, the scripted model on 127.0.0.1:PORT (started from the
   // repository's test Python, which is not the server's), then the bundled server on this stdio.
   const script = [
@@ -60,4 +62,10 @@ test('the linux-x64 .vsix starts its bundled server with a bare Python 3.11+ and
   const r = await server.conn.sendRequest<{ text: string; finishReason: string }>('qwen/chat', { prompt: 'hello' });
   assert.equal(r.text, REPLY);
   assert.equal(r.finishReason, 'stop');
+  // Every native library the .vsix carries loads in the bare interpreter (a chat need not touch them all).
+  const libs = path.join(ext, 'bundled', 'libs');
+  const load = `import sys; sys.path[0:0] = [sys.argv[1], sys.argv[2]]
+import re2, pydantic_core, tiktoken, regex, yaml, watchdog.observers, charset_normalizer
+assert yaml.__with_libyaml__ and re2.search("a+", "caa")`;
+  execFileSync(bare, ['-c', load, path.join(libs, `cp3${version.split('.')[1]}`), path.join(libs, 'common')], { env: { PATH: '/usr/bin:/bin' } });
 });
