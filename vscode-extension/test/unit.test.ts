@@ -321,6 +321,13 @@ test('server version: a server the extension did not bring that is older than th
   assert.equal(staleServerWarning({ ...setting, source: 'bundled' }, '0.0.1', '0.1.0'), undefined);
 });
 
+test('server version: the extension, pyproject.toml and qwen_lsp.__version__ carry one version, so the check above compares like with like', () => {
+  const ext = JSON.parse(readFileSync(path.join(EXT_ROOT, 'package.json'), 'utf8')).version;
+  const repo = path.join(EXT_ROOT, '..');
+  assert.equal(/^version = "([^"]+)"/m.exec(readFileSync(path.join(repo, 'pyproject.toml'), 'utf8'))?.[1], ext);
+  assert.equal(/^__version__ = "([^"]+)"/m.exec(readFileSync(path.join(repo, 'qwen_lsp', '__init__.py'), 'utf8'))?.[1], ext);
+});
+
 test('meter: percent left, warning colour at warn and auto, error colour at hard', () => {
   const base = { sessionId: 's', promptTokens: 1000, window: 10000, percentLeft: 90 };
   assert.equal(meterView({ ...base, level: 'ok' }).text, '$(dashboard) Qwen 90% left');
