@@ -3,7 +3,7 @@
 # repository's .venv that the protocol and end-to-end tests start the server from): Node
 # dependencies with npm ci, Debian's Chromium with apt when missing, a real VS Code (code-server,
 # provisioned by e2e/codeserver/install.sh into ~/.cache/qwen-lsp-code-server), then build, the
-# unit/protocol/webview suites, the .vsix (checked to carry the LICENSE), and the end-to-end tests
+# unit/protocol/webview suites, the .vsix (checked to carry the LICENSE and the bundled server), and the end-to-end tests
 # in code-server. Needs Node 20+ and npm on PATH, and root or sudo for apt when a package is missing.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -29,5 +29,9 @@ step "npm run package"
 npm run package
 step "the .vsix carries the LICENSE"
 python3 -m zipfile -l qwen-lsp.vsix | grep -q '^extension/LICENSE' || { echo "vscode-extension/ci.sh: qwen-lsp.vsix has no extension/LICENSE" >&2; exit 1; }
+step "the .vsix carries the server (bundled/launch.py, qwen_lsp and the native libraries for CPython 3.11-3.13)"
+for f in bundled/launch.py bundled/libs/common/qwen_lsp/__init__.py bundled/libs/cp311/pydantic_core/__init__.py bundled/libs/cp312/pydantic_core/__init__.py bundled/libs/cp313/pydantic_core/__init__.py; do
+  python3 -m zipfile -l qwen-lsp.vsix | grep -q "^extension/$f " || { echo "vscode-extension/ci.sh: qwen-lsp.vsix has no extension/$f" >&2; exit 1; }
+done
 step "npm run test:e2e (the .vsix in code-server)"
 npm run test:e2e

