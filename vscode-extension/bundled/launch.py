@@ -33,9 +33,20 @@ def unfit_reason():
         return "the server needs Python %d.%d or newer (%s); found %s" % (MINIMUM + (supported, found))
     if platform.python_implementation() != "CPython":
         return "the bundled server is built for %s; found %s (%s)" % (supported, found, platform.python_implementation())
+    here = host_target()
+    if here != info["target"]:
+        return "this .vsix carries the server for %s, and this machine is %s: install qwen-lsp-%s.vsix instead" % (info["target"], here, here)
     if not os.path.isdir(native_dir()):
         return "this .vsix (%s) carries the server for %s; found %s" % (info["target"], supported, found)
     return None
+
+
+def host_target():
+    """This machine as VS Code names its targets (linux-x64, darwin-arm64, win32-x64, ...)."""
+    system = {"linux": "linux", "darwin": "darwin", "win32": "win32"}.get(sys.platform, sys.platform)
+    machine = platform.machine().lower()
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(machine, machine)
+    return system + "-" + arch
 
 
 def native_dir():

@@ -96,7 +96,8 @@ export class Workbench {
     const codeServer = [path.join(cache, 'cs', 'node_modules', 'code-server', 'out', 'node', 'entry.js'), '--user-data-dir', path.join(profile, 'data'), '--extensions-dir', path.join(profile, 'extensions')];
     const port = await freePort();
     const bundled = opts.server === 'bundled';
-    const { VIRTUAL_ENV: _venv, ...inherited } = process.env;
+    const inherited = { ...process.env };
+    if (bundled) delete inherited.VIRTUAL_ENV;
     const env = {
       ...inherited,
       PATH: `${nodeBin}${path.delimiter}${bundled ? pathWithoutServer(process.env.PATH ?? '') : (process.env.PATH ?? '')}`,
