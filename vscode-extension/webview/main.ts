@@ -63,7 +63,6 @@ const compactBtn = button('Compact', {
 });
 header.append(newChatBtn, historyBtn, compactBtn);
 const historyPanel = h('div', { id: 'history-panel', class: 'history', hidden: '', role: 'region', 'aria-label': 'Chat history' });
-const notices = h('div', { id: 'notices', class: 'notices', role: 'status', 'aria-live': 'polite' });
 const proposals = h('div', { id: 'proposals', class: 'proposals', role: 'region', 'aria-label': 'Proposed skills', hidden: '' });
 const scrollBox = h('div', { id: 'transcript', class: 'transcript', tabindex: '0', 'aria-label': 'Conversation' });
 const transcript = h('div', { id: 'messages', role: 'log', 'aria-label': 'Messages' });
@@ -86,7 +85,7 @@ footer.append(approvals, suggestionBox, editorLine, chips, prompt, row);
 const live = h('div', { id: 'live', class: 'sr-only', 'aria-live': 'polite', role: 'status' });
 const main = h('div', { class: 'main' });
 main.append(scrollBox, jumpBtn);
-app.append(header, historyPanel, notices, proposals, main, footer, live);
+app.append(header, historyPanel, proposals, main, footer, live);
 
 // ---- state --------------------------------------------------------------------------------
 let running = false;
@@ -282,16 +281,29 @@ function renderChips(list: AttachmentChip[]): void {
   );
 }
 
+/**
+ * Notices ("Activated api-helper — triggered by …", "Memory updated …") are lines in the transcript
+ * where they happened, after the first `at` messages, so they scroll away with the conversation
+ * instead of stacking above it (the transcript is the polite log that announces them). Lines
+ * already shown stay as they are; the ones the host dropped (dismissed, or past its limit) go.
+ */
 function renderNotices(list: Notice[]): void {
-  notices.replaceChildren(
-    ...list.map((n) => {
-      const el = h('div', { class: 'notice', 'data-notice-id': n.id });
-      el.append(h('span', { class: 'notice-text' }, n.text));
-      if (n.uri) el.append(button(n.openLabel ?? 'Open file', { 'data-open-notice': n.id, 'aria-label': `${n.openLabel ?? 'Open the file that triggered'}: ${n.text}` }));
-      el.append(button('×', { 'data-dismiss-notice': n.id, 'aria-label': 'Dismiss notice' }));
-      return el;
-    }),
-  );
+  const wanted = new Set(list.map((n) => n.id));
+  const shown = new Set<string>();
+  for (const el of transcript.querySelectorAll<HTMLElement>(':scope > .notice')) {
+    if (wanted.has(el.dataset.noticeId!)) shown.add(el.dataset.noticeId!);
+    else el.remove();
+  }
+  for (const n of list) {
+    if (shown.has(n.id)) continue;
+    const el = h('div', { class: 'notice', 'data-notice-id': n.id });
+    const actions = h('span', { class: 'notice-actions' });
+    if (n.uri) actions.append(button(n.openLabel ?? 'Open file', { 'data-open-notice': n.id, 'aria-label': `${n.openLabel ?? 'Open the file that triggered'}: ${n.text}` }));
+    actions.append(button('×', { 'data-dismiss-notice': n.id, 'aria-label': 'Dismiss notice' }));
+    el.append(h('span', { class: 'notice-icon', 'aria-hidden': 'true' }), h('span', { class: 'notice-text' }, n.text), actions);
+    const next = n.at === undefined ? null : transcript.querySelectorAll(':scope > [data-id]')[n.at] ?? null;
+    transcript.insertBefore(el, next);
+  }
 }
 
 function renderSessions(list: SessionSummary[]): void {

@@ -55,6 +55,11 @@ export interface Notice {
   uri?: string;
   /** The open button's text and the start of its accessible name. */
   openLabel?: string;
+  /**
+   * How many transcript messages came before it: the webview shows the notice in the transcript
+   * at that point, so notices scroll with the conversation instead of stacking above it.
+   */
+  at?: number;
 }
 
 /**
