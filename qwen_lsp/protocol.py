@@ -311,9 +311,26 @@ class SessionsListResult(WireResult):
     sessions: list[SessionListItem]
 
 
+class TranscriptTool(WireResult):
+    """A tool call of a reopened answer, placed in its text as it was when streamed."""
+
+    id: str
+    name: str
+    at: int
+    """The answer's text before the call, in characters: the row sits there."""
+    args: dict[str, Any] | None = None
+    result: str | None = None
+    """The tool's output as the model received it; absent when the call never finished."""
+    is_error: bool | None = Field(None, alias="isError")
+
+
 class TranscriptMessage(WireResult):
     role: Literal["user", "assistant"]
     text: str
+    tools: list[TranscriptTool] | None = None
+    """An answer's tool calls, in the order they ran (all rounds of the turn are one answer)."""
+    interrupted: bool | None = None
+    """The answer was stopped before it was complete."""
 
 
 class SessionResumeResult(WireResult):

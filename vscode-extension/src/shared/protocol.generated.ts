@@ -216,9 +216,25 @@ export interface SessionsListResult {
   sessions: SessionListItem[];
 }
 
+/** A tool call of a reopened answer, placed in its text as it was when streamed. */
+export interface TranscriptTool {
+  id: string;
+  name: string;
+  /** The answer's text before the call, in characters: the row sits there. */
+  at: number;
+  args?: Record<string, unknown>;
+  /** The tool's output as the model received it; absent when the call never finished. */
+  result?: string;
+  isError?: boolean;
+}
+
 export interface TranscriptMessage {
   role: 'user' | 'assistant';
   text: string;
+  /** An answer's tool calls, in the order they ran (all rounds of the turn are one answer). */
+  tools?: TranscriptTool[];
+  /** The answer was stopped before it was complete. */
+  interrupted?: boolean;
 }
 
 export interface SessionResumeResult {
