@@ -331,6 +331,8 @@ class TranscriptMessage(WireResult):
     """An answer's tool calls, in the order they ran (all rounds of the turn are one answer)."""
     interrupted: bool | None = None
     """The answer was stopped before it was complete."""
+    error: str | None = None
+    """An answer that never came: why, as far as the session file tells."""
 
 
 class SessionResumeResult(WireResult):

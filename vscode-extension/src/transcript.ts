@@ -93,6 +93,7 @@ export class Transcript {
         }));
       }
       if (m.interrupted) msg.interrupted = true;
+      if (m.error) msg.error = { kind: 'noAnswer', message: m.error, actions: [] };
       return msg;
     });
   }

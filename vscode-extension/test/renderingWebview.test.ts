@@ -182,7 +182,7 @@ test('5 multi-round tool calls with a reused id: rows between the texts in the o
   await p.page.context().close();
 });
 
-test('6 a reopened chat renders as it was live: rows in order, "Interrupted" on a stopped answer', async () => {
+test('6 a reopened chat renders as it was live: rows in order, the failed turn\'s error, "Interrupted" on a stopped answer', async () => {
   const p = await narrowPanel();
   const t = new Transcript((x) => x.replace('/w/', ''));
   // What qwen/sessions/resume returns for the turn above and a stopped one.
@@ -199,12 +199,18 @@ test('6 a reopened chat renders as it was live: rows in order, "Interrupted" on 
           { id: 'call_0', name: 'grep', at: 35, args: { pattern: 'list_users' }, result: 'src/api.py:3', isError: false },
         ],
       },
+      { role: 'user', text: 'and the tests?' },
+      { role: 'assistant', text: '', error: 'No answer was recorded for this message.' },
       { role: 'user', text: 'and more?' },
       { role: 'assistant', text: 'Partial answ', interrupted: true },
     ],
   });
   await p.host(snapshot(t.messages));
   assert.deepEqual(await bodyOrder(p).then((o) => o.slice(0, 5)), IN_ORDER);
-  assert.equal(await p.page.locator('.msg.assistant').nth(1).locator('.badge').textContent(), 'Interrupted — stopped before the answer was complete.');
+  assert.equal(await p.page.locator('.msg.assistant').nth(1).locator('[role="alert"] .error-text').textContent(), 'No answer was recorded for this message.');
+  assert.equal(await p.page.locator('.msg.assistant').nth(2).locator('.badge').textContent(), 'Interrupted — stopped before the answer was complete.');
+  const row = p.page.locator('.tool', { hasText: 'grep' });
+  await row.locator('summary').click();
+  assert.equal(await row.locator('.tool-output').textContent(), 'src/api.py:3', 'a reopened row expands to its output like a live one');
   await p.page.context().close();
 });

@@ -235,6 +235,8 @@ export interface TranscriptMessage {
   tools?: TranscriptTool[];
   /** The answer was stopped before it was complete. */
   interrupted?: boolean;
+  /** An answer that never came: why, as far as the session file tells. */
+  error?: string;
 }
 
 export interface SessionResumeResult {
