@@ -424,12 +424,18 @@ class Engine:
     async def resume(self, session_id: str) -> SessionResumeResult:
         """Reload a chat from disk (dropping the open copy) and return what the user saw."""
         session = self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id), replace=True)
-        recorded = session.conversation if session.conversation is not None else [(c, False) for c in session.history]  # not the summary
+        recorded = session.conversation if session.conversation is not None else [(c, {}) for c in session.history]  # not the summary
         messages = [
             TranscriptMessage(
                 role=m.role,
                 text=m.text,
-                tools=[TranscriptTool(id=t.id, name=t.name, at=t.at, args=t.args, result=t.result, is_error=t.is_error if t.result is not None else None) for t in m.tools] or None,
+                tools=[
+                    TranscriptTool(
+                        id=t.id, name=t.name, at=t.at, args=t.args, result=t.result, display=t.display, is_error=t.is_error if t.result is not None else None
+                    )
+                    for t in m.tools
+                ]
+                or None,
                 interrupted=m.interrupted or None,
                 error=m.error,
             )

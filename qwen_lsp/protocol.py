@@ -199,6 +199,8 @@ class ToolInfo(WireResult):
     """On ``toolResult``."""
     decision: ToolDecision | None = None
     """On ``toolResult`` for writes and commands."""
+    output: str | None = None
+    """On ``toolResult``: the output as the model received it, cut at 8,000 characters (``text`` is its one-line summary)."""
 
 
 class ChatEvent(WireResult):
@@ -321,6 +323,8 @@ class TranscriptTool(WireResult):
     args: dict[str, Any] | None = None
     result: str | None = None
     """The tool's output as the model received it; absent when the call never finished."""
+    display: str | None = None
+    """The one-line summary the ``toolResult`` event showed, when the session recorded it."""
     is_error: bool | None = Field(None, alias="isError")
 
 

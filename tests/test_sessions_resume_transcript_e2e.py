@@ -72,6 +72,10 @@ async def test_resume_returns_tool_rows_in_place_the_failed_turn_and_the_interru
     assert "def list_users()" in answer["tools"][0]["result"] and "list_users()" in answer["tools"][1]["result"]
     assert "def list_users" not in answer["tools"][1]["result"], "round two's result is on round two's row"
     assert all(t["isError"] is False for t in answer["tools"])
+    # The row's summary line is the one the live event showed; the live event carried the output too.
+    results = [e for e in live if e["kind"] == "toolResult"]
+    assert [t["display"] for t in answer["tools"]] == [e["text"] for e in results]
+    assert "def list_users()" in results[0]["tool"]["output"]
     assert "interrupted" not in answer and "error" not in answer
 
     assert messages[3] == {"role": "assistant", "text": "", "error": NO_ANSWER}

@@ -47,9 +47,9 @@ class ChatSession:
     prompt_tokens: int = 0
     editor_context: EditorContextSlot = field(default_factory=EditorContextSlot)
     """What this chat was last told about the editor (whole again after a resume: a new object)."""
-    conversation: list[tuple[Content, bool]] | None = None
+    conversation: list[tuple[Content, dict[str, Any]]] | None = None
     """For a chat loaded from disk: every recorded message, also those a compression summarised,
-    with whether it was cut short (what a resume shows the user); None for a chat started here."""
+    with its record (what a resume shows the user); None for a chat started here."""
 
 
 class SessionRegistry:

@@ -35,6 +35,7 @@ class ShownTool:
     at: int
     args: dict[str, Any] | None
     result: str | None = None
+    display: str | None = None
     is_error: bool = False
 
 
@@ -51,8 +52,8 @@ def _utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def shown_transcript(conversation: Iterable[tuple[Content, bool]]) -> list[ShownMessage]:
-    """The chat as the user saw it, from its Contents and whether each answer was cut short.
+def shown_transcript(conversation: Iterable[tuple[Content, dict[str, Any]]]) -> list[ShownMessage]:
+    """The chat as the user saw it, from its Contents and their records (``interrupted``, ``toolCallResult``).
 
     Tool results are matched to the oldest unanswered call with their id, as
     the editor matches them live: several OpenAI-compatible servers number
@@ -61,7 +62,7 @@ def shown_transcript(conversation: Iterable[tuple[Content, bool]]) -> list[Shown
     out: list[ShownMessage] = []
     answer: ShownMessage | None = None
     waiting: list[ShownTool] = []
-    for content, interrupted in conversation:
+    for content, record in conversation:
         parts = [p for p in content.get("parts", []) if isinstance(p, dict)]
         if content.get("role") == "model":
             if answer is None:
@@ -76,8 +77,11 @@ def shown_transcript(conversation: Iterable[tuple[Content, bool]]) -> list[Shown
                     tool = ShownTool(str(call.get("id") or ""), str(call.get("name") or ""), at, args if isinstance(args, dict) else None)
                     answer.tools.append(tool)
                     waiting.append(tool)
-            answer.interrupted = answer.interrupted or interrupted
+            answer.interrupted = answer.interrupted or bool(record.get("interrupted"))
             continue
+        # One tool_result record per call (sessions.registry), its summary line in resultDisplay.
+        summary = record.get("toolCallResult")
+        display = summary.get("resultDisplay") if isinstance(summary, dict) else None
         for part in parts:
             response = part.get("functionResponse")
             if not isinstance(response, dict):
@@ -87,6 +91,7 @@ def shown_transcript(conversation: Iterable[tuple[Content, bool]]) -> list[Shown
                 waiting.remove(answered)
                 body = response.get("response")
                 answered.result = function_response_text(response)
+                answered.display = display if isinstance(display, str) and len(parts) == 1 else None
                 answered.is_error = isinstance(body, dict) and "error" in body and "output" not in body
         text = visible_text(content)
         if text.strip():

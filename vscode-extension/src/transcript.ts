@@ -89,7 +89,7 @@ export class Transcript {
           detail: toolDetail(t.args, this.relative),
           at: Math.min(t.at, m.text.length),
           ...toolExtras(t.args),
-          ...(t.result === undefined ? { result: 'no result', isError: true } : { result: oneLine(t.result), output: bounded(t.result), isError: t.isError ?? false }),
+          ...(t.result === undefined ? { result: 'no result', isError: true } : { result: oneLine(t.display ?? t.result.split('\n')[0]), output: bounded(t.result), isError: t.isError ?? false }),
         }));
       }
       if (m.interrupted) msg.interrupted = true;
@@ -151,7 +151,7 @@ export class Transcript {
         const card: ToolCard = {
           ...(i >= 0 ? tools[i] : { id: ev.tool.id, key: String(tools.length), name: ev.tool.name, detail: '', at: msg.text.length }),
           result: oneLine(ev.text ?? ''),
-          output: bounded(ev.text ?? ''),
+          output: bounded(ev.tool.output ?? ev.text ?? ''),
           isError: ev.tool.isError ?? false,
           ...(ev.tool.decision ? { decision: ev.tool.decision } : {}),
         };

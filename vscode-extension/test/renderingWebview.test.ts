@@ -132,7 +132,7 @@ function ev(kind: ChatEvent['kind'], o: Partial<ChatEvent> = {}): ChatEvent {
 const ROUNDS: ChatEvent[] = [
   ev('text', { text: 'first.' }),
   ev('toolCall', { tool: { id: 'call_0', name: 'read_file', args: { absolute_path: '/w/src/users.py' } } }),
-  ev('toolResult', { text: 'def list_users():\n    return db.all()', tool: { id: 'call_0', name: 'read_file', isError: false } }),
+  ev('toolResult', { text: 'Read 2 lines', tool: { id: 'call_0', name: 'read_file', isError: false, output: 'def list_users():\n    return db.all()' } }),
   ev('text', { text: 'list_users() reads the table.' }),
   ev('toolCall', { tool: { id: 'call_0', name: 'grep', args: { pattern: 'list_users' } } }),
   ev('toolResult', { text: 'src/api.py:3', tool: { id: 'call_0', name: 'grep', isError: false } }),
@@ -152,7 +152,7 @@ async function bodyOrder(p: Panel): Promise<string[]> {
 
 const IN_ORDER = [
   'text first.',
-  'tool read_file def list_users(): return db.all()',
+  'tool read_file Read 2 lines',
   'text list_users() reads the table.',
   'tool grep src/api.py:3',
   'text It is called once.',
@@ -195,7 +195,7 @@ test('6 a reopened chat renders as it was live: rows in order, the failed turn\'
         role: 'assistant',
         text: 'first.list_users() reads the table.It is called once.',
         tools: [
-          { id: 'call_0', name: 'read_file', at: 6, args: { absolute_path: '/w/src/users.py' }, result: 'def list_users():\n    return db.all()', isError: false },
+          { id: 'call_0', name: 'read_file', at: 6, args: { absolute_path: '/w/src/users.py' }, result: 'def list_users():\n    return db.all()', display: 'Read 2 lines', isError: false },
           { id: 'call_0', name: 'grep', at: 35, args: { pattern: 'list_users' }, result: 'src/api.py:3', isError: false },
         ],
       },

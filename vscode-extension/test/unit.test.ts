@@ -67,7 +67,7 @@ test('transcript: tool-call ids reused every round (call_0) cannot collide: each
   let seq = 0;
   t.apply(ev(seq++, 'text', { text: 'first.' }));
   t.apply(ev(seq++, 'toolCall', { tool: { id: 'call_0', name: 'read_file', args: { path: '/w/a.py' } } }));
-  t.apply(ev(seq++, 'toolResult', { text: 'round one', tool: { id: 'call_0', name: 'read_file', isError: false } }));
+  t.apply(ev(seq++, 'toolResult', { text: 'round one', tool: { id: 'call_0', name: 'read_file', isError: false, output: 'round one\nin full' } }));
   t.apply(ev(seq++, 'text', { text: 'list_users()' }));
   const call2 = t.apply(ev(seq++, 'toolCall', { tool: { id: 'call_0', name: 'grep', args: { pattern: 'def' } } }));
   const res2 = t.apply(ev(seq++, 'toolResult', { text: 'round two', tool: { id: 'call_0', name: 'grep', isError: false } }));
@@ -77,7 +77,7 @@ test('transcript: tool-call ids reused every round (call_0) cannot collide: each
   assert.equal(final.id, a.id);
   assert.deepEqual(
     final.tools!.map((c) => [c.key, c.id, c.name, c.at, c.result, c.output]),
-    [['0', 'call_0', 'read_file', 6, 'round one', 'round one'], ['1', 'call_0', 'grep', 18, 'round two', 'round two']],
+    [['0', 'call_0', 'read_file', 6, 'round one', 'round one\nin full'], ['1', 'call_0', 'grep', 18, 'round two', 'round two']],
   );
   assert.equal(final.tools![0].path, '/w/a.py', 'an absolute path is offered as a link');
   assert.equal(final.text, 'first.list_users()done', 'rows are placed by offset in the streamed text, kept over the last round\'s text');

@@ -125,6 +125,8 @@ export interface ToolInfo {
   isError?: boolean;
   /** On `toolResult` for writes and commands. */
   decision?: ToolDecision;
+  /** On `toolResult`: the output as the model received it, cut at 8,000 characters (`text` is its one-line summary). */
+  output?: string;
 }
 
 /** `qwen/chatEvent`: one streamed event of a running turn; `seq` counts from 0 without gaps per turn. */
@@ -225,6 +227,8 @@ export interface TranscriptTool {
   args?: Record<string, unknown>;
   /** The tool's output as the model received it; absent when the call never finished. */
   result?: string;
+  /** The one-line summary the `toolResult` event showed, when the session recorded it. */
+  display?: string;
   isError?: boolean;
 }
 
