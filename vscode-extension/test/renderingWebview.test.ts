@@ -109,7 +109,7 @@ test('10 code blocks: tokens coloured from the theme, the Copy / Insert bar stay
       const view = box.getBoundingClientRect();
       const copy = block.querySelector<HTMLElement>('[data-code-action="copy"]')!.getBoundingClientRect();
       const hit = document.elementFromPoint(copy.left + copy.width / 2, copy.top + copy.height / 2);
-      return { blockTopAbove: block.getBoundingClientRect().top < view.top, barInView: bar.top >= view.top - 8 && bar.bottom <= view.bottom, hit: (hit as HTMLElement | null)?.dataset?.codeAction };
+      return { blockTopAbove: block.getBoundingClientRect().top < view.top, barInView: bar.top >= view.top - 1 && bar.bottom <= view.bottom, hit: (hit as HTMLElement | null)?.dataset?.codeAction };
     });
     assert.ok(reachable.blockTopAbove, 'the block starts above the visible area (the case under test)');
     assert.ok(reachable.barInView, `${theme}: the toolbar stays in view`);
