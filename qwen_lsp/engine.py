@@ -79,11 +79,13 @@ from .protocol import (
     SuggestionNotice,
     ThresholdTokens,
     TranscriptMessage,
+    TranscriptTool,
     Usage,
 )
 from .sessions.draft import AnswerDraft
 from .sessions.recap import generate_recap
-from .sessions.registry import ChatSession, SessionRegistry, transcript, turn_recorder
+from .sessions.registry import ChatSession, SessionRegistry, turn_recorder
+from .sessions.shown import shown_transcript
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
 from .skills.proposals import ProposalStore
 from .skills.report import listing_signature
@@ -473,8 +475,23 @@ class Engine:
         """Reload a chat from disk (dropping the open copy) and return what the user saw, with a recap
         of where it stood when ``recap`` (one model request; none for a chat with no history)."""
         session = self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id), replace=True)
-        shown = session.conversation if session.conversation is not None else session.history  # not the summary
-        messages = [TranscriptMessage(role=role, text=text) for role, text in transcript(shown)]
+        recorded = session.conversation if session.conversation is not None else [(c, {}) for c in session.history]  # not the summary
+        messages = [
+            TranscriptMessage(
+                role=m.role,
+                text=m.text,
+                tools=[
+                    TranscriptTool(
+                        id=t.id, name=t.name, at=t.at, args=t.args, result=t.result, display=t.display, is_error=t.is_error if t.result is not None else None
+                    )
+                    for t in m.tools
+                ]
+                or None,
+                interrupted=m.interrupted or None,
+                error=m.error,
+            )
+            for m in shown_transcript(recorded)
+        ]
         summary = await self._recap(session.history) if recap and messages else None
         return SessionResumeResult(session_id=session.id, messages=messages, prompt_tokens=session.prompt_tokens, recap=summary)
 

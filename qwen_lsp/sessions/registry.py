@@ -17,15 +17,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ..context.session_context import SessionContext
 from ..editor_context.chat import EditorContextSlot
 from ..errors import EngineError
-from ..llm.content import Content, visible_text
+from ..llm.content import Content
 from ..paths import git_branch
 from ..skills.listing import SkillListingTracker
 from . import reader
@@ -47,9 +47,9 @@ class ChatSession:
     prompt_tokens: int = 0
     editor_context: EditorContextSlot = field(default_factory=EditorContextSlot)
     """What this chat was last told about the editor (whole again after a resume: a new object)."""
-    conversation: list[Content] | None = None
-    """For a chat loaded from disk: every recorded message, also those a compression summarised
-    (what a resume shows the user); None for a chat started here."""
+    conversation: list[tuple[Content, dict[str, Any]]] | None = None
+    """For a chat loaded from disk: every recorded message, also those a compression summarised,
+    with its record (what a resume shows the user); None for a chat started here."""
 
 
 class SessionRegistry:
@@ -161,13 +161,3 @@ def _record_tool_results(recorder: SessionRecorder, content: Content, results: l
         return
     for part, result in zip(parts, results, strict=True):
         recorder.record_tool_result([part], result)
-
-
-def transcript(history: Iterable[Content]) -> list[tuple[Literal["user", "assistant"], str]]:
-    """What the user saw, as ``(role, text)``: prompts and answers, without reminders, attachments or tool traffic."""
-    out: list[tuple[Literal["user", "assistant"], str]] = []
-    for content in history:
-        text = visible_text(content)
-        if text.strip():
-            out.append(("user" if content["role"] == "user" else "assistant", text))
-    return out

@@ -87,6 +87,34 @@ e2e('opening a file under a conditional skill\'s paths: shows the activation not
   await wb.shot('skill-notice-light');
 });
 
+/** An answer's body in document order: its text parts and tool rows (name and summary line). */
+async function answerOrder(): Promise<string[]> {
+  return wb.chat().locator('.msg.assistant').last().evaluate((el) =>
+    Array.from(el.querySelectorAll('.answer > .markdown, .answer > .tools > .tool')).flatMap((part) =>
+      part.classList.contains('tool')
+        ? [`tool ${part.querySelector('.tool-name')!.textContent} ${part.querySelector('.tool-detail')?.textContent ?? ''} ${part.querySelector('.tool-result')!.textContent}`]
+        : part.textContent!.trim() ? [`text ${part.textContent!.trim()}`] : [],
+    ),
+  );
+}
+
+e2e('a two-round tool turn whose calls are both call_0: rows in order between the texts, none stuck at "…"; the same after a window reload', 5, async () => {
+  await wb.openQwen();
+  const prompt = wb.chat().locator('#prompt');
+  await prompt.fill('find list_users with tools');
+  await prompt.press('Enter');
+  await wb.chat().locator('.msg.assistant:not(.streaming) .markdown', { hasText: 'It is called once.' }).waitFor({ timeout: LONG });
+  const live = await answerOrder();
+  assert.equal(live.length, 5, live.join(' | '));
+  assert.deepEqual(live.map((l) => l.split(' ').slice(0, 3).join(' ')), ['text first.', 'tool glob src/**/*.py', 'text list_users() is', 'tool glob *.md', 'text It is']);
+  assert.ok(live.every((l) => !l.endsWith('…')), `no row waits forever: ${live.join(' | ')}`);
+  await wb.command('Developer: Reload Window');
+  await wb.page.waitForSelector('.monaco-workbench .statusbar', { timeout: LONG });
+  await wb.chat().locator('.msg.assistant .markdown', { hasText: 'It is called once.' }).waitFor({ timeout: LONG });
+  assert.deepEqual(await answerOrder(), live, 'the reopened answer shows the same rows in the same places');
+  await wb.shot('tool-rounds-after-reload');
+});
+
 e2e('after a window reload the transcript comes back from the server', 4, async () => {
   await wb.command('Developer: Reload Window');
   await wb.page.waitForSelector('.monaco-workbench .statusbar', { timeout: LONG });

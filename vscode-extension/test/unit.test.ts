@@ -54,11 +54,33 @@ test('transcript: tool calls become compact cards updated by their result', () =
   const t = new Transcript();
   const [, a] = t.begin('q');
   const call = t.apply(ev(0, 'toolCall', { tool: { id: 'c1', name: 'read_file', args: { path: 'src/a.ts' } } }));
-  assert.deepEqual(call, { op: 'tool', id: a.id, card: { id: 'c1', name: 'read_file', detail: 'src/a.ts' } });
+  assert.deepEqual(call, { op: 'tool', id: a.id, card: { id: 'c1', key: '0', at: 0, name: 'read_file', detail: 'src/a.ts', args: '{\n  "path": "src/a.ts"\n}' } });
   const res = t.apply(ev(1, 'toolResult', { text: 'Read 10 lines\nmore', tool: { id: 'c1', name: 'read_file', isError: false } }));
   assert.equal(res?.op === 'tool' && res.card.result, 'Read 10 lines more');
   assert.equal(t.messages[1].tools?.length, 1);
   assert.equal(toolDetail({ pattern: 'x'.repeat(300) }).length, 120);
+});
+
+test('transcript: tool-call ids reused every round (call_0) cannot collide: each result lands on its own round\'s card', () => {
+  const t = new Transcript();
+  const [, a] = t.begin('q');
+  let seq = 0;
+  t.apply(ev(seq++, 'text', { text: 'first.' }));
+  t.apply(ev(seq++, 'toolCall', { tool: { id: 'call_0', name: 'read_file', args: { path: '/w/a.py' } } }));
+  t.apply(ev(seq++, 'toolResult', { text: 'round one', tool: { id: 'call_0', name: 'read_file', isError: false, output: 'round one\nin full' } }));
+  t.apply(ev(seq++, 'text', { text: 'list_users()' }));
+  const call2 = t.apply(ev(seq++, 'toolCall', { tool: { id: 'call_0', name: 'grep', args: { pattern: 'def' } } }));
+  const res2 = t.apply(ev(seq++, 'toolResult', { text: 'round two', tool: { id: 'call_0', name: 'grep', isError: false } }));
+  t.apply(ev(seq++, 'text', { text: 'done' }));
+  assert.ok(call2?.op === 'tool' && res2?.op === 'tool' && call2.card.key === res2.card.key, 'the result patch replaces round two\'s card');
+  const final = t.end({ text: 'done' })!;
+  assert.equal(final.id, a.id);
+  assert.deepEqual(
+    final.tools!.map((c) => [c.key, c.id, c.name, c.at, c.result, c.output]),
+    [['0', 'call_0', 'read_file', 6, 'round one', 'round one\nin full'], ['1', 'call_0', 'grep', 18, 'round two', 'round two']],
+  );
+  assert.equal(final.tools![0].path, '/w/a.py', 'an absolute path is offered as a link');
+  assert.equal(final.text, 'first.list_users()done', 'rows are placed by offset in the streamed text, kept over the last round\'s text');
 });
 
 test('transcript: an error keeps what streamed and carries the inline error', () => {
@@ -108,11 +130,11 @@ test('coalescer: patches within one frame go out as one merged batch, in order',
   const batches: StreamPatch[][] = [];
   const c = new FrameCoalescer((b) => batches.push(b), 16, timer);
   for (const s of ['a', 'b', 'c']) c.push({ op: 'append', id: 'm', text: s });
-  c.push({ op: 'tool', id: 'm', card: { id: 't', name: 'glob', detail: '*' } });
+  c.push({ op: 'tool', id: 'm', card: { id: 't', key: '0', at: 3, name: 'glob', detail: '*' } });
   c.push({ op: 'append', id: 'm', text: 'd' });
   assert.equal(batches.length, 0, 'nothing is sent before the frame ends');
   timer.fire();
-  assert.deepEqual(batches, [[{ op: 'append', id: 'm', text: 'abc' }, { op: 'tool', id: 'm', card: { id: 't', name: 'glob', detail: '*' } }, { op: 'append', id: 'm', text: 'd' }]]);
+  assert.deepEqual(batches, [[{ op: 'append', id: 'm', text: 'abc' }, { op: 'tool', id: 'm', card: { id: 't', key: '0', at: 3, name: 'glob', detail: '*' } }, { op: 'append', id: 'm', text: 'd' }]]);
   c.push({ op: 'append', id: 'm', text: 'e' });
   c.flush();
   assert.equal(batches.length, 2);
@@ -153,7 +175,7 @@ test('B9 a stream that arrives while no view can be posted to is in the next sna
   const shown = snap.messages.find((m) => m.id === a.id)!;
   assert.equal(shown.text, 'Written while hidden.');
   assert.equal(shown.streaming, true);
-  assert.deepEqual(shown.tools, [{ id: 'c', name: 'glob', detail: '*.py' }]);
+  assert.deepEqual(shown.tools, [{ id: 'c', key: '0', at: 21, name: 'glob', detail: '*.py', args: '{\n  "pattern": "*.py"\n}' }]);
 });
 
 test('errors: keyed on data.kind, not the numeric code', () => {

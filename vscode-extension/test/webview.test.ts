@@ -375,13 +375,13 @@ test('tool calls render as compact cards (tool, path, one-line result)', async (
   const p = await openPanel(browser, origin);
   await p.host(snapshot([]));
   const id = await startTurn(p);
-  await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { id: 'c1', name: 'read_file', detail: 'src/app.py' } }] });
+  await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { id: 'c1', key: '0', at: 0, name: 'read_file', detail: 'src/app.py' } }] });
   await p.frame();
   assert.equal(await p.page.locator('.tool .tool-result').textContent(), '…');
-  await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { id: 'c1', name: 'read_file', detail: 'src/app.py', result: 'Read 42 lines', isError: false } }] });
+  await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { id: 'c1', key: '0', at: 0, name: 'read_file', detail: 'src/app.py', result: 'Read 42 lines', isError: false } }] });
   await p.frame();
   assert.equal(await p.page.locator('.tool').count(), 1);
-  assert.deepEqual(await p.page.locator('.tool span').allTextContents(), ['read_file', 'src/app.py', 'Read 42 lines']);
+  assert.deepEqual(await p.page.locator('.tool summary span').allTextContents(), ['read_file', 'src/app.py', 'Read 42 lines']);
   await p.page.context().close();
 });
 
@@ -389,11 +389,11 @@ test('an edit tool card shows how it was approved (denied in the error colour)',
   const p = await openPanel(browser, origin);
   await p.host(snapshot([]));
   const id = await startTurn(p);
-  const edit = { id: 'e1', name: 'edit', detail: '/w/src/x.py' };
+  const edit = { id: 'e1', key: '0', at: 0, name: 'edit', detail: '/w/src/x.py' };
   await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { ...edit, result: 'Declined: edit src/x.py', isError: true, decision: 'deny' } }] });
-  await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { id: 'e2', name: 'write_file', detail: '/w/new.py', result: 'Created new.py', decision: 'allowAlways' } }] });
+  await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { id: 'e2', key: '1', at: 0, name: 'write_file', detail: '/w/new.py', result: 'Created new.py', decision: 'allowAlways' } }] });
   await p.frame();
-  assert.deepEqual(await p.page.locator('[data-tool-id="e1"] span').allTextContents(), ['edit', '/w/src/x.py', 'Declined: edit src/x.py', 'denied']);
+  assert.deepEqual(await p.page.locator('[data-tool-id="e1"] summary span').allTextContents(), ['edit', '/w/src/x.py', 'Declined: edit src/x.py', 'denied']);
   assert.equal(await p.page.locator('[data-tool-id="e2"] .tool-decision').textContent(), 'allowed always');
   assert.equal(await p.page.locator('.tool-decision.decision-deny').count(), 1);
   await p.page.context().close();
@@ -592,7 +592,7 @@ test('B14 themes: light, dark, high-contrast dark and light take every colour fr
       msg('user', 'How do I greet in Python?'),
       msg('assistant', 'Use a function:\n\n```python\ndef hello(name):\n    return f"Hello, {name}!"\n```\n\nThen call `hello("Qwen")`. See [the docs](https://docs.python.org/3/).'),
       msg('user', 'And read a file?'),
-      msg('assistant', 'Partial answ', { interrupted: true, tools: [{ id: 't', name: 'read_file', detail: 'src/app.py', result: 'Read 42 lines' }] }),
+      msg('assistant', 'Partial answ', { interrupted: true, tools: [{ id: 't', key: '0', at: 0, name: 'read_file', detail: 'src/app.py', result: 'Read 42 lines' }] }),
     ], { notices: [{ id: 'n', text: 'Activated api-helper — triggered by src/api/users.py', uri: 'file:///w/src/api/users.py' }], attachments: [{ uri: 'file:///w/a.py', label: 'app.py:3-9' }] }));
     const colors = await p.page.evaluate(() => {
       const css = getComputedStyle(document.documentElement);
