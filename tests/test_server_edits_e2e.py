@@ -160,7 +160,7 @@ async def test_deny_leaves_the_file_alone_the_model_is_told_and_the_session_keep
         assert lsp.ed.of("applyEdit") == []
         assert tool_results(lsp.rec.chat_events)[0]["decision"] == "deny"
         sid = result["sessionId"]
-        resumed = as_dict(await lsp.protocol.send_request_async("qwen/sessions/resume", {"sessionId": sid}))
+        resumed = as_dict(await lsp.protocol.send_request_async("qwen/sessions/resume", {"sessionId": sid, "recap": False}))
         assert resumed["sessionId"] == sid
         await chat(lsp, "and now?", sessionId=sid)
     assert target.read_text() == ORIGINAL

@@ -90,7 +90,7 @@ async def test_accepting_after_the_mode_became_stricter_runs_the_suggestion_as_a
         asked.append(request.title)
         return Approval("deny")
 
-    settings = {"followup": {"enabled": True}, "tools": {"approvalMode": "auto-edit"}}
+    settings = {"followup": {"enabled": True, "speculate": True}, "tools": {"approvalMode": "auto-edit"}}
     engine = Engine(ws, counter=TokenCounter(), env=env, client_settings=settings, listeners=Listeners(suggestion=notices.append), ask=deny)
     edit = ToolCallSpec("edit", {"file_path": str(target), "old_string": "return 1", "new_string": "return 2"})
     scripted.enqueue(

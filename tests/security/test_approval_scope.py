@@ -198,7 +198,7 @@ async def test_the_policy_asks_for_configuration_in_every_mode_but_yolo(mode: st
         assert asked == [] and first.decision == second.decision == "auto"
     else:
         assert len(asked) == 2 and first.decision == second.decision == "allow"
-        assert asked[0].wire()["protected"] == "hooks"
+        assert asked[0].params().protected == "hooks"
 
 
 def test_cli_allow_always_on_a_command_does_not_cover_a_chained_one(ws: Path, home: Path, scripted: ScriptedOpenAI) -> None:
