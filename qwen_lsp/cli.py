@@ -391,6 +391,42 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------ parser
+class _IntermixedParser(argparse.ArgumentParser):
+    """A subcommand's parser that takes its options before, between or after its positional text.
+
+    Plain argparse fills every positional of a run at once, so in ``memory recall --no-model "q"``
+    the run before the option ("recall") leaves ``text`` empty and "q" is then unrecognised.
+    Intermixed parsing reads all options first, then the positionals. It cannot be used on the
+    top-level parser (argparse refuses it with subparsers), so each subcommand parser is one of these.
+    """
+
+    _intermixing = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        # Python 3.11's parse_known_intermixed_args calls parse_known_args itself: plain parsing then.
+        if self._intermixing:
+            return super().parse_known_args(args, namespace)
+        args = list(sys.argv[1:] if args is None else args)
+        # Text after "--" is positional even when it starts with "-" (chat -- "-x"), but intermixed
+        # parsing reads it as options: it is parsed as stand-ins, then put back.
+        tail: list[str] = []
+        if "--" in args:
+            cut = args.index("--")
+            args, tail = args[:cut], args[cut + 1 :]
+        stand_ins = {f"\0{i}": text for i, text in enumerate(tail)}
+        self._intermixing = True
+        try:
+            ns, extras = self.parse_known_intermixed_args([*args, *stand_ins], namespace)
+        finally:
+            self._intermixing = False
+        for key, value in vars(ns).items():
+            if isinstance(value, list):
+                setattr(ns, key, [stand_ins.get(v, v) if isinstance(v, str) else v for v in value])
+            elif isinstance(value, str):
+                setattr(ns, key, stand_ins.get(value, value))
+        return ns, [stand_ins.get(v, v) for v in extras]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="qwen-lsp",
@@ -400,7 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"qwen-lsp {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging on stderr (-vv for debug)")
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", parser_class=_IntermixedParser)
 
     p = sub.add_parser("serve", help="run the language server (stdio by default)")
     g = p.add_mutually_exclusive_group()

@@ -204,6 +204,8 @@ class ToolInfo(WireResult):
     """On ``toolResult``."""
     decision: ToolDecision | None = None
     """On ``toolResult`` for writes and commands."""
+    output: str | None = None
+    """On ``toolResult``: the output as the model received it, cut at 8,000 characters (``text`` is its one-line summary)."""
 
 
 class ChatEvent(WireResult):
@@ -324,9 +326,30 @@ class SessionsListResult(WireResult):
     sessions: list[SessionListItem]
 
 
+class TranscriptTool(WireResult):
+    """A tool call of a reopened answer, placed in its text as it was when streamed."""
+
+    id: str
+    name: str
+    at: int
+    """The answer's text before the call, in characters: the row sits there."""
+    args: dict[str, Any] | None = None
+    result: str | None = None
+    """The tool's output as the model received it; absent when the call never finished."""
+    display: str | None = None
+    """The one-line summary the ``toolResult`` event showed, when the session recorded it."""
+    is_error: bool | None = Field(None, alias="isError")
+
+
 class TranscriptMessage(WireResult):
     role: Literal["user", "assistant"]
     text: str
+    tools: list[TranscriptTool] | None = None
+    """An answer's tool calls, in the order they ran (all rounds of the turn are one answer)."""
+    interrupted: bool | None = None
+    """The answer was stopped before it was complete."""
+    error: str | None = None
+    """An answer that never came: why, as far as the session file tells."""
 
 
 class SessionResumeResult(WireResult):

@@ -69,9 +69,11 @@ from .protocol import (
     SuggestionAcceptResult,
     SuggestionNotice,
     TranscriptMessage,
+    TranscriptTool,
 )
 from .llm.content import Content
-from .sessions.registry import ChatSession, SessionRegistry, transcript
+from .sessions.registry import ChatSession, SessionRegistry
+from .sessions.shown import shown_transcript
 from .settings.config import LoadedSettings, Settings, load_settings, overlay, settings_problems
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
 
@@ -453,8 +455,23 @@ class Workspace:
         """Reload a chat from disk (dropping the open copy) and return what the user saw, with a recap
         of where it stood when ``recap`` (one model request; none for a chat with no history)."""
         session = self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id), replace=True)
-        shown = session.conversation if session.conversation is not None else session.history  # not the summary
-        messages = [TranscriptMessage(role=role, text=text) for role, text in transcript(shown)]
+        recorded = session.conversation if session.conversation is not None else [(c, {}) for c in session.history]  # not the summary
+        messages = [
+            TranscriptMessage(
+                role=m.role,
+                text=m.text,
+                tools=[
+                    TranscriptTool(
+                        id=t.id, name=t.name, at=t.at, args=t.args, result=t.result, display=t.display, is_error=t.is_error if t.result is not None else None
+                    )
+                    for t in m.tools
+                ]
+                or None,
+                interrupted=m.interrupted or None,
+                error=m.error,
+            )
+            for m in shown_transcript(recorded)
+        ]
         summary = await self._recap(session.history) if recap and messages else None
         return SessionResumeResult(session_id=session.id, messages=messages, prompt_tokens=session.prompt_tokens, recap=summary)
 

@@ -56,6 +56,16 @@ def test_a_reused_id_is_never_served_the_old_encoding() -> None:
 def test_the_remembered_strings_are_bounded() -> None:
     encoder = RequestEncoder()
     texts = [f"{n}" + "y" * request_json.LONG for n in range(request_json.CACHE_ENTRIES + 10)]
-    for text in texts:
-        encoder.encode({"content": text})
+    encoder.encode({"messages": [{"content": text} for text in texts]})
     assert len(encoder._strings) == request_json.CACHE_ENTRIES
+
+
+def test_strings_no_recent_request_used_are_dropped() -> None:
+    """A compacted history's texts must not stay alive in the cache (the soak test's flat heap)."""
+    encoder = RequestEncoder()
+    old = "old" + "z" * request_json.LONG
+    encoder.encode({"content": old})
+    kept = "kept" + "k" * request_json.LONG
+    for _ in range(request_json.KEEP_REQUESTS):
+        encoder.encode({"content": kept})
+    assert [entry[0] for entry in encoder._strings.values()] == [kept]

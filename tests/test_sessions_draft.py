@@ -67,7 +67,7 @@ async def test_the_final_record_supersedes_the_pieces_so_the_answer_shows_once(h
     lines = lines_of(rec.path)
     assert lines[-1]["uuid"] == final and lines[-1]["parentUuid"] == question and "interrupted" not in lines[-1]
     records = read_records(rec.path).records
-    assert [visible_text(c) for c in build_conversation(records)] == ["explain", "partial and the rest"]
+    assert [visible_text(c) for c, _ in build_conversation(records)] == ["explain", "partial and the rest"]
     rec.record_user("next")
     assert [visible_text(c) for c in build_history(read_records(rec.path).records)] == ["explain", "partial and the rest", "next"]
 

@@ -1,39 +1,37 @@
 #!/usr/bin/env bash
 # The extension's part of the README's test command (run after the Python tests, which made the
 # repository's .venv that the protocol and end-to-end tests start the server from): Node
-# dependencies with npm ci, Debian's Chromium with apt when missing, code-server with the shared
-# install script, then build, the unit/protocol/webview suites, the .vsix, and the end-to-end
-# test in code-server. Needs Node 20+ and npm on PATH; installs nothing outside registries.
+# dependencies with npm ci, Debian's Chromium with apt when missing, a real VS Code (code-server,
+# provisioned by e2e/codeserver/install.sh into ~/.cache/qwen-lsp-code-server), then build, the
+# unit/protocol/webview suites, the .vsix (checked to carry the LICENSE and the bundled server), and the end-to-end tests
+# in code-server. Needs Node 20+ and npm on PATH, and root or sudo for apt when a package is missing.
 set -euo pipefail
 cd "$(dirname "$0")"
-REPO=$(cd .. && pwd)
 
 step() { echo "== vscode-extension: $*" >&2; }
-as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+# shellcheck source=e2e/codeserver/apt.sh
+. e2e/codeserver/apt.sh
 
-# code-server's install.sh and start.sh live beside the repository, not in it.
-export CODE_SERVER_TOOLS=${CODE_SERVER_TOOLS:-$REPO/../shared/tools/code-server}
-if [ ! -f "$CODE_SERVER_TOOLS/install.sh" ] || [ ! -f "$CODE_SERVER_TOOLS/start.sh" ]; then
-  echo "vscode-extension/ci.sh: code-server's install.sh and start.sh are not in $CODE_SERVER_TOOLS." >&2
-  echo "Set CODE_SERVER_TOOLS to the folder that has them (default: ../shared/tools/code-server beside the repository)." >&2
-  exit 2
-fi
-
-if [ ! -x /usr/bin/chromium ]; then
+if [ ! -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ]; then
   step "Chromium (apt)"
-  as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  apt_install chromium
 fi
 
 step "npm ci"
 npm ci --no-audit --no-fund
-step "code-server (shared install script; a few minutes the first time)"
-bash "$CODE_SERVER_TOOLS/install.sh"
+step "code-server (e2e/codeserver/install.sh; a few minutes the first time, cached afterwards)"
+bash e2e/codeserver/install.sh
 step "build"
 npm run build
 step "npm test (unit, protocol against the Python server, webview in Chromium)"
 npm test
 step "npm run package"
 npm run package
+step "the .vsix carries the LICENSE"
+python3 -m zipfile -l qwen-lsp.vsix | grep -q '^extension/LICENSE' || { echo "vscode-extension/ci.sh: qwen-lsp.vsix has no extension/LICENSE" >&2; exit 1; }
+step "the .vsix carries the server (bundled/launch.py, qwen_lsp and the native libraries for CPython 3.11-3.13)"
+for f in bundled/launch.py bundled/libs/common/qwen_lsp/__init__.py bundled/libs/cp311/pydantic_core/__init__.py bundled/libs/cp312/pydantic_core/__init__.py bundled/libs/cp313/pydantic_core/__init__.py; do
+  python3 -m zipfile -l qwen-lsp.vsix | grep -q "^extension/$f " || { echo "vscode-extension/ci.sh: qwen-lsp.vsix has no extension/$f" >&2; exit 1; }
+done
 step "npm run test:e2e (the .vsix in code-server)"
 npm run test:e2e

@@ -44,6 +44,8 @@ MAX_ROUNDS = 25
 """Tool rounds per user turn before the loop stops and says so."""
 
 CUT_OFF_NOTE = "The answer was cut off: the model reached its output token limit (finish reason 'length')."
+SHOWN_OUTPUT_MAX = 8000
+"""How much of a tool's output its ``toolResult`` event carries, for the editor's expanded row (the model gets all of it)."""
 
 
 class StreamingModel(Protocol):
@@ -246,7 +248,7 @@ async def _run_tool(
         outcome.written.append(written)
     display = result.display or (result.output.splitlines()[0] if result.output else "")
     decision = result.extra.get("decision")
-    shown: dict[str, Any] = {"id": call.id, "name": call.name, "isError": result.is_error}
+    shown: dict[str, Any] = {"id": call.id, "name": call.name, "isError": result.is_error, "output": result.output[:SHOWN_OUTPUT_MAX]}
     if isinstance(decision, str):
         shown["decision"] = decision
     emit(TurnEvent("toolResult", text=display, tool=shown))

@@ -23,6 +23,9 @@ LONG = 1024
 CACHE_ENTRIES = 2048
 CACHE_CHARS = 8 << 20
 """Bounds of the remembered encodings (by count and by characters held, the texts themselves included)."""
+KEEP_REQUESTS = 8
+"""A string no request among the last this many used is dropped: a compacted history's texts are not kept
+alive by the cache (several chats of one workspace share the encoder, so not only the very last request counts)."""
 
 DEPTH = 5
 """body → messages → message → content parts → part: deeper values (tool schemas) are encoded whole."""
@@ -37,12 +40,18 @@ class RequestEncoder:
     """
 
     def __init__(self) -> None:
-        self._strings: OrderedDict[int, tuple[str, bytes]] = OrderedDict()
+        self._strings: OrderedDict[int, tuple[str, bytes, int]] = OrderedDict()
+        """id → (text, its JSON, the request that last used it), least recently used first."""
         self._chars = 0
+        self._request = 0
 
     def encode(self, body: dict[str, Any]) -> bytes:
+        self._request += 1
         out: list[bytes] = []
         self._write(body, 0, out)
+        oldest = self._request - KEEP_REQUESTS
+        while self._strings and next(iter(self._strings.values()))[2] <= oldest:
+            self._forget(next(iter(self._strings)))
         return b"".join(out)
 
     def _write(self, value: Any, depth: int, out: list[bytes]) -> None:
@@ -71,17 +80,18 @@ class RequestEncoder:
     def _string(self, text: str) -> bytes:
         entry = self._strings.get(id(text))
         if entry is not None and entry[0] is text:
+            self._strings[id(text)] = (text, entry[1], self._request)
             self._strings.move_to_end(id(text))
             return entry[1]
         encoded = _ENCODE(text).encode()
         if entry is not None:  # the id was reused by another string: the old entry is dead
             self._forget(id(text))
-        self._strings[id(text)] = (text, encoded)
+        self._strings[id(text)] = (text, encoded, self._request)
         self._chars += len(text) + len(encoded)
         while len(self._strings) > CACHE_ENTRIES or self._chars > CACHE_CHARS:
             self._forget(next(iter(self._strings)))
         return encoded
 
     def _forget(self, key: int) -> None:
-        text, encoded = self._strings.pop(key)
+        text, encoded, _used = self._strings.pop(key)
         self._chars -= len(text) + len(encoded)

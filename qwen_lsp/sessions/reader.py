@@ -239,15 +239,21 @@ def build_history(records: Sequence[dict[str, Any]], *, strip_thoughts: bool = F
     return history
 
 
-def build_conversation(records: Sequence[dict[str, Any]]) -> list[Content]:
+def build_conversation(records: Sequence[dict[str, Any]]) -> list[tuple[Content, dict[str, Any]]]:
     """Every message of the active branch as it was recorded, compression checkpoints ignored.
 
     What the user saw (and sees again on resume), as opposed to
     :func:`build_history`, which is what the model continues from: after a
     compression the model has a summary, the person still has the whole
-    conversation (the Qwen Code CLI shows it the same way).
+    conversation (the Qwen Code CLI shows it the same way). Each message comes
+    with its record, whose ``interrupted`` mark (``sessions.recording``) and
+    ``toolCallResult`` say how it looked: a stopped answer reopens as stopped.
     """
-    return [copy.deepcopy(r["message"]) for r in active_branch(records) if r.get("type") != "system" and is_content(r.get("message"))]
+    return [
+        (copy.deepcopy(r["message"]), r)
+        for r in active_branch(records)
+        if r.get("type") != "system" and is_content(r.get("message"))
+    ]
 
 
 def _without_thoughts(history: list[Content]) -> list[Content]:

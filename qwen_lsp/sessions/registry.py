@@ -22,14 +22,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ..context.session_context import SessionContext
 from ..errors import EngineError
-from ..llm.content import Content, visible_text
+from ..llm.content import Content
 from ..files.paths import git_branch
 from ..skills.listing import SkillListingTracker
 from . import reader
@@ -66,9 +66,9 @@ class ChatSession:
     skills_tracker: SkillListingTracker = field(default_factory=SkillListingTracker)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     prompt_tokens: int = 0
-    conversation: list[Content] | None = None
-    """For a chat loaded from disk: every recorded message, also those a compression summarised
-    (what a resume shows the user); None for a chat started here."""
+    conversation: list[tuple[Content, dict[str, Any]]] | None = None
+    """For a chat loaded from disk: every recorded message, also those a compression summarised,
+    with its record (what a resume shows the user); None for a chat started here."""
     slots: dict[Slot[Any], Any] = field(default_factory=dict)
     """Each feature's state for this chat (:meth:`slot`)."""
 
@@ -190,13 +190,3 @@ def _record_tool_results(recorder: SessionRecorder, content: Content, results: l
         return
     for part, result in zip(parts, results, strict=True):
         recorder.record_tool_result([part], result)
-
-
-def transcript(history: Iterable[Content]) -> list[tuple[Literal["user", "assistant"], str]]:
-    """What the user saw, as ``(role, text)``: prompts and answers, without reminders, attachments or tool traffic."""
-    out: list[tuple[Literal["user", "assistant"], str]] = []
-    for content in history:
-        text = visible_text(content)
-        if text.strip():
-            out.append(("user" if content["role"] == "user" else "assistant", text))
-    return out

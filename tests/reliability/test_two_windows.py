@@ -77,7 +77,7 @@ async def test_two_servers_on_one_project_lose_and_corrupt_nothing(home: Path, t
     for tag, session_id in zip(("alpha", "beta"), sessions, strict=True):
         result = read_records(session_path(workspace.resolve(), session_id))
         assert result.skipped == []
-        texts = [visible_text(c) for c in build_conversation(result.records)]
+        texts = [visible_text(c) for c, _ in build_conversation(result.records)]
         assert texts == [text for turn in range(TURNS) for text in (f"{tag} turn {turn}", "answer in pieces")]
 
 

@@ -16,7 +16,8 @@ from support.scripted_openai import Reply
 
 from qwen_lsp.compaction.compress import COMPACT_MAX_OUTPUT_TOKENS
 
-SOAK_SETTINGS: dict[str, Any] = {"model": {"contextWindow": 30_000}}
+SOAK_SETTINGS: dict[str, Any] = {"model": {"contextWindow": 24_000}}
+"""Auto-compaction at 20,400 tokens (Qwen Code 0.24.4's ``min(0.85·w, w − 33000)``, floored for a small window)."""
 SUMMARY = "<analysis>long run</analysis><state_snapshot><current_work>soak turn summary</current_work></state_snapshot>"
 ANSWER_PIECES = 16
 

@@ -1,6 +1,7 @@
 """The scripted OpenAI server for the end-to-end test: a Markdown answer with a code block,
 streamed a few words at a time; a prompt containing "slow" gets a long answer streamed slowly
-so Stop can interrupt it; "what do I have selected?" is answered with the selection the
+so Stop can interrupt it; "find list_users with tools" takes two tool rounds that both call
+their tool call_0; "what do I have selected?" is answered with the selection the
 editor-context reminder carried (or that none came); the compression request ("Compact") gets a drafted <analysis> and a
 <state_snapshot>, the shape Qwen Code's prompt asks for. Prints the base URL, then serves until killed."""
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
 
-from tests.support.scripted_openai import Reply, ScriptedOpenAI  # noqa: E402
+from tests.support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec  # noqa: E402
 
 ANSWER = (
     "Here is a **greeting** function:\n\n"
@@ -44,8 +45,34 @@ def editor_answer(parts: list[str]) -> str:
     return "The editor selection I got:\n\n```\n" + selected[1].split("\n```", 1)[0] + "\n```"
 
 
+TOOL_ROUNDS = [
+    Reply(chunks=["first."], tool_calls=[ToolCallSpec("glob", {"pattern": "src/**/*.py"}, id="call_0")]),
+    Reply(chunks=["list_users() ", "is defined there."], tool_calls=[ToolCallSpec("glob", {"pattern": "*.md"}, id="call_0")]),
+    Reply(chunks=["It is called once."]),
+]
+
+
+def user_text(message: dict) -> str:
+    content = message.get("content")
+    return content if isinstance(content, str) else " ".join(p.get("text", "") for p in content or [])
+
+
+def tool_round(messages: list) -> Reply | None:
+    """The next round of the tool turn when it is still running (no final answer after its prompt yet)."""
+    asked = [i for i, m in enumerate(messages) if m.get("role") == "user" and user_text(m).rstrip().endswith("find list_users with tools")]
+    if not asked:
+        return None
+    after = messages[asked[-1] :]
+    if any(m.get("role") == "assistant" and not m.get("tool_calls") for m in after):
+        return None
+    return TOOL_ROUNDS[min(sum(m.get("role") == "tool" for m in after), 2)]
+
+
 def reply(body: dict) -> Reply:
-    last = [m for m in body.get("messages", []) if m.get("role") == "user"][-1]
+    messages = body.get("messages", [])
+    if (round_reply := tool_round(messages)) is not None:
+        return round_reply
+    last = [m for m in messages if m.get("role") == "user"][-1]
     content = last.get("content")
     parts = [content] if isinstance(content, str) else [p.get("text", "") for p in content or []]
     text = " ".join(parts)

@@ -1,8 +1,8 @@
 // End to end in a real VS Code (code-server): the packaged .vsix installed into a fresh profile,
 // the real qwen-lsp server found through qwen.server.path, the scripted OpenAI server
 // (e2e/scripted_e2e.py) behind it, driven through the workbench in Debian's Chromium (e2e/workbench.ts).
-// Screenshots go to e2e/screenshots/*.png (kept in the repository to look at); on failure, a
-// screenshot and the extension's log go to test-artifacts/.
+// Screenshots go to e2e/screenshots/*.png (ignored by git; docs/images/ has a chosen few); on
+// failure, a screenshot and the extension's log go to test-artifacts/.
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,6 +18,8 @@ function makeWorkspace(): string {
   const ws = tempDir('qwen-e2e-ws-');
   mkdirSync(path.join(ws, '.qwen', 'skills', 'api-helper'), { recursive: true });
   writeFileSync(path.join(ws, '.qwen', 'skills', 'api-helper', 'SKILL.md'), '---\nname: api-helper\ndescription: Helps with API handlers\npaths: ["src/api/**"]\n---\nFollow the API conventions.\n');
+  mkdirSync(path.join(ws, '.qwen', 'skills', 'docs-helper'), { recursive: true });
+  writeFileSync(path.join(ws, '.qwen', 'skills', 'docs-helper', 'SKILL.md'), '---\nname: docs-helper\ndescription: Helps with the docs\npaths: ["docs/**"]\n---\nKeep the docs short.\n');
   mkdirSync(path.join(ws, 'src', 'api'), { recursive: true });
   writeFileSync(path.join(ws, 'src', 'api', 'users.py'), 'def list_users():\n    return []\n');
   writeFileSync(path.join(ws, 'QWEN.md'), '# Project\n\nAnswer briefly.\n');
@@ -85,6 +87,34 @@ e2e('opening a file under a conditional skill\'s paths: shows the activation not
   await wb.shot('skill-notice-light');
 });
 
+/** An answer's body in document order: its text parts and tool rows (name and summary line). */
+async function answerOrder(): Promise<string[]> {
+  return wb.chat().locator('.msg.assistant').last().evaluate((el) =>
+    Array.from(el.querySelectorAll('.answer > .markdown, .answer > .tools > .tool')).flatMap((part) =>
+      part.classList.contains('tool')
+        ? [`tool ${part.querySelector('.tool-name')!.textContent} ${part.querySelector('.tool-detail')?.textContent ?? ''} ${part.querySelector('.tool-result')!.textContent}`]
+        : part.textContent!.trim() ? [`text ${part.textContent!.trim()}`] : [],
+    ),
+  );
+}
+
+e2e('a two-round tool turn whose calls are both call_0: rows in order between the texts, none stuck at "…"; the same after a window reload', 5, async () => {
+  await wb.openQwen();
+  const prompt = wb.chat().locator('#prompt');
+  await prompt.fill('find list_users with tools');
+  await prompt.press('Enter');
+  await wb.chat().locator('.msg.assistant:not(.streaming) .markdown', { hasText: 'It is called once.' }).waitFor({ timeout: LONG });
+  const live = await answerOrder();
+  assert.equal(live.length, 5, live.join(' | '));
+  assert.deepEqual(live.map((l) => l.split(' ').slice(0, 3).join(' ')), ['text first.', 'tool glob src/**/*.py', 'text list_users() is', 'tool glob *.md', 'text It is']);
+  assert.ok(live.every((l) => !l.endsWith('…')), `no row waits forever: ${live.join(' | ')}`);
+  await wb.command('Developer: Reload Window');
+  await wb.page.waitForSelector('.monaco-workbench .statusbar', { timeout: LONG });
+  await wb.chat().locator('.msg.assistant .markdown', { hasText: 'It is called once.' }).waitFor({ timeout: LONG });
+  assert.deepEqual(await answerOrder(), live, 'the reopened answer shows the same rows in the same places');
+  await wb.shot('tool-rounds-after-reload');
+});
+
 e2e('after a window reload the transcript comes back from the server', 4, async () => {
   await wb.command('Developer: Reload Window');
   await wb.page.waitForSelector('.monaco-workbench .statusbar', { timeout: LONG });
@@ -140,6 +170,41 @@ e2e('"Remember this convention" on a selected line saves a project memory, liste
   await wb.shot('memory-view-light');
   await wb.setTheme('Dark Modern');
   await wb.shot('memory-view-dark');
+});
+
+e2e('notices are lines in the transcript: after two of them a streamed answer is shown whole, with nothing stacked above it (light and dark)', 4, async () => {
+  // Opening docs/testing.md switched on docs-helper and remembering saved a memory: two notices.
+  const header = wb.page.locator('.pane-header', { hasText: 'Memory' });
+  if ((await header.getAttribute('aria-expanded')) === 'true') await header.click(); // the chat gets the side bar back
+  const chat = wb.chat();
+  await chat.locator('.notice', { hasText: 'Activated docs-helper — triggered by docs/testing.md' }).waitFor({ timeout: LONG });
+  await chat.locator('.notice', { hasText: 'Memory updated (project)' }).waitFor({ timeout: LONG });
+  assert.equal(await chat.locator('.notice').count(), await chat.locator('#messages > .notice').count(), 'every notice is in the transcript');
+  const prompt = chat.locator('#prompt');
+  await prompt.click();
+  await prompt.fill('Write the greeting function once more');
+  await prompt.press('Enter');
+  const answer = chat.locator('.msg.assistant').last();
+  await chat.locator('.msg.user', { hasText: 'once more' }).waitFor({ timeout: LONG });
+  await chat.locator('.msg.assistant:not(.streaming)', { hasText: 'Call it with' }).last().waitFor({ timeout: LONG });
+  await chat.locator('#send:not([disabled])').waitFor({ timeout: 30_000 });
+  assert.match((await answer.textContent())!, /Here is a greeting function:.*def hello\(name\).*Call it with hello\("Qwen"\)\./s);
+  const order = await chat.locator('#messages > *').evaluateAll((els) => els.map((e) => (e.classList.contains('notice') ? 'notice' : e.classList.contains('user') ? 'user' : 'other')));
+  assert.ok(order.lastIndexOf('notice') < order.lastIndexOf('user'), `the notices come before the turn that followed them: ${order.join(' ')}`);
+  const inView = async (): Promise<void> => {
+    const box = (await chat.locator('#transcript').boundingBox())!;
+    const a = (await answer.boundingBox())!;
+    assert.ok(a.height > 40 && a.y >= box.y - 1 && a.y + a.height <= box.y + box.height + 1, `the whole answer is in view: answer ${a.y}..${a.y + a.height}, transcript ${box.y}..${box.y + box.height}`);
+    const composer = (await chat.locator('#prompt').boundingBox())!;
+    assert.ok(box.y + box.height <= composer.y, 'the transcript ends above the composer');
+  };
+  await inView();
+  await wb.setTheme('Dark Modern');
+  await inView();
+  await wb.shot('notices-answer-dark');
+  await wb.setTheme('Light Modern');
+  await inView();
+  await wb.shot('notices-answer-light');
 });
 
 e2e('"Compact" in the panel summarizes the model\'s copy of the chat; the transcript stays and says how much smaller', 4, async () => {

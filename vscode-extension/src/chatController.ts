@@ -408,6 +408,7 @@ export class ChatController implements vscode.Disposable {
     this.followups.clear(true);
     this.coalescer.discard();
     this.transcript.reset();
+    this.notices = []; // a notice sits in the transcript of the chat where it happened
     this.rememberSession();
     this.broadcast(this.snapshot());
     this.broadcast({ type: 'focusComposer' });
@@ -431,7 +432,10 @@ export class ChatController implements vscode.Disposable {
     if (!client) return;
     try {
       const r = await client.sendRequest(requests.sessionsResume, { sessionId });
-      if (r.sessionId !== this.transcript.sessionId) this.followups.clear(true);
+      if (r.sessionId !== this.transcript.sessionId) {
+        this.followups.clear(true);
+        this.notices = [];
+      }
       this.transcript.load(r);
       this.rememberSession();
       this.broadcast(this.snapshot());
@@ -543,8 +547,8 @@ export class ChatController implements vscode.Disposable {
     this.addNotice({ text: notice.text, ...(notice.path ? { uri: vscode.Uri.file(notice.path).toString(), openLabel: 'Open memory' } : {}) });
   }
 
-  private addNotice(n: Omit<Notice, 'id'>): void {
-    this.notices = [...this.notices, { id: `n${this.noticeCounter++}`, ...n }].slice(-MAX_NOTICES);
+  private addNotice(n: Omit<Notice, 'id' | 'at'>): void {
+    this.notices = [...this.notices, { id: `n${this.noticeCounter++}`, at: this.transcript.messages.length, ...n }].slice(-MAX_NOTICES);
     this.broadcast({ type: 'notices', notices: this.notices });
   }
 

@@ -10,7 +10,6 @@
  */
 import * as vscode from 'vscode';
 import * as path from 'node:path';
-import { State } from 'vscode-languageclient/node';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { editorContextLabel, editorContextParams } from './editorContextLabel';
 import type { FocusedEditor } from './editorContextLabel';
@@ -50,8 +49,8 @@ export class EditorContextTracker implements vscode.Disposable {
   /** A (re)started client gets the current context at once. */
   bind(client: LanguageClient): void {
     this.client = client;
-    client.onDidChangeState((e) => {
-      if (e.newState === State.Running && this.client === client) this.flush();
+    client.onDidChangeState(() => {
+      if (this.client === client && client.isRunning()) this.flush();
     });
   }
 

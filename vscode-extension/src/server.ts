@@ -6,10 +6,12 @@
  */
 import * as vscode from 'vscode';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { access, constants, stat } from 'node:fs/promises';
+import * as path from 'node:path';
 import { CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageClient, State } from 'vscode-languageclient/node';
 import type { Executable, LanguageClientOptions } from 'vscode-languageclient/node';
-import { resolveServerCommand, ServerNotFound } from './serverCommand';
+import { resolveServerCommand, ServerNotFound, staleServerWarning } from './serverCommand';
 import type { Probes, ServerCommand } from './serverCommand';
 import { buildServerSettings } from './settings';
 import { qwenCapabilitiesFeature } from './qwenCapabilities';
@@ -38,6 +40,16 @@ async function isExecutable(file: string): Promise<boolean> {
 function hasPackage(python: string): Promise<boolean> {
   return new Promise((resolve) => {
     execFile(python, ['-c', 'import qwen_lsp'], { timeout: 20_000 }, (err) => resolve(!err));
+  });
+}
+
+/** bundled/launch.py --probe: exit 0 when `python` runs the bundled server, else the reason it printed. */
+function bundleUnfit(python: string, launcher: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile(python, [launcher, '--probe'], { timeout: 20_000 }, (err, _stdout, stderr) => {
+      if (!err) resolve(undefined);
+      else resolve(stderr.trim().replace(/^qwen-lsp: /, '') || `${python} did not run (${err.message.split('\n')[0]})`);
+    });
   });
 }
 
@@ -90,7 +102,16 @@ export class ServerManager implements vscode.Disposable {
 
   private async start(): Promise<LanguageClient | undefined> {
     this.setState('starting');
-    const probes: Probes = { isExecutable, hasPackage, pythonInterpreter: pythonExtensionInterpreter, env: process.env, platform: process.platform };
+    const launcher = path.join(this.context.extensionPath, 'bundled', 'launch.py');
+    const probes: Probes = {
+      isExecutable,
+      hasPackage,
+      pythonInterpreter: pythonExtensionInterpreter,
+      bundledLauncher: existsSync(path.join(this.context.extensionPath, 'bundled', 'libs', 'target.json')) ? launcher : undefined,
+      bundleUnfit,
+      env: process.env,
+      platform: process.platform,
+    };
     let cmd: ServerCommand;
     try {
       cmd = await resolveServerCommand(vscode.workspace.getConfiguration('qwen').inspect<string>('server.path')?.globalValue, probes);
@@ -100,6 +121,7 @@ export class ServerManager implements vscode.Disposable {
       return undefined;
     }
     this.command = cmd;
+    this.output.appendLine(`[qwen] starting the server (${cmd.source}): ${cmd.command} ${cmd.args.join(' ')}`);
     const env: NodeJS.ProcessEnv = { ...process.env };
     const key = await this.context.secrets.get(API_KEY_SECRET);
     if (key) env.OPENAI_API_KEY = key;
@@ -148,6 +170,11 @@ export class ServerManager implements vscode.Disposable {
       return undefined;
     }
     this.setState('running');
+    const stale = staleServerWarning(cmd, client.initializeResult?.serverInfo?.version, String(this.context.extension.packageJSON.version));
+    if (stale) {
+      this.output.appendLine(`[qwen] ${stale}`);
+      void vscode.window.showWarningMessage(stale);
+    }
     return client;
   }
 

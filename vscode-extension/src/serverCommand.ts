@@ -1,14 +1,16 @@
 /**
- * Which command starts the server: `qwen.server.path`, else the Python extension's interpreter
- * (`python -m qwen_lsp`) when it has the package, else `qwen-lsp` on PATH. Pure apart from the
- * injected probes, so the order and the messages are unit-tested.
+ * Which command starts the server: `qwen.server.path`, else the server bundled in the .vsix
+ * (bundled/launch.py, run by the Python extension's interpreter or `python3`/`python` on PATH,
+ * the first that is CPython 3.11+ with native libraries in the bundle), else, in a build without
+ * the bundle, the Python extension's interpreter when it has `qwen_lsp`, else `qwen-lsp` on PATH.
+ * Pure apart from the injected probes, so the order and the messages are unit-tested.
  */
 import * as path from 'node:path';
 
 export interface ServerCommand {
   command: string;
   args: string[];
-  source: 'setting' | 'python-extension' | 'path';
+  source: 'setting' | 'bundled' | 'python-extension' | 'path';
 }
 
 export interface Probes {
@@ -18,6 +20,10 @@ export interface Probes {
   hasPackage(python: string): Promise<boolean>;
   /** The Python extension's interpreter for the workspace, if that extension is installed. */
   pythonInterpreter(): Promise<string | undefined>;
+  /** bundled/launch.py when the .vsix carries the server (bundled/libs), else undefined. */
+  bundledLauncher: string | undefined;
+  /** Undefined when `python launch.py --probe` says this interpreter runs the bundle, else why not. */
+  bundleUnfit(python: string, launcher: string): Promise<string | undefined>;
   env: NodeJS.ProcessEnv;
   platform: NodeJS.Platform;
 }
@@ -28,8 +34,11 @@ export class ServerNotFound extends Error {
   }
 }
 
+/** The oldest Python the server runs on (pyproject.toml's requires-python). */
+export const MIN_PYTHON = '3.11';
 const SERVE = ['serve', '--stdio'];
 const PYTHON_RE = /^python(\d+(\.\d+)*)?(\.exe)?$/i;
+const FROM_SOURCE = 'a qwen-lsp built from source (see the README, "Building from source")';
 
 export function looksLikePython(file: string): boolean {
   return PYTHON_RE.test(path.basename(file));
@@ -45,6 +54,23 @@ export async function findOnPath(name: string, probes: Probes): Promise<string |
   return undefined;
 }
 
+/** The bundled server with the first fitting Python: the Python extension's, then python3, then python on PATH. */
+async function bundled(launcher: string, python: string | undefined, probes: Probes): Promise<ServerCommand> {
+  const candidates: string[] = [];
+  for (const p of [python, await findOnPath('python3', probes), await findOnPath('python', probes)]) if (p && !candidates.includes(p)) candidates.push(p);
+  const reasons: string[] = [];
+  for (const p of candidates) {
+    const why = await probes.bundleUnfit(p, launcher);
+    if (why === undefined) return { command: p, args: [launcher, ...SERVE], source: 'bundled' };
+    reasons.push(why);
+  }
+  const found = reasons.length ? ` Found: ${reasons.join('; ')}.` : ' No python3 or python was found on PATH, and the Python extension selected none.';
+  throw new ServerNotFound(
+    `Qwen's server (bundled with the extension) needs Python ${MIN_PYTHON} or newer.${found} Install Python ${MIN_PYTHON}+ so that python3 is on PATH, or select one with the Python extension, then run "Qwen: Restart Server".`,
+    'install',
+  );
+}
+
 export async function resolveServerCommand(settingPath: string | undefined, probes: Probes): Promise<ServerCommand> {
   const configured = settingPath?.trim();
   if (configured) {
@@ -53,20 +79,43 @@ export async function resolveServerCommand(settingPath: string | undefined, prob
     }
     if (looksLikePython(configured)) {
       if (!(await probes.hasPackage(configured))) {
-        throw new ServerNotFound(`The interpreter in qwen.server.path (${configured}) has no qwen_lsp package. Run: "${configured}" -m pip install qwen-lsp`, 'setting');
+        const clear = probes.bundledLauncher ? 'Clear the setting to use the server bundled with the extension, or set it to ' : 'Set it to ';
+        throw new ServerNotFound(`The interpreter in qwen.server.path (${configured}) has no qwen_lsp package. ${clear}${FROM_SOURCE}.`, 'setting');
       }
       return { command: configured, args: ['-m', 'qwen_lsp', ...SERVE], source: 'setting' };
     }
     return { command: configured, args: SERVE, source: 'setting' };
   }
   const python = await probes.pythonInterpreter();
+  if (probes.bundledLauncher) return bundled(probes.bundledLauncher, python, probes);
   if (python && (await probes.hasPackage(python))) {
     return { command: python, args: ['-m', 'qwen_lsp', ...SERVE], source: 'python-extension' };
   }
   const onPath = await findOnPath('qwen-lsp', probes);
   if (onPath) return { command: onPath, args: SERVE, source: 'path' };
-  const hint = python
-    ? `The selected Python interpreter (${python}) does not have it either: run "${python}" -m pip install qwen-lsp, or `
-    : 'Install it with "pipx install qwen-lsp" (or pip install qwen-lsp), or ';
-  throw new ServerNotFound(`The qwen-lsp server was not found on PATH. ${hint}set qwen.server.path to its executable.`, 'install');
+  throw new ServerNotFound(
+    `This build of the extension carries no server, and none was found (no qwen-lsp on PATH). Install the .vsix for your platform: code --install-extension qwen-lsp-<target>.vsix (e.g. qwen-lsp-linux-x64.vsix), or set qwen.server.path to ${FROM_SOURCE}.`,
+    'install',
+  );
+}
+
+/** Dotted numeric versions: negative when a < b. Missing parts count as 0; other text is ignored. */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split(/[.+-]/).map((x) => parseInt(x, 10) || 0);
+  const pb = b.split(/[.+-]/).map((x) => parseInt(x, 10) || 0);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) - (pb[i] ?? 0);
+  return 0;
+}
+
+/**
+ * What to tell the user when a server the extension did not bring (qwen.server.path, PATH) is
+ * older than the extension, from initialize's serverInfo.version; undefined when it is not.
+ * The bundled server is built from the same commit, so it is never checked.
+ */
+export function staleServerWarning(cmd: ServerCommand, serverVersion: string | undefined, extensionVersion: string): string | undefined {
+  if (cmd.source === 'bundled') return undefined;
+  if (serverVersion && compareVersions(serverVersion, extensionVersion) >= 0) return undefined;
+  const where = cmd.source === 'setting' ? 'qwen.server.path points at' : 'The extension started';
+  const fix = cmd.source === 'setting' ? ' Clear qwen.server.path to use the server bundled with the extension, or update that server.' : ' Update that server.';
+  return `${where} qwen-lsp ${serverVersion ?? '(version unknown)'} (${cmd.command}), older than this extension (${extensionVersion}); some features may not work.${fix}`;
 }

@@ -29,6 +29,20 @@ export function toolDetail(args: Record<string, unknown> | undefined, relative: 
   return typeof first === 'string' ? oneLine(first) : '';
 }
 
+/** What an expanded row shows is bounded: a tool's output can be a whole file. */
+const EXPANDED_MAX = 8000;
+
+function bounded(s: string): string {
+  return s.length > EXPANDED_MAX ? s.slice(0, EXPANDED_MAX) + '\n…' : s;
+}
+
+/** The arguments and the file (for a link) an expanded row shows. */
+export function toolExtras(args: Record<string, unknown> | undefined): Pick<ToolCard, 'args' | 'path'> {
+  if (!args || !Object.keys(args).length) return {};
+  const path = ['path', 'file_path', 'absolute_path'].map((k) => args[k]).find((v): v is string => typeof v === 'string' && v.startsWith('/'));
+  return { args: bounded(JSON.stringify(args, null, 2)), ...(path ? { path } : {}) };
+}
+
 function oneLine(s: string, max = 120): string {
   const flat = s.replace(/\s+/g, ' ').trim();
   return flat.length > max ? flat.slice(0, max - 1) + '…' : flat;
@@ -66,7 +80,23 @@ export class Transcript {
   /** A resumed session's messages; its recap, when the server made one, as a quiet line after them. */
   load(resume: ResumeResult): void {
     this.reset(resume.sessionId);
-    this.messages = resume.messages.map((m) => ({ id: newId(), role: m.role, text: m.text }));
+    this.messages = resume.messages.map((m) => {
+      const msg: TranscriptMessage = { id: newId(), role: m.role, text: m.text };
+      if (m.tools?.length) {
+        msg.tools = m.tools.map((t, i) => ({
+          id: t.id,
+          key: String(i),
+          name: t.name,
+          detail: toolDetail(t.args, this.relative),
+          at: Math.min(t.at, m.text.length),
+          ...toolExtras(t.args),
+          ...(t.result === undefined ? { result: 'no result', isError: true } : { result: oneLine(t.display ?? t.result.split('\n')[0]), output: bounded(t.result), isError: t.isError ?? false }),
+        }));
+      }
+      if (m.interrupted) msg.interrupted = true;
+      if (m.error) msg.error = { kind: 'noAnswer', message: m.error, actions: [] };
+      return msg;
+    });
     if (resume.recap) this.addStatus(`Recap: ${resume.recap}`, { tone: 'recap' });
   }
 
@@ -102,17 +132,28 @@ export class Transcript {
         return { op: 'thought', id: msg.id, text: ev.text };
       case 'toolCall': {
         if (!ev.tool) return undefined;
-        const card: ToolCard = { id: ev.tool.id, name: ev.tool.name, detail: toolDetail(ev.tool.args, this.relative) };
-        msg.tools = [...(msg.tools ?? []), card];
+        const tools = msg.tools ?? [];
+        const card: ToolCard = {
+          id: ev.tool.id,
+          key: String(tools.length),
+          name: ev.tool.name,
+          detail: toolDetail(ev.tool.args, this.relative),
+          at: msg.text.length,
+          ...toolExtras(ev.tool.args),
+        };
+        msg.tools = [...tools, card];
         return { op: 'tool', id: msg.id, card };
       }
       case 'toolResult': {
         if (!ev.tool) return undefined;
         const tools = msg.tools ?? [];
-        const i = tools.findIndex((t) => t.id === ev.tool!.id);
+        // The oldest call with this id still waiting: ids are reused across rounds, and a round's
+        // results all arrive before the next round's calls.
+        const i = tools.findIndex((t) => t.id === ev.tool!.id && t.result === undefined);
         const card: ToolCard = {
-          ...(i >= 0 ? tools[i] : { id: ev.tool.id, name: ev.tool.name, detail: '' }),
+          ...(i >= 0 ? tools[i] : { id: ev.tool.id, key: String(tools.length), name: ev.tool.name, detail: '', at: msg.text.length }),
           result: oneLine(ev.text ?? ''),
+          output: bounded(ev.tool.output ?? ev.text ?? ''),
           isError: ev.tool.isError ?? false,
           ...(ev.tool.decision ? { decision: ev.tool.decision } : {}),
         };
@@ -163,7 +204,8 @@ export class Transcript {
     if (!msg) return undefined;
     msg.streaming = false;
     if (outcome.cancelled || turn.stopped) msg.interrupted = true;
-    else if (outcome.text !== undefined && !outcome.error) msg.text = outcome.text; // the authoritative full text
+    // The authoritative full text, unless tool rows are placed in the streamed text by offset.
+    else if (outcome.text !== undefined && !outcome.error && !msg.tools?.length) msg.text = outcome.text;
     if (outcome.error) msg.error = outcome.error;
     return msg;
   }

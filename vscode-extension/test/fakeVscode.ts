@@ -34,15 +34,20 @@ export const fakeVscode = {
   Uri: { file: (p: string) => uri(pathToFileURL(p).toString()), parse: (s: string) => uri(s) },
   workspace: {
     getConfiguration: () => ({
-      get: (key: string) => settings.get(key),
+      get: (key: string, fallback?: unknown) => settings.get(key) ?? fallback,
+      inspect: (key: string) => ({ globalValue: settings.get(key) }),
       update: async (key: string, value: unknown) => void settings.set(key, value),
     }),
     asRelativePath: (p: string | { fsPath: string }) => String(typeof p === 'string' ? p : p.fsPath).replace(/^\/ws\//, ''),
     registerTextDocumentContentProvider: noEvent,
+    onDidCloseTextDocument: noEvent,
+    onDidChangeConfiguration: noEvent,
+    getWorkspaceFolder: () => undefined,
   },
   window: {
     activeTextEditor: undefined,
     onDidChangeActiveTextEditor: noEvent,
+    onDidChangeTextEditorSelection: noEvent,
     tabGroups: { onDidChangeTabs: noEvent, all: [] },
     showInformationMessage: async (m: string) => void shown.push(m),
     showErrorMessage: async (m: string) => void shown.push(m),

@@ -30,6 +30,14 @@ class FakeClient {
   onRequest() {
     return { dispose() {} };
   }
+  /** The editor-context tracker re-sends on a (re)start; this fake never changes state. */
+  onDidChangeState() {
+    return { dispose() {} };
+  }
+  isRunning(): boolean {
+    return true;
+  }
+  async sendNotification(): Promise<void> {}
   async sendRequest(type: string | { method: string }, params: unknown) {
     const method = typeof type === 'string' ? type : type.method;
     this.sent.push([method, params]);

@@ -60,8 +60,8 @@ after(async () => {
   scripted.stop();
 });
 
-/** Edits without asking, so a server with follow-ups speculates by default; memory off keeps the model's queue to the turn. */
-const OPTIONS = { tools: { approvalMode: 'auto-edit' }, memory: { enabled: false, autoExtract: false, autoDream: false } };
+/** Edits without asking and speculation on (off by default, as Qwen Code 0.24.4's ui.enableSpeculation); memory off keeps the model's queue to the turn. */
+const OPTIONS = { tools: { approvalMode: 'auto-edit' }, followup: { speculate: true }, memory: { enabled: false, autoExtract: false, autoDream: false } };
 
 async function open(): Promise<{ s: Server; send: Send }> {
   const s = await startServer(tempDir('qwen-ws-'), scripted.baseUrl, OPTIONS);

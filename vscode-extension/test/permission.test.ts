@@ -249,7 +249,9 @@ test('tool cards: an edit shows its workspace-relative path and one-line result,
   const base = { sessionId: 's1', turnId: 't1' };
   t.apply({ ...base, seq: 0, kind: 'toolCall', tool: { id: 'e1', name: 'edit', args: { file_path: '/ws/src/x.py', old_string: 'a', new_string: 'b' } } });
   const patch = t.apply({ ...base, seq: 1, kind: 'toolResult', text: 'Declined: edit src/x.py', tool: { id: 'e1', name: 'edit', isError: true, decision: 'deny' } });
-  assert.deepEqual(patch, { op: 'tool', id: a.id, card: { id: 'e1', name: 'edit', detail: 'src/x.py', result: 'Declined: edit src/x.py', isError: true, decision: 'deny' } });
+  assert.ok(patch && patch.op === 'tool' && patch.id === a.id);
+  const { id, name, detail, result, isError, decision } = patch.card;
+  assert.deepEqual({ id, name, detail, result, isError, decision }, { id: 'e1', name: 'edit', detail: 'src/x.py', result: 'Declined: edit src/x.py', isError: true, decision: 'deny' });
   const read = t.apply({ ...base, seq: 2, kind: 'toolResult', text: 'ok', tool: { id: 'r1', name: 'read_file' } });
   assert.ok(read && read.op === 'tool' && !('decision' in read.card), 'a read has no decision');
 });

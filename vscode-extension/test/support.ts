@@ -92,8 +92,15 @@ export interface Server {
   stop(): Promise<void>;
 }
 
+/** Another way to start the server than the repository's `python -m qwen_lsp` (e.g. a .vsix's bundled one), with exactly `env`. */
+export interface Launch {
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+}
+
 /**
- * `python -m qwen_lsp serve --stdio` in `workspace`, initialised like the extension does it;
+ * `python -m qwen_lsp serve --stdio` (or `launch`) in `workspace`, initialised like the extension does it;
  * `capabilities` adds client capabilities (e.g. `window.workDoneProgress`, which vscode-languageclient declares).
  */
 export async function startServer(
@@ -101,13 +108,11 @@ export async function startServer(
   baseUrl: string,
   initializationOptions: Record<string, unknown> = {},
   capabilities: Record<string, unknown> = {},
+  launch?: Launch,
 ): Promise<Server> {
   const home = tempDir('qwen-home-');
-  const proc = spawn(python(), ['-m', 'qwen_lsp', 'serve', '--stdio'], {
-    cwd: workspace,
-    env: { ...process.env, HOME: home, OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'test-key', OPENAI_MODEL: 'scripted-model' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const env = { ...(launch?.env ?? process.env), HOME: home, OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'test-key', OPENAI_MODEL: 'scripted-model' };
+  const proc = spawn(launch?.command ?? python(), launch?.args ?? ['-m', 'qwen_lsp', 'serve', '--stdio'], { cwd: workspace, env, stdio: ['pipe', 'pipe', 'pipe'] });
   proc.stderr!.on('data', () => undefined); // the server logs to stderr; keep the pipe drained
   const conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
   const notifications: Server['notifications'] = [];

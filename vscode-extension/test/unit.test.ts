@@ -7,7 +7,7 @@ import { FrameCoalescer, mergePatches } from '../src/coalesce';
 import type { Timer } from '../src/coalesce';
 import { describeError, isCancelled } from '../src/errors';
 import { buildServerSettings, explicitValue, SERVER_SETTINGS } from '../src/settings';
-import { resolveServerCommand, ServerNotFound } from '../src/serverCommand';
+import { compareVersions, resolveServerCommand, ServerNotFound, staleServerWarning } from '../src/serverCommand';
 import type { Probes } from '../src/serverCommand';
 import { meterView } from '../src/meter';
 import { chatHtml } from '../src/html';
@@ -54,11 +54,33 @@ test('transcript: tool calls become compact cards updated by their result', () =
   const t = new Transcript();
   const [, a] = t.begin('q');
   const call = t.apply(ev(0, 'toolCall', { tool: { id: 'c1', name: 'read_file', args: { path: 'src/a.ts' } } }));
-  assert.deepEqual(call, { op: 'tool', id: a.id, card: { id: 'c1', name: 'read_file', detail: 'src/a.ts' } });
+  assert.deepEqual(call, { op: 'tool', id: a.id, card: { id: 'c1', key: '0', at: 0, name: 'read_file', detail: 'src/a.ts', args: '{\n  "path": "src/a.ts"\n}' } });
   const res = t.apply(ev(1, 'toolResult', { text: 'Read 10 lines\nmore', tool: { id: 'c1', name: 'read_file', isError: false } }));
   assert.equal(res?.op === 'tool' && res.card.result, 'Read 10 lines more');
   assert.equal(t.messages[1].tools?.length, 1);
   assert.equal(toolDetail({ pattern: 'x'.repeat(300) }).length, 120);
+});
+
+test('transcript: tool-call ids reused every round (call_0) cannot collide: each result lands on its own round\'s card', () => {
+  const t = new Transcript();
+  const [, a] = t.begin('q');
+  let seq = 0;
+  t.apply(ev(seq++, 'text', { text: 'first.' }));
+  t.apply(ev(seq++, 'toolCall', { tool: { id: 'call_0', name: 'read_file', args: { path: '/w/a.py' } } }));
+  t.apply(ev(seq++, 'toolResult', { text: 'round one', tool: { id: 'call_0', name: 'read_file', isError: false, output: 'round one\nin full' } }));
+  t.apply(ev(seq++, 'text', { text: 'list_users()' }));
+  const call2 = t.apply(ev(seq++, 'toolCall', { tool: { id: 'call_0', name: 'grep', args: { pattern: 'def' } } }));
+  const res2 = t.apply(ev(seq++, 'toolResult', { text: 'round two', tool: { id: 'call_0', name: 'grep', isError: false } }));
+  t.apply(ev(seq++, 'text', { text: 'done' }));
+  assert.ok(call2?.op === 'tool' && res2?.op === 'tool' && call2.card.key === res2.card.key, 'the result patch replaces round two\'s card');
+  const final = t.end({ text: 'done' })!;
+  assert.equal(final.id, a.id);
+  assert.deepEqual(
+    final.tools!.map((c) => [c.key, c.id, c.name, c.at, c.result, c.output]),
+    [['0', 'call_0', 'read_file', 6, 'round one', 'round one\nin full'], ['1', 'call_0', 'grep', 18, 'round two', 'round two']],
+  );
+  assert.equal(final.tools![0].path, '/w/a.py', 'an absolute path is offered as a link');
+  assert.equal(final.text, 'first.list_users()done', 'rows are placed by offset in the streamed text, kept over the last round\'s text');
 });
 
 test('transcript: an error keeps what streamed and carries the inline error', () => {
@@ -108,11 +130,11 @@ test('coalescer: patches within one frame go out as one merged batch, in order',
   const batches: StreamPatch[][] = [];
   const c = new FrameCoalescer((b) => batches.push(b), 16, timer);
   for (const s of ['a', 'b', 'c']) c.push({ op: 'append', id: 'm', text: s });
-  c.push({ op: 'tool', id: 'm', card: { id: 't', name: 'glob', detail: '*' } });
+  c.push({ op: 'tool', id: 'm', card: { id: 't', key: '0', at: 3, name: 'glob', detail: '*' } });
   c.push({ op: 'append', id: 'm', text: 'd' });
   assert.equal(batches.length, 0, 'nothing is sent before the frame ends');
   timer.fire();
-  assert.deepEqual(batches, [[{ op: 'append', id: 'm', text: 'abc' }, { op: 'tool', id: 'm', card: { id: 't', name: 'glob', detail: '*' } }, { op: 'append', id: 'm', text: 'd' }]]);
+  assert.deepEqual(batches, [[{ op: 'append', id: 'm', text: 'abc' }, { op: 'tool', id: 'm', card: { id: 't', key: '0', at: 3, name: 'glob', detail: '*' } }, { op: 'append', id: 'm', text: 'd' }]]);
   c.push({ op: 'append', id: 'm', text: 'e' });
   c.flush();
   assert.equal(batches.length, 2);
@@ -153,7 +175,7 @@ test('B9 a stream that arrives while no view can be posted to is in the next sna
   const shown = snap.messages.find((m) => m.id === a.id)!;
   assert.equal(shown.text, 'Written while hidden.');
   assert.equal(shown.streaming, true);
-  assert.deepEqual(shown.tools, [{ id: 'c', name: 'glob', detail: '*.py' }]);
+  assert.deepEqual(shown.tools, [{ id: 'c', key: '0', at: 21, name: 'glob', detail: '*.py', args: '{\n  "pattern": "*.py"\n}' }]);
 });
 
 test('errors: keyed on data.kind, not the numeric code', () => {
@@ -296,17 +318,21 @@ test('B14 the webview stylesheet takes every colour from --vscode-* tokens (no l
   for (const rule of ['animation: none !important', 'transition: none !important', 'scroll-behavior: auto !important']) assert.ok(reduced.includes(rule), rule);
 });
 
-function probes(over: Partial<Probes> & { exec?: string[]; pkg?: string[] }): Probes {
+function probes(over: Partial<Probes> & { exec?: string[]; pkg?: string[]; unfit?: Record<string, string> }): Probes {
   return {
     isExecutable: async (f) => (over.exec ?? []).includes(f),
     hasPackage: async (p) => (over.pkg ?? []).includes(p),
     pythonInterpreter: over.pythonInterpreter ?? (async () => undefined),
+    bundledLauncher: over.bundledLauncher,
+    bundleUnfit: async (p) => over.unfit?.[p],
     env: over.env ?? { PATH: '/a:/b' },
-    platform: 'linux',
+    platform: over.platform ?? 'linux',
   };
 }
 
-test('server command: setting, then the Python extension interpreter, then PATH', async () => {
+const LAUNCHER = '/ext/bundled/launch.py';
+
+test('server command: setting, then the Python extension interpreter, then PATH (a build without the bundle)', async () => {
   assert.deepEqual(await resolveServerCommand('/opt/qwen-lsp', probes({ exec: ['/opt/qwen-lsp'] })), { command: '/opt/qwen-lsp', args: ['serve', '--stdio'], source: 'setting' });
   assert.deepEqual(await resolveServerCommand('/v/bin/python3', probes({ exec: ['/v/bin/python3'], pkg: ['/v/bin/python3'] })), {
     command: '/v/bin/python3',
@@ -319,11 +345,53 @@ test('server command: setting, then the Python extension interpreter, then PATH'
   assert.deepEqual(await resolveServerCommand(undefined, noPkg), { command: '/b/qwen-lsp', args: ['serve', '--stdio'], source: 'path' });
 });
 
-test('server command: clear messages with the fix when nothing is found', async () => {
+test('server command: the bundled server comes right after the setting, run by the Python extension interpreter, else python3, else python on PATH', async () => {
+  // The setting still overrides the bundle.
+  assert.equal((await resolveServerCommand('/opt/qwen-lsp', probes({ exec: ['/opt/qwen-lsp'], bundledLauncher: LAUNCHER }))).source, 'setting');
+  // The bundle wins over a qwen_lsp in the Python extension's interpreter and a qwen-lsp on PATH.
+  const all = { bundledLauncher: LAUNCHER, pythonInterpreter: async () => '/env/bin/python', pkg: ['/env/bin/python'], exec: ['/a/python3', '/b/python', '/b/qwen-lsp'] };
+  assert.deepEqual(await resolveServerCommand('', probes(all)), { command: '/env/bin/python', args: [LAUNCHER, 'serve', '--stdio'], source: 'bundled' });
+  // An interpreter that does not fit (too old, no native libraries for its version) is skipped.
+  const old = probes({ ...all, unfit: { '/env/bin/python': 'the server needs Python 3.11 or newer; found /env/bin/python 3.9.1' } });
+  assert.deepEqual(await resolveServerCommand(undefined, old), { command: '/a/python3', args: [LAUNCHER, 'serve', '--stdio'], source: 'bundled' });
+  const onlyPython = probes({ ...all, pythonInterpreter: async () => undefined, exec: ['/b/python'] });
+  assert.equal((await resolveServerCommand(undefined, onlyPython)).command, '/b/python');
+  const win = probes({ bundledLauncher: LAUNCHER, platform: 'win32', env: { Path: 'C:\\Py311;C:\\x' }, exec: [path.join('C:\\Py311', 'python.exe')] });
+  assert.equal((await resolveServerCommand(undefined, win)).source, 'bundled');
+});
+
+test('server command: clear messages with the exact fix when nothing is found, naming no package the project does not publish', async () => {
   await assert.rejects(resolveServerCommand('/missing', probes({})), (e: Error) => e instanceof ServerNotFound && /not an executable/.test(e.message));
-  await assert.rejects(resolveServerCommand('/v/python', probes({ exec: ['/v/python'] })), /-m pip install qwen-lsp/);
-  await assert.rejects(resolveServerCommand('', probes({})), /pipx install qwen-lsp.*qwen\.server\.path/);
-  await assert.rejects(resolveServerCommand('', probes({ pythonInterpreter: async () => '/e/python' })), /"\/e\/python" -m pip install qwen-lsp/);
+  await assert.rejects(resolveServerCommand('/v/python', probes({ exec: ['/v/python'], bundledLauncher: LAUNCHER })), /has no qwen_lsp package\. Clear the setting to use the server bundled with the extension/);
+  await assert.rejects(resolveServerCommand('/v/python', probes({ exec: ['/v/python'] })), /has no qwen_lsp package\. Set it to a qwen-lsp built from source/);
+  // No bundle (a development build) and nothing found: the one step that works.
+  await assert.rejects(resolveServerCommand('', probes({})), /carries no server.*code --install-extension qwen-lsp-<target>\.vsix.*qwen\.server\.path/);
+  // Bundle, but no Python fits: the minimum version, what was found, and how to go on.
+  const tooOld = probes({ bundledLauncher: LAUNCHER, exec: ['/a/python3'], unfit: { '/a/python3': 'the server needs Python 3.11 or newer (CPython 3.11, 3.12, 3.13); found /a/python3 3.10.12' } });
+  await assert.rejects(resolveServerCommand('', tooOld), (e: Error) => e instanceof ServerNotFound && /needs Python 3\.11 or newer\. Found: .*3\.10\.12\..*Restart Server/.test(e.message));
+  await assert.rejects(resolveServerCommand('', probes({ bundledLauncher: LAUNCHER })), /needs Python 3\.11 or newer\. No python3 or python was found on PATH/);
+  for (const over of [{}, { bundledLauncher: LAUNCHER }, { pythonInterpreter: async () => '/e/python' }]) {
+    await assert.rejects(resolveServerCommand('', probes(over)), (e: Error) => !/pipx? install/.test(e.message));
+  }
+});
+
+test('server version: a server the extension did not bring that is older than the extension gets a warning; the bundled one never', () => {
+  assert.ok(compareVersions('0.1.0', '0.2.0') < 0);
+  assert.ok(compareVersions('0.10.0', '0.9.1') > 0);
+  assert.equal(compareVersions('1.0', '1.0.0'), 0);
+  const setting = { command: '/opt/qwen-lsp', args: ['serve', '--stdio'], source: 'setting' as const };
+  assert.match(staleServerWarning(setting, '0.0.9', '0.1.0')!, /qwen\.server\.path points at qwen-lsp 0\.0\.9 .*older than this extension \(0\.1\.0\).*Clear qwen\.server\.path/);
+  assert.match(staleServerWarning(setting, undefined, '0.1.0')!, /version unknown/);
+  assert.equal(staleServerWarning(setting, '0.1.0', '0.1.0'), undefined);
+  assert.equal(staleServerWarning(setting, '0.2.0', '0.1.0'), undefined);
+  assert.equal(staleServerWarning({ ...setting, source: 'bundled' }, '0.0.1', '0.1.0'), undefined);
+});
+
+test('server version: the extension, pyproject.toml and qwen_lsp.__version__ carry one version, so the check above compares like with like', () => {
+  const ext = JSON.parse(readFileSync(path.join(EXT_ROOT, 'package.json'), 'utf8')).version;
+  const repo = path.join(EXT_ROOT, '..');
+  assert.equal(/^version = "([^"]+)"/m.exec(readFileSync(path.join(repo, 'pyproject.toml'), 'utf8'))?.[1], ext);
+  assert.equal(/^__version__ = "([^"]+)"/m.exec(readFileSync(path.join(repo, 'qwen_lsp', '__init__.py'), 'utf8'))?.[1], ext);
 });
 
 test('meter: percent left, warning colour at warn and auto, error colour at hard', () => {

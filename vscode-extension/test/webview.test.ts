@@ -1,6 +1,6 @@
 // The chat webview in headless Chromium (the real bundle, CSS and CSP), driven as the host would
-// drive it. Test names carry the number of the behaviour of the bar they prove
-// (shared/reference/vscode-panel-anchors.md §6).
+// drive it. Test names carry the number (B1–B15) of the panel behaviour they prove
+// (docs/vscode-panel.md).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -375,13 +375,13 @@ test('tool calls render as compact cards (tool, path, one-line result)', async (
   const p = await openPanel(browser, origin);
   await p.host(snapshot([]));
   const id = await startTurn(p);
-  await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { id: 'c1', name: 'read_file', detail: 'src/app.py' } }] });
+  await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { id: 'c1', key: '0', at: 0, name: 'read_file', detail: 'src/app.py' } }] });
   await p.frame();
   assert.equal(await p.page.locator('.tool .tool-result').textContent(), '…');
-  await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { id: 'c1', name: 'read_file', detail: 'src/app.py', result: 'Read 42 lines', isError: false } }] });
+  await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { id: 'c1', key: '0', at: 0, name: 'read_file', detail: 'src/app.py', result: 'Read 42 lines', isError: false } }] });
   await p.frame();
   assert.equal(await p.page.locator('.tool').count(), 1);
-  assert.deepEqual(await p.page.locator('.tool span').allTextContents(), ['read_file', 'src/app.py', 'Read 42 lines']);
+  assert.deepEqual(await p.page.locator('.tool summary span').allTextContents(), ['read_file', 'src/app.py', 'Read 42 lines']);
   await p.page.context().close();
 });
 
@@ -389,11 +389,11 @@ test('an edit tool card shows how it was approved (denied in the error colour)',
   const p = await openPanel(browser, origin);
   await p.host(snapshot([]));
   const id = await startTurn(p);
-  const edit = { id: 'e1', name: 'edit', detail: '/w/src/x.py' };
+  const edit = { id: 'e1', key: '0', at: 0, name: 'edit', detail: '/w/src/x.py' };
   await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { ...edit, result: 'Declined: edit src/x.py', isError: true, decision: 'deny' } }] });
-  await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { id: 'e2', name: 'write_file', detail: '/w/new.py', result: 'Created new.py', decision: 'allowAlways' } }] });
+  await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { id: 'e2', key: '1', at: 0, name: 'write_file', detail: '/w/new.py', result: 'Created new.py', decision: 'allowAlways' } }] });
   await p.frame();
-  assert.deepEqual(await p.page.locator('[data-tool-id="e1"] span').allTextContents(), ['edit', '/w/src/x.py', 'Declined: edit src/x.py', 'denied']);
+  assert.deepEqual(await p.page.locator('[data-tool-id="e1"] summary span').allTextContents(), ['edit', '/w/src/x.py', 'Declined: edit src/x.py', 'denied']);
   assert.equal(await p.page.locator('[data-tool-id="e2"] .tool-decision').textContent(), 'allowed always');
   assert.equal(await p.page.locator('.tool-decision.decision-deny').count(), 1);
   await p.page.context().close();
@@ -431,6 +431,39 @@ test('notices, attachment chips and the session list post the right messages', a
   await p.page.context().close();
 });
 
+test('notices sit in the transcript where they happened: after two notices and a streamed answer the whole answer is in view, and a reload puts them back', async () => {
+  const p = await openPanel(browser, origin, { height: 560 });
+  const first = [msg('user', 'Where are the API handlers?'), msg('assistant', 'In `src/api/`.')];
+  await p.host(snapshot(first));
+  const skill = { id: 'n1', at: 2, text: 'Activated api-helper — triggered by src/api/users.py', uri: 'file:///w/src/api/users.py' };
+  const memory = { id: 'n2', at: 2, text: 'Memory updated (project): saved no-db-mocks.md', uri: 'file:///h/.qwen/projects/-w/memory/no-db-mocks.md', openLabel: 'Open memory' };
+  await p.host({ type: 'notices', notices: [skill] });
+  await p.host({ type: 'notices', notices: [skill, memory] });
+  const id = await startTurn(p, 'Add a users endpoint');
+  await stream(p, id, chunks(ANSWER.join(''), 9), true);
+  await finish(p, id, ANSWER.join(''));
+  const order = () => p.page.locator('#messages > *').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.noticeId ?? (e.classList.contains('user') ? 'user' : 'assistant')));
+  const expected = ['user', 'assistant', 'n1', 'n2', 'user', 'assistant'];
+  assert.deepEqual(await order(), expected, 'each notice is a line between the exchange before it and the one after');
+  assert.equal(await p.page.locator('.notice').count(), 2, 'no other copy of the notices (nothing above the transcript)');
+  const box = (await p.page.locator('#transcript').boundingBox())!;
+  const header = (await p.page.locator('.header').boundingBox())!;
+  assert.ok(box.y - (header.y + header.height) < 2, 'the transcript starts right under the header: notices take no room above it');
+  const answer = (await p.page.locator(`[data-id="${id}"]`).boundingBox())!;
+  assert.ok(answer.y >= box.y && answer.y + answer.height <= box.y + box.height + 1, `the whole answer is in view (answer ${answer.y}..${answer.y + answer.height}, transcript ${box.y}..${box.y + box.height})`);
+  await p.page.screenshot({ path: path.join(ARTIFACTS, 'notices-inline-dark.png') });
+  await p.page.getByRole('button', { name: 'Open memory: Memory updated (project): saved no-db-mocks.md' }).click();
+  await p.page.getByRole('button', { name: /Open the file that triggered: Activated api-helper/ }).click();
+  assert.deepEqual((await p.posted()).filter((m) => m.type === 'openNotice'), [{ type: 'openNotice', id: 'n2' }, { type: 'openNotice', id: 'n1' }]);
+  await p.reload();
+  const messages = [...first, { id: 'u2', role: 'user' as const, text: 'Add a users endpoint' }, { id, role: 'assistant' as const, text: ANSWER.join('') }];
+  await p.host(snapshot(messages, { notices: [skill, memory] }));
+  assert.deepEqual(await order(), expected, 'the snapshot puts each notice back at its place');
+  await p.host({ type: 'notices', notices: [memory] });
+  assert.deepEqual(await order(), ['user', 'assistant', 'n2', 'user', 'assistant'], 'a dismissed notice goes, the other stays where it is');
+  await p.page.context().close();
+});
+
 test('qwen/memoryChanged notice: "Memory updated" names the file, opens it by notice id, and leaves the composer alone', async () => {
   const p = await openPanel(browser, origin, { theme: 'light' });
   await p.host(snapshot([msg('user', 'Remember that tests never mock the database'), msg('assistant', 'Noted.')]));
@@ -446,7 +479,7 @@ test('qwen/memoryChanged notice: "Memory updated" names the file, opens it by no
   });
   await p.page.keyboard.type('stion');
   assert.equal(await composer.inputValue(), 'next question', 'the notice did not take the keystrokes');
-  const notice = p.page.locator('[role=status] .notice[data-notice-id=n4]');
+  const notice = p.page.locator('#messages .notice[data-notice-id=n4]');
   assert.equal(await notice.locator('.notice-text').textContent(), 'Memory updated (project): saved no-db-mocks.md');
   await p.page.screenshot({ path: path.join(ARTIFACTS, 'memory-notice-light.png') });
   await p.page.getByRole('button', { name: 'Open memory: Memory updated (project): saved no-db-mocks.md' }).click();
@@ -559,7 +592,7 @@ test('B14 themes: light, dark, high-contrast dark and light take every colour fr
       msg('user', 'How do I greet in Python?'),
       msg('assistant', 'Use a function:\n\n```python\ndef hello(name):\n    return f"Hello, {name}!"\n```\n\nThen call `hello("Qwen")`. See [the docs](https://docs.python.org/3/).'),
       msg('user', 'And read a file?'),
-      msg('assistant', 'Partial answ', { interrupted: true, tools: [{ id: 't', name: 'read_file', detail: 'src/app.py', result: 'Read 42 lines' }] }),
+      msg('assistant', 'Partial answ', { interrupted: true, tools: [{ id: 't', key: '0', at: 0, name: 'read_file', detail: 'src/app.py', result: 'Read 42 lines' }] }),
     ], { notices: [{ id: 'n', text: 'Activated api-helper — triggered by src/api/users.py', uri: 'file:///w/src/api/users.py' }], attachments: [{ uri: 'file:///w/a.py', label: 'app.py:3-9' }] }));
     const colors = await p.page.evaluate(() => {
       const css = getComputedStyle(document.documentElement);

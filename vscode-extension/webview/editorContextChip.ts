@@ -19,6 +19,8 @@ export class EditorContextLine {
     this.toggle = document.createElement('button');
     this.toggle.type = 'button';
     this.toggle.className = 'editor-context-toggle';
+    this.toggle.textContent = '×';
+    this.toggle.setAttribute('aria-label', 'Leave out editor context for the next message');
     this.toggle.addEventListener('click', onToggle);
     box.append(this.label, this.toggle);
   }

@@ -66,7 +66,6 @@ const modePicker = h('select', { id: 'approval-mode', 'aria-label': 'Approval mo
 for (const { mode, label } of APPROVAL_MODES) modePicker.append(h('option', { value: mode }, label));
 header.append(newChatBtn, historyBtn, compactBtn, modePicker);
 const historyPanel = h('div', { id: 'history-panel', class: 'history', hidden: '', role: 'region', 'aria-label': 'Chat history' });
-const notices = h('div', { id: 'notices', class: 'notices', role: 'status', 'aria-live': 'polite' });
 const proposals = h('div', { id: 'proposals', class: 'proposals', role: 'region', 'aria-label': 'Proposed skills', hidden: '' });
 const scrollBox = h('div', { id: 'transcript', class: 'transcript', tabindex: '0', 'aria-label': 'Conversation' });
 const transcript = h('div', { id: 'messages', role: 'log', 'aria-label': 'Messages' });
@@ -89,11 +88,11 @@ footer.append(approvals, suggestionBox, editorLine, chips, prompt, row);
 const live = h('div', { id: 'live', class: 'sr-only', 'aria-live': 'polite', role: 'status' });
 const main = h('div', { class: 'main' });
 main.append(scrollBox, jumpBtn);
-app.append(header, historyPanel, notices, proposals, main, footer, live);
+app.append(header, historyPanel, proposals, main, footer, live);
 
 // ---- state --------------------------------------------------------------------------------
 let running = false;
-const views = new Map<string, { el: HTMLElement; md?: MarkdownView; msg: TranscriptMessage }>();
+const views = new Map<string, View>();
 const scroller = new AutoScroller(scrollBox, transcript, (pinned) => {
   if (pinned) jumpBtn.hidden = true;
   persist();
@@ -160,13 +159,87 @@ const DECISION_LABELS: Record<NonNullable<ToolCard['decision']>, string> = {
   deny: 'denied',
 };
 
+/**
+ * A tool row: one line (name, what it was called on, the result's first line), expandable to the
+ * arguments, the output and a link to the file it is about.
+ */
 function renderTool(card: ToolCard): HTMLElement {
-  const el = h('div', { class: `tool${card.isError ? ' tool-error' : ''}`, 'data-tool-id': card.id, role: 'group', 'aria-label': `Tool ${card.name}` });
-  el.append(h('span', { class: 'tool-name' }, card.name));
-  if (card.detail) el.append(h('span', { class: 'tool-detail' }, card.detail));
-  el.append(h('span', { class: 'tool-result' }, card.result === undefined ? '…' : card.result || 'done'));
-  if (card.decision) el.append(h('span', { class: `tool-decision decision-${card.decision}` }, DECISION_LABELS[card.decision]));
+  const el = h('details', { class: `tool${card.isError ? ' tool-error' : ''}`, 'data-tool-key': card.key, 'data-tool-id': card.id });
+  const summary = h('summary', { 'aria-label': `Tool ${card.name}${card.detail ? ` ${card.detail}` : ''}: ${card.result === undefined ? 'running' : card.result || 'done'}` });
+  summary.append(h('span', { class: 'tool-name' }, card.name));
+  if (card.detail) summary.append(h('span', { class: 'tool-detail' }, card.detail));
+  summary.append(h('span', { class: 'tool-result' }, card.result === undefined ? '…' : card.result || 'done'));
+  if (card.decision) summary.append(h('span', { class: `tool-decision decision-${card.decision}` }, DECISION_LABELS[card.decision]));
+  el.append(summary);
+  const body = h('div', { class: 'tool-body' });
+  if (card.path) body.append(h('a', { class: 'tool-file', href: fileHref(card.path) }, card.detail || card.path));
+  if (card.args) body.append(h('div', { class: 'tool-label' }, 'Arguments'), h('pre', { class: 'tool-args' }, card.args));
+  if (card.output !== undefined) body.append(h('div', { class: 'tool-label' }, 'Output'), h('pre', { class: 'tool-output' }, card.output || '(empty)'));
+  el.append(body);
   return el;
+}
+
+/** A file: URI for an absolute path (the host opens it only inside the workspace). */
+function fileHref(p: string): string {
+  return 'file://' + p.split('/').map(encodeURIComponent).join('/');
+}
+
+interface View {
+  el: HTMLElement;
+  msg: TranscriptMessage;
+  /** An answer's body: its text split at the tool rows, one Markdown view and one row group per part. */
+  parts?: { md: MarkdownView; tools: HTMLElement }[];
+}
+
+/**
+ * Lays out an answer as it happened: text, the tool rows called after it, the next round's text…
+ * Each part's Markdown updates incrementally; rows are replaced only when their card changed, so
+ * an expanded row stays open while the answer streams.
+ */
+function renderBody(view: View): void {
+  const { msg } = view;
+  const body = view.el.querySelector<HTMLElement>('.answer')!;
+  const tools = [...(msg.tools ?? [])].sort((x, y) => x.at - y.at || Number(x.key) - Number(y.key));
+  const cuts = [...new Set(tools.map((t) => Math.min(t.at, msg.text.length)))];
+  const segments: { text: string; tools: ToolCard[] }[] = [];
+  let from = 0;
+  for (const cut of cuts) {
+    segments.push({ text: msg.text.slice(from, cut), tools: tools.filter((t) => Math.min(t.at, msg.text.length) === cut) });
+    from = cut;
+  }
+  segments.push({ text: msg.text.slice(from), tools: [] });
+  const parts = (view.parts ??= []);
+  while (parts.length < segments.length) {
+    const text = h('div', { class: 'markdown' });
+    const group = h('div', { class: 'tools' });
+    body.append(text, group);
+    parts.push({ md: new MarkdownView(text), tools: group });
+  }
+  while (parts.length > segments.length) {
+    const gone = parts.pop()!;
+    gone.md.el.remove();
+    gone.tools.remove();
+  }
+  segments.forEach((seg, i) => {
+    parts[i].md.update(seg.text);
+    parts[i].md.el.classList.toggle('tail', i === segments.length - 1);
+    syncTools(parts[i].tools, seg.tools);
+  });
+}
+
+function syncTools(group: HTMLElement, cards: ToolCard[]): void {
+  const old = new Map<string, HTMLElement>();
+  for (const el of Array.from(group.children) as HTMLElement[]) old.set(el.dataset.toolKey!, el);
+  const next = cards.map((c) => {
+    const json = JSON.stringify(c);
+    const el = old.get(c.key);
+    if (el && el.dataset.card === json) return el;
+    const fresh = renderTool(c);
+    fresh.dataset.card = json;
+    if (el && (el as HTMLDetailsElement).open) (fresh as HTMLDetailsElement).open = true;
+    return fresh;
+  });
+  if (next.length !== group.children.length || next.some((el, i) => group.children[i] !== el)) group.replaceChildren(...next);
 }
 
 function renderError(err: InlineError): HTMLElement {
@@ -185,7 +258,7 @@ function renderNote(text: string): HTMLElement {
   return h('div', { class: 'note' }, text);
 }
 
-function fillMessage(view: { el: HTMLElement; md?: MarkdownView; msg: TranscriptMessage }): void {
+function fillMessage(view: View): void {
   const { el, msg } = view;
   if (msg.role === 'status') {
     el.className = `status-line tone-${msg.tone ?? 'info'}${msg.pending ? ' pending' : ''}`;
@@ -202,9 +275,7 @@ function fillMessage(view: { el: HTMLElement; md?: MarkdownView; msg: Transcript
   const thought = el.querySelector<HTMLDetailsElement>('.thought')!;
   thought.hidden = !msg.thought;
   thought.querySelector('.thought-text')!.textContent = msg.thought ?? '';
-  const tools = el.querySelector('.tools')!;
-  tools.replaceChildren(...(msg.tools ?? []).map(renderTool));
-  view.md!.update(msg.text);
+  renderBody(view);
   el.querySelector('.badge')?.remove();
   el.querySelector('.error')?.remove();
   if (msg.interrupted) el.append(h('div', { class: 'badge', role: 'note' }, 'Interrupted — stopped before the answer was complete.'));
@@ -213,18 +284,15 @@ function fillMessage(view: { el: HTMLElement; md?: MarkdownView; msg: Transcript
 
 function createMessage(msg: TranscriptMessage): HTMLElement {
   const el = h('div', { 'data-id': msg.id });
-  let md: MarkdownView | undefined;
   if (msg.role === 'status') {
     el.append(h('span', { class: 'status-icon', 'aria-hidden': 'true' }), h('span', { class: 'status-text' }));
   } else if (msg.role === 'assistant') {
     el.append(h('div', { class: 'role' }, 'Qwen'));
     const thought = h('details', { class: 'thought' });
     thought.append(h('summary', {}, 'Thinking'), h('div', { class: 'thought-text' }));
-    const body = h('div', { class: 'body markdown' });
-    el.append(h('div', { class: 'notes' }), thought, h('div', { class: 'tools' }), body);
-    md = new MarkdownView(body);
+    el.append(h('div', { class: 'notes' }), thought, h('div', { class: 'body answer' }));
   } else el.append(h('div', { class: 'role' }, 'You'), h('div', { class: 'body' }));
-  const view = { el, md, msg: { ...msg } };
+  const view: View = { el, msg: { ...msg } };
   views.set(msg.id, view);
   fillMessage(view);
   return el;
@@ -239,7 +307,7 @@ function upsertMessage(msg: TranscriptMessage): void {
 }
 
 function applyPatches(patches: StreamPatch[]): void {
-  const grown = new Set<{ md?: MarkdownView; msg: TranscriptMessage }>();
+  const grown = new Set<View>();
   for (const p of patches) {
     const view = views.get(p.id);
     if (!view) continue;
@@ -256,16 +324,13 @@ function applyPatches(patches: StreamPatch[]): void {
       d.querySelector('.thought-text')!.textContent = view.msg.thought;
     } else {
       const tools = (view.msg.tools ??= []);
-      const i = tools.findIndex((t) => t.id === p.card.id);
+      const i = tools.findIndex((t) => t.key === p.card.key);
       if (i >= 0) tools[i] = p.card;
       else tools.push(p.card);
-      const box = view.el.querySelector('.tools')!;
-      const old = box.querySelector(`[data-tool-id="${CSS.escape(p.card.id)}"]`);
-      if (old) old.replaceWith(renderTool(p.card));
-      else box.append(renderTool(p.card));
+      grown.add(view);
     }
   }
-  for (const view of grown) view.md?.update(view.msg.text);
+  for (const view of grown) renderBody(view);
   afterContent();
 }
 
@@ -285,16 +350,29 @@ function renderChips(list: AttachmentChip[]): void {
   );
 }
 
+/**
+ * Notices ("Activated api-helper — triggered by …", "Memory updated …") are lines in the transcript
+ * where they happened, after the first `at` messages, so they scroll away with the conversation
+ * instead of stacking above it (the transcript is the polite log that announces them). Lines
+ * already shown stay as they are; the ones the host dropped (dismissed, or past its limit) go.
+ */
 function renderNotices(list: Notice[]): void {
-  notices.replaceChildren(
-    ...list.map((n) => {
-      const el = h('div', { class: 'notice', 'data-notice-id': n.id });
-      el.append(h('span', { class: 'notice-text' }, n.text));
-      if (n.uri) el.append(button(n.openLabel ?? 'Open file', { 'data-open-notice': n.id, 'aria-label': `${n.openLabel ?? 'Open the file that triggered'}: ${n.text}` }));
-      el.append(button('×', { 'data-dismiss-notice': n.id, 'aria-label': 'Dismiss notice' }));
-      return el;
-    }),
-  );
+  const wanted = new Set(list.map((n) => n.id));
+  const shown = new Set<string>();
+  for (const el of transcript.querySelectorAll<HTMLElement>(':scope > .notice')) {
+    if (wanted.has(el.dataset.noticeId!)) shown.add(el.dataset.noticeId!);
+    else el.remove();
+  }
+  for (const n of list) {
+    if (shown.has(n.id)) continue;
+    const el = h('div', { class: 'notice', 'data-notice-id': n.id });
+    const actions = h('span', { class: 'notice-actions' });
+    if (n.uri) actions.append(button(n.openLabel ?? 'Open file', { 'data-open-notice': n.id, 'aria-label': `${n.openLabel ?? 'Open the file that triggered'}: ${n.text}` }));
+    actions.append(button('×', { 'data-dismiss-notice': n.id, 'aria-label': 'Dismiss notice' }));
+    el.append(h('span', { class: 'notice-icon', 'aria-hidden': 'true' }), h('span', { class: 'notice-text' }, n.text), actions);
+    const next = n.at === undefined ? null : transcript.querySelectorAll(':scope > [data-id]')[n.at] ?? null;
+    transcript.insertBefore(el, next);
+  }
 }
 
 function renderSessions(list: SessionSummary[]): void {
@@ -405,7 +483,16 @@ document.addEventListener('click', (e) => {
   if (d.codeAction) {
     const code = b.closest('.code-block')?.querySelector('code')?.textContent ?? '';
     post(d.codeAction === 'copy' ? { type: 'copy', text: code } : { type: 'insert', text: code });
-    if (d.codeAction === 'copy') announce('Copied');
+    if (d.codeAction === 'copy') {
+      // Visible feedback on the button itself (and for screen readers), back to "Copy" shortly after.
+      b.textContent = 'Copied';
+      b.classList.add('copied');
+      window.setTimeout(() => {
+        b.textContent = 'Copy';
+        b.classList.remove('copied');
+      }, 1500);
+      announce('Copied');
+    }
   } else if (d.action) post({ type: 'action', action: d.action as ErrorAction });
   else if (d.removeAttachment !== undefined) post({ type: 'removeAttachment', index: Number(d.removeAttachment) });
   else if (d.dismissNotice) post({ type: 'dismissNotice', id: d.dismissNotice });

@@ -8,6 +8,26 @@
 import MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
 import DOMPurify from 'dompurify';
+import hljs from 'highlight.js/lib/core';
+import bash from 'highlight.js/lib/languages/bash';
+import css from 'highlight.js/lib/languages/css';
+import diff from 'highlight.js/lib/languages/diff';
+import go from 'highlight.js/lib/languages/go';
+import java from 'highlight.js/lib/languages/java';
+import javascript from 'highlight.js/lib/languages/javascript';
+import json from 'highlight.js/lib/languages/json';
+import python from 'highlight.js/lib/languages/python';
+import rust from 'highlight.js/lib/languages/rust';
+import sql from 'highlight.js/lib/languages/sql';
+import typescript from 'highlight.js/lib/languages/typescript';
+import xml from 'highlight.js/lib/languages/xml';
+import yaml from 'highlight.js/lib/languages/yaml';
+
+// highlight.js core with the languages answers use most (the full set would triple the bundle);
+// a fence in any other language stays plain. Colours come from style.css's --vscode-* tokens.
+for (const [name, lang] of Object.entries({ bash, css, diff, go, java, javascript, json, python, rust, sql, typescript, xml, yaml })) hljs.registerLanguage(name, lang);
+/** Past this a block stays plain: highlighting re-runs on the streaming tail every frame. */
+const HIGHLIGHT_MAX = 20000;
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false, typographer: false });
 
@@ -48,9 +68,28 @@ export function renderBlockHtml(tokens: Token[]): string {
   return DOMPurify.sanitize(md.renderer.render(tokens, md.options, {}), { USE_PROFILES: { html: true } });
 }
 
-/** Adds Copy / Insert at cursor to each code block (buttons handled by delegation in main). */
+/**
+ * Adds Copy / Insert at cursor to each code block (buttons handled by delegation in main), colours
+ * its tokens, and puts each table in a horizontal scroll box so a narrow side bar clips no column.
+ */
 function decorateCode(el: HTMLElement): void {
+  for (const table of Array.from(el.querySelectorAll('table'))) {
+    const scroll = document.createElement('div');
+    scroll.className = 'table-scroll';
+    scroll.tabIndex = 0; // reachable and scrollable by keyboard
+    scroll.setAttribute('role', 'region');
+    scroll.setAttribute('aria-label', 'Table');
+    table.replaceWith(scroll);
+    scroll.append(table);
+  }
   for (const pre of Array.from(el.querySelectorAll('pre'))) {
+    const code = pre.querySelector('code');
+    const lang = /(?:^|\s)language-([\w+#-]+)/.exec(code?.className ?? '')?.[1]?.toLowerCase();
+    if (code && lang && hljs.getLanguage(lang) && (code.textContent ?? '').length <= HIGHLIGHT_MAX) {
+      // highlight.js escapes the text it wraps in its spans, so the markup holds only those spans.
+      code.innerHTML = hljs.highlight(code.textContent ?? '', { language: lang, ignoreIllegals: true }).value;
+      code.classList.add('hljs');
+    }
     const bar = document.createElement('div');
     bar.className = 'code-actions';
     for (const [action, label] of [['copy', 'Copy'], ['insert', 'Insert at cursor']] as const) {

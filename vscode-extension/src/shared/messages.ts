@@ -6,10 +6,22 @@
 import type { Attachment, CompressMode, SessionSummary } from './protocol';
 
 export interface ToolCard {
+  /** The model's tool-call id; several OpenAI-compatible servers reuse it every round (`call_0`). */
   id: string;
+  /** Unique within its message (the call's position in the answer): what rows and results are matched by. */
+  key: string;
   name: string;
   detail: string;
+  /** Where the row sits in the answer: after this many characters of its text. */
+  at: number;
+  /** The arguments as sent, pretty-printed and bounded, shown when the row is expanded. */
+  args?: string;
+  /** The file the call is about (absolute), offered as a link on the expanded row. */
+  path?: string;
+  /** The one-line summary of the output shown on the row. */
   result?: string;
+  /** The output, bounded, shown when the row is expanded. */
+  output?: string;
   isError?: boolean;
   /** For writes and commands: how it was approved (`auto`: the approval mode allowed it). */
   decision?: 'auto' | 'allow' | 'allowAlways' | 'deny';
@@ -55,6 +67,11 @@ export interface Notice {
   uri?: string;
   /** The open button's text and the start of its accessible name. */
   openLabel?: string;
+  /**
+   * How many transcript messages came before it: the webview shows the notice in the transcript
+   * at that point, so notices scroll with the conversation instead of stacking above it.
+   */
+  at?: number;
 }
 
 /**

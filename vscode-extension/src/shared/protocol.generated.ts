@@ -132,6 +132,8 @@ export interface ToolInfo {
   isError?: boolean;
   /** On `toolResult` for writes and commands. */
   decision?: ToolDecision;
+  /** On `toolResult`: the output as the model received it, cut at 8,000 characters (`text` is its one-line summary). */
+  output?: string;
 }
 
 /** `qwen/chatEvent`: one streamed event of a running turn; `seq` counts from 0 without gaps per turn. */
@@ -231,9 +233,29 @@ export interface SessionsListResult {
   sessions: SessionListItem[];
 }
 
+/** A tool call of a reopened answer, placed in its text as it was when streamed. */
+export interface TranscriptTool {
+  id: string;
+  name: string;
+  /** The answer's text before the call, in characters: the row sits there. */
+  at: number;
+  args?: Record<string, unknown>;
+  /** The tool's output as the model received it; absent when the call never finished. */
+  result?: string;
+  /** The one-line summary the `toolResult` event showed, when the session recorded it. */
+  display?: string;
+  isError?: boolean;
+}
+
 export interface TranscriptMessage {
   role: 'user' | 'assistant';
   text: string;
+  /** An answer's tool calls, in the order they ran (all rounds of the turn are one answer). */
+  tools?: TranscriptTool[];
+  /** The answer was stopped before it was complete. */
+  interrupted?: boolean;
+  /** An answer that never came: why, as far as the session file tells. */
+  error?: string;
 }
 
 export interface SessionResumeResult {

@@ -1,0 +1,105 @@
+"""What a reopened chat shows the user: prompts, answers with their tool calls in place, and the turns that ended badly.
+
+A live turn is one answer however many model rounds it takes: the text of
+every round streams into it and each tool call's row sits where the call came
+(after the text streamed before it). A resumed chat must look the same, so the
+recorded Contents of one turn — the model's rounds and the tool results
+between them — fold back into one answer with the calls at their offsets.
+
+Offsets count UTF-16 code units, as the editor's JavaScript measures the
+streamed text (an emoji is two), so a row lands in the same place live and
+reopened.
+
+Two endings are kept: an answer marked ``interrupted`` (Stop, or the pieces a
+crash left, see ``sessions.recording``) and a prompt with no answer recorded
+after it (the request failed, or was stopped before any text arrived): the
+error itself is not in the session file, which Qwen Code 0.24.4's format has
+no record for, so the answer says that none was recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..llm.content import Content, function_response_text, visible_text
+
+NO_ANSWER = "No answer was recorded for this message: the request failed or was stopped before any text arrived."
+
+
+@dataclass
+class ShownTool:
+    id: str
+    name: str
+    at: int
+    args: dict[str, Any] | None
+    result: str | None = None
+    display: str | None = None
+    is_error: bool = False
+
+
+@dataclass
+class ShownMessage:
+    role: Literal["user", "assistant"]
+    text: str = ""
+    tools: list[ShownTool] = field(default_factory=list)
+    interrupted: bool = False
+    error: str | None = None
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def shown_transcript(conversation: Iterable[tuple[Content, dict[str, Any]]]) -> list[ShownMessage]:
+    """The chat as the user saw it, from its Contents and their records (``interrupted``, ``toolCallResult``).
+
+    Tool results are matched to the oldest unanswered call with their id, as
+    the editor matches them live: several OpenAI-compatible servers number
+    calls ``call_0`` in every round, so an id alone is not unique in a turn.
+    """
+    out: list[ShownMessage] = []
+    answer: ShownMessage | None = None
+    waiting: list[ShownTool] = []
+    for content, record in conversation:
+        parts = [p for p in content.get("parts", []) if isinstance(p, dict)]
+        if content.get("role") == "model":
+            if answer is None:
+                answer = ShownMessage("assistant")
+                out.append(answer)
+            answer.text += visible_text(content)  # a round's text streams before its calls
+            at = _utf16_len(answer.text)
+            for part in parts:
+                call = part.get("functionCall")
+                if isinstance(call, dict):
+                    args = call.get("args")
+                    tool = ShownTool(str(call.get("id") or ""), str(call.get("name") or ""), at, args if isinstance(args, dict) else None)
+                    answer.tools.append(tool)
+                    waiting.append(tool)
+            answer.interrupted = answer.interrupted or bool(record.get("interrupted"))
+            continue
+        # One tool_result record per call (sessions.registry), its summary line in resultDisplay.
+        summary = record.get("toolCallResult")
+        display = summary.get("resultDisplay") if isinstance(summary, dict) else None
+        for part in parts:
+            response = part.get("functionResponse")
+            if not isinstance(response, dict):
+                continue
+            answered = next((t for t in waiting if t.id == str(response.get("id") or "")), None)
+            if answered is not None:
+                waiting.remove(answered)
+                body = response.get("response")
+                answered.result = function_response_text(response)
+                answered.display = display if isinstance(display, str) and len(parts) == 1 else None
+                answered.is_error = isinstance(body, dict) and "error" in body and "output" not in body
+        text = visible_text(content)
+        if text.strip():
+            if out and out[-1].role == "user":
+                out.append(ShownMessage("assistant", error=NO_ANSWER))
+            out.append(ShownMessage("user", text))
+            answer = None
+            waiting = []
+    if out and out[-1].role == "user":
+        out.append(ShownMessage("assistant", error=NO_ANSWER))
+    return out
