@@ -1,11 +1,11 @@
-"""Typed results and notifications of the ``qwen/*`` protocol (design §3).
+"""Typed results and notifications of the ``qwen/*`` protocol (docs/protocol.md).
 
 One model per wire shape, built by the engine and serialised by whichever
 adapter carries it: the language server sends ``model.wire()``, the CLI's
 ``--json`` prints the same dict. So the two cannot drift, and a field is
 named, typed and documented once. Field names are camelCase on the wire
 (aliases); optional fields that are unset are left out rather than sent as
-``null`` (design §3 writes them ``source?``, ``trigger?``).
+``null`` (docs/protocol.md writes them ``source?``, ``trigger?``).
 """
 
 from __future__ import annotations
@@ -265,7 +265,7 @@ class DreamResult(WireResult):
 
 
 class SpeculationCost(WireResult):
-    """What a speculation cost (optional, beyond design §3's shapes): tokens summed over its requests."""
+    """What a speculation cost (optional, beyond docs/protocol.md's shapes): tokens summed over its requests."""
 
     prompt_tokens: int = Field(alias="promptTokens")
     completion_tokens: int = Field(alias="completionTokens")

@@ -1,4 +1,4 @@
-"""Context-window thresholds (spec §8.2), seed-era variant.
+"""Context-window thresholds (Qwen Code's ``computeThresholds``), seed-era variant.
 
 Seed-era is kept deliberately: it is the behaviour the design chapter
 describes, and the later variant changes numbers for most windows without

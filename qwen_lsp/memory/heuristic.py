@@ -1,4 +1,4 @@
-"""The deterministic recall scorer (spec §7.2 "v2"): what recall falls back to without a model.
+"""The deterministic recall scorer (Qwen Code's ``recall.ts``, "v2"): what recall falls back to without a model.
 
 This is Qwen Code's current scorer (``selectRelevantAutoMemoryDocuments`` at
 the recall-eval fixture's commit), not the seed chapter's v1: v1 gave every

@@ -1,4 +1,4 @@
-"""Building a scope's ``MEMORY.md`` from its scanned documents (spec §5).
+"""Building a scope's ``MEMORY.md`` from its scanned documents (Qwen Code's ``memory/indexer.ts``).
 
 The index is generated, never hand-edited: one line per memory,
 ``- [<title>](<target>) — <hook>``, rebuilt from the files after every
@@ -68,7 +68,7 @@ def truncate_field(value: str, limit: int) -> str:
 
 
 def sanitize_field(value: str) -> str:
-    """Spec §5.2: controls → space, invisible characters removed, code and link markdown defanged, one line, ≤ 120."""
+    """``sanitizeIndexField``: controls → space, invisible characters removed, code and link markdown defanged, one line, ≤ 120."""
     cleaned = _CONTROLS.sub(" ", value)
     cleaned = _INVISIBLE.sub("", cleaned)
     cleaned = cleaned.replace("`", "'").replace("](", "] (")

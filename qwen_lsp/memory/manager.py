@@ -6,7 +6,7 @@ remember / forget, extraction after a turn and dream now and then. It owns
 the :class:`~.store.MemoryStore` (all disk access) and the background tasks,
 and reports changes and progress through plain callables, so it knows
 nothing of LSP. Model access comes in through :class:`ModelAccess`, handed
-over by the engine (design §2: cores never import ``agent/``).
+over by the engine (docs/architecture.md: cores never import ``agent/``).
 
 Disk work runs on worker threads; the methods here are coroutines so an
 adapter can await them on the event loop. Settings are read through a
@@ -149,7 +149,7 @@ class MemoryManager:
         return await recall(query, docs, select=select, now=self._clock(), active_tools=active_tools)
 
     def _recall_docs(self, exclude: Collection[Path]) -> list[MemoryDoc]:
-        """Project first, then user, so on a full tie project shadows user (spec §7.1 step 1)."""
+        """Project first, then user, so on a full tie project shadows user (as Qwen Code's ``recall.ts``)."""
         try:
             user = self.store.scan("user")
         except OSError as exc:

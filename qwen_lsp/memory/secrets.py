@@ -1,4 +1,4 @@
-"""The secret scanner that guards team memory (spec §6, the 19-rule version).
+"""The secret scanner that guards team memory (Qwen Code's ``secret-scanner.ts``, the 19-rule version).
 
 Team memory is committed and pushed, so a credential written there reaches
 every collaborator. :func:`scan_for_secrets` says which rules fire — never
@@ -109,7 +109,7 @@ class SecretMatch:
 
 
 def rule_label(rule_id: str) -> str:
-    """``github-fine-grained-pat`` → ``GitHub Fine Grained PAT`` (spec §6 special cases)."""
+    """``github-fine-grained-pat`` → ``GitHub Fine Grained PAT`` (``secret-scanner.ts``'s special cases)."""
     return " ".join(_LABEL_WORDS.get(part, part[:1].upper() + part[1:]) for part in rule_id.split("-"))
 
 

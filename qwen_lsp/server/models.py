@@ -1,4 +1,4 @@
-"""Wire models for the ``qwen/*`` methods (design §3), validated once at the boundary.
+"""Wire models for the ``qwen/*`` methods (docs/protocol.md), validated once at the boundary.
 
 Custom params reach the server as raw JSON (see ``app.raw_params_converter``);
 each handler parses them here. A bad field becomes JSON-RPC -32602 naming the

@@ -1,4 +1,4 @@
-"""The recap dialog of a session (spec §13.3, ``sessionRecap.ts``), and the list title drawn from it.
+"""The recap dialog of a session (Qwen Code's ``sessionRecap.ts``), and the list title drawn from it.
 
 Qwen Code's recap asks a fast model to sum up the last stretch of a
 conversation. What it shows the model is fixed, and model-free:
