@@ -14,10 +14,10 @@ export type Send = (method: string, params: unknown) => Promise<unknown>;
 
 export const NO_MEMORY_SUPPORT = 'This server has no memory support yet (update qwen-lsp)';
 export const NO_MEMORIES = 'No memories yet. Select text and run “Qwen: Remember this convention”.';
-/** The server-side command behind the "Remember this convention" code action (design §3). */
+/** The server-side command behind the "Remember this convention" code action (docs/protocol.md). */
 export const REMEMBER_COMMAND = 'qwen.rememberSelection';
 
-/** Index and prompt order of the scopes (spec §4.3); an unknown scope sorts after them. */
+/** Index and prompt order of the scopes (Qwen Code's `memory/prompt.ts`); an unknown scope sorts after them. */
 const SCOPE_ORDER = ['user', 'project', 'team'];
 const SCOPE_LABEL: Record<string, string> = { user: 'User', project: 'Project', team: 'Team' };
 

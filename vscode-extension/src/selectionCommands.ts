@@ -15,7 +15,7 @@ import { NO_MEMORY_SUPPORT, REMEMBER_COMMAND, rememberSelection, savedNotice, ti
 import type { RememberOutcome } from './memory';
 import { sendVia } from './memoryView';
 
-/** The server-side command behind "Add to QWEN.md" (design §3). */
+/** The server-side command behind "Add to QWEN.md" (docs/protocol.md). */
 export const ADD_TO_RULES_COMMAND = 'qwen.addToProjectRules';
 
 function selection(): { text: string; uri: string } | undefined {

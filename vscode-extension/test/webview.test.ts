@@ -1,6 +1,5 @@
 // The chat webview in headless Chromium (the real bundle, CSS and CSP), driven as the host would
-// drive it. Test names carry the number of the behaviour of the bar they prove
-// (shared/reference/vscode-panel-anchors.md §6).
+// drive it. Test names carry the number of the behaviour of the bar they prove (BAR.md).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';

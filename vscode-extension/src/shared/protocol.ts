@@ -1,5 +1,5 @@
 /**
- * The qwen/* wire types (design §3, docs/protocol.md). Shared by the extension host, the webview
+ * The qwen/* wire types (docs/protocol.md). Shared by the extension host, the webview
  * and the protocol tests so the field names live in one place.
  */
 
