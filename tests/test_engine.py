@@ -155,7 +155,7 @@ async def test_hooks_see_every_request_and_the_turn(repo: Path, scripted: Script
     assert system(scripted).endswith("\n\n---\n\n# MEMORY INDEX")
     first_user = [m for m in scripted.chat_requests()[0].body["messages"] if m["role"] == "user"][-1]["content"]
     texts = [p["text"] for p in first_user]
-    # Settled in time: first among the turn's reminders (spec §7.5), the prompt last.
+    # Settled in time: first among the turn's reminders (as ``buildRelevantAutoMemoryPrompt``), the prompt last.
     assert "RECALLED MEMORY" in texts[0] and texts[-1] == "hello"
     assert sum("RECALLED MEMORY" in json.dumps(r.body) for r in scripted.chat_requests()[1:]) == 1  # the history carries it once
 

@@ -1,4 +1,4 @@
-"""The MEMORY.md field sanitiser at its edges (spec §5.2, latest-observed ``truncateIndexField``).
+"""The MEMORY.md field sanitiser at its edges (latest-observed ``truncateIndexField``, ``memory/indexer.ts``).
 
 From surviving mutants of ``sanitize_field`` / ``truncate_field`` in
 ``qwen_lsp/memory/index.py``: every boundary of the control and invisible
