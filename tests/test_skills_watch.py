@@ -1,4 +1,4 @@
-"""Live watching: skills added, edited and removed on disk show up without a restart (as Qwen Code's ``skill-manager.ts``)."""
+"""Live watching: skills added, edited and removed on disk show up without a restart (``skill-manager.ts``)."""
 
 from __future__ import annotations
 

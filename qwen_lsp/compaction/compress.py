@@ -1,4 +1,4 @@
-"""Compression (Qwen Code's ``chatCompressionService.ts``): one side request turns the history into a summary; the cheap gates come first.
+"""Compression (``chatCompressionService.ts``): one side request turns the history into a summary; the cheap gates come first.
 
 The request goes through the project's streaming client, as Qwen Code's
 ``runSideQuery`` does: streaming on (a non-streamed summary sends nothing

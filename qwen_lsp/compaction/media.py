@@ -82,7 +82,7 @@ def parts_of(content: Content) -> list[Part]:
 
 
 def count_tool_response_images(history: Sequence[Content]) -> int:
-    """Images returned by tools (nested in ``functionResponse.parts``); pasted images do not count (as ``compactionInputSlimming.ts``)."""
+    """Images returned by tools (nested in ``functionResponse.parts``); pasted images do not count (as upstream)."""
     return sum(1 for content in history for part in parts_of(content) for inner in nested_parts(cast(Mapping[str, Any], part)) or () if is_image(inner))
 
 

@@ -10,7 +10,7 @@ from ..context.text import js_trim
 
 
 def compression_prompt() -> str:
-    """The prompt that turns a long conversation into a ``<state_snapshot>`` (9 sections, as Qwen Code's ``core/prompts.ts``)."""
+    """The prompt that turns a long conversation into a ``<state_snapshot>`` (9 sections, ``core/prompts.ts``)."""
     return js_trim(
         """
 You summarise a conversation whose context window is about to overflow. Your summary becomes the agent's ONLY memory of everything before this point: it will carry on from the summary alone, plus a few restored file or image attachments.

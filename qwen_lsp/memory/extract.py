@@ -1,4 +1,4 @@
-"""Memory extraction after a user turn: a forked run that writes what is worth keeping (Qwen Code's ``memory/extract.ts``).
+"""Memory extraction after a user turn: a forked run that writes what is worth keeping (Qwen Code's ``extract.ts``).
 
 After each answered turn the engine calls :meth:`Extractor.schedule` with
 the session id and the turn's captured parent request (the agent's ``ParentRequest``).

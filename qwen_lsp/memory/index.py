@@ -68,7 +68,7 @@ def truncate_field(value: str, limit: int) -> str:
 
 
 def sanitize_field(value: str) -> str:
-    """``sanitizeIndexField``: controls → space, invisible characters removed, code and link markdown defanged, one line, ≤ 120."""
+    """As ``sanitizeIndexField``: controls → space, invisible characters removed, code and link markdown defanged, one line, ≤ 120."""
     cleaned = _CONTROLS.sub(" ", value)
     cleaned = _INVISIBLE.sub("", cleaned)
     cleaned = cleaned.replace("`", "'").replace("](", "] (")

@@ -1,4 +1,4 @@
-"""Recall: which memories a turn gets, and the text that brings them in (Qwen Code's ``recall.ts``, ``relevanceSelector.ts``).
+"""Recall: which memories a turn gets, and the text that brings them in (Qwen Code's ``recall.ts``).
 
 The model picks first — a side query that sees only each memory's header
 (type, absolute path, time, description), never the body — because only a

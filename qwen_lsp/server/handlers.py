@@ -114,7 +114,7 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def on_close(ls: QwenLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-        """Activation lasts until the next skills refresh, not until close (Qwen Code's ``SkillActivationRegistry``)."""
+        """Activation lasts until the next skills refresh, not until close (``SkillActivationRegistry``)."""
         if (path := uri_to_path(params.text_document.uri)) is not None:
             ls.workspace_for_path(path).document_closed(path)
 

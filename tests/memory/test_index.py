@@ -1,4 +1,4 @@
-"""MEMORY.md generation (Qwen Code's ``memory/indexer.ts``): golden lines, sanitising, encoding, caps, team grouping, no-op rebuilds."""
+"""MEMORY.md generation (``indexer.ts``): golden lines, sanitising, encoding, caps, team grouping, no-op rebuilds."""
 
 from __future__ import annotations
 

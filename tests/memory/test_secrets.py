@@ -1,4 +1,4 @@
-"""The team-memory secret scanner (Qwen Code's ``secret-scanner.ts``): each of the 19 rules, near misses, labels, the guard text."""
+"""The team-memory secret scanner (``secret-scanner.ts``): each of the 19 rules, near misses, labels, the guard text."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Frontmatter parsing at its bounds (``SkillManager.parseSkillContent``; YAML 1.2 core schema; JavaScript ``String()``).
+"""Frontmatter parsing at its bounds (``parseSkillContent``; YAML 1.2 core schema; JavaScript ``String()``).
 
 From surviving mutants of ``qwen_lsp/text/yaml_frontmatter.py`` and the
 frontmatter part of ``qwen_lsp/skills/parse.py``: the exact size and

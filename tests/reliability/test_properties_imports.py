@@ -1,4 +1,4 @@
-"""Property tests of ``@import`` scanning and expansion (``memoryImportProcessor.ts``; context files are repository content).
+"""Property tests of ``@import`` scanning and expansion (upstream's ``findImports``; context files are repository content).
 
 Properties: the scanner agrees with a one-line reference model of
 ``findImports`` (an import is a whitespace-separated word that starts with ``@`` and

@@ -1,6 +1,6 @@
 /**
- * Maps VS Code's `qwen.*` settings to the server's `qwen` object (README.md, "Editor settings"). Only values the
- * user actually set are sent: VS Code's defaults would otherwise lie over the project's own
+ * Maps VS Code's `qwen.*` settings to the server's `qwen` object (README.md, "Editor settings").
+ * Only values the user actually set are sent: VS Code's defaults would otherwise lie over the project's own
  * `.qwen/settings.json`, which the server reads with lower precedence than the client.
  */
 

@@ -174,7 +174,7 @@ test('settings: only explicitly set values are sent, nested; machine keys only f
   assert.deepEqual(buildServerSettings(() => undefined), {});
 });
 
-test('settings: every server key of the README's editor settings is contributed under qwen.* with a description and the scope the mapping reads', () => {
+test('settings: every server key of the README editor settings is contributed under qwen.* with a description and the scope the mapping reads', () => {
   const props = manifest.contributes.configuration.properties as Record<string, Record<string, unknown>>;
   const keys = ['model.name', 'model.baseUrl', 'model.contextWindow', 'model.maxOutputTokens', 'compression.threshold', 'memory.enabled', 'memory.autoExtract', 'memory.autoDream', 'skills.enabled', 'tools.approvalMode'];
   assert.deepEqual(SERVER_SETTINGS.map((s) => s.key), keys);
