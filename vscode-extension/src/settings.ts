@@ -1,7 +1,7 @@
 /**
  * Maps VS Code's `qwen.*` settings to the server's `qwen` object (README.md, "Editor settings").
- * Only values the user actually set are sent: VS Code's defaults would otherwise lie over the project's own
- * `.qwen/settings.json`, which the server reads with lower precedence than the client.
+ * Only values the user actually set are sent: VS Code's defaults would otherwise lie over the
+ * project's own `.qwen/settings.json`, which the server reads with lower precedence than the client.
  */
 
 export type Scope = 'machine' | 'resource';
