@@ -1,8 +1,8 @@
 """Context-window thresholds (Qwen Code's ``computeThresholds``), seed-era variant.
 
-Seed-era is kept deliberately: it is the behaviour the design chapter
-describes, and the later variant changes numbers for most windows without
-fixing a bug. The order of floating-point operations follows the spec so
+Seed-era is kept deliberately: it is the behaviour Qwen Code's seed-era
+``chatCompressionService.ts`` has, and the later variant changes numbers for most windows without
+fixing a bug. The order of floating-point operations follows upstream's so
 results match Qwen Code to the token (e.g. ``(0.7-0.1)*131072 = 78643.2``).
 """
 

@@ -3,7 +3,7 @@
 A recalled memory is a point-in-time observation, so the model is told when
 it was saved ("Saved 47 days ago.") and, once it is more than a day old, is
 reminded to check it against the current code before stating it as fact.
-The wording follows the seed chapter and ``recall.ts``'s call sites (the
+The wording follows seed-era Qwen Code and ``recall.ts``'s call sites (the
 stored ``memoryAge.ts`` is from another lineage).
 """
 

@@ -7,7 +7,7 @@ for team memory, every collaborator — so each field is defanged first.
 
 Variant: **latest-observed** Qwen Code throughout, with reasons. The
 seed-era builder cut every line at 150 characters, which can cut inside
-the link target (the spec calls it a known bug), and cut paths at 120 code
+the link target (a known bug upstream), and cut paths at 120 code
 points — both give links to files that do not exist. It also
 percent-encoded every non-ASCII character, so a few CJK file names (nine
 bytes per character) could spend the whole 25,000-character budget and
