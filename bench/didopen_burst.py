@@ -1,4 +1,4 @@
-"""Benchmark: how long a burst of ``textDocument/didOpen`` takes to drain (issue 15: 10,000 took ~14 s).
+"""Benchmark: how long a burst of ``textDocument/didOpen`` takes to drain (10,000 once took ~14 s).
 
 A real ``python -m qwen_lsp serve --stdio`` in a scratch workspace with 100
 conditional skills and 50 conditional rules (so every didOpen runs skill

@@ -18,7 +18,7 @@ Measurements (``python -m bench.recall_heuristic``):
 Baseline (same run): the plainest possible search of the same query words
 — ``word in (title + description + body).lower()`` for every document, no
 normalisation, weights, ranking or rendering. ``ratio`` is the price of the
-spec's scorer over that.
+upstream scorer (``recall.ts`` v2) over that.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Command line: the second adapter over the same Workspace (design §4).
+"""Command line: the second adapter over the same Workspace (README.md, "Set up and run").
 
 ``serve`` (also bare ``qwen-lsp``) runs the language server; the other
 commands run one engine in the current directory ("cwd is the workspace")

@@ -1,4 +1,4 @@
-"""Settings precedence (design §5): defaults < user file < project file < environment < editor."""
+"""Settings precedence (README.md, "Editor settings"): defaults < user file < project file < environment < editor."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Discovery order and content of QWEN.md / AGENTS.md layers (spec §2.2-2.3, Qwen Code 0.24)."""
+"""Discovery order and content of QWEN.md / AGENTS.md layers (Qwen Code 0.24's ``memoryDiscovery.ts``)."""
 
 from __future__ import annotations
 

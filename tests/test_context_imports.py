@@ -1,4 +1,4 @@
-"""The @import scanner and expansion (spec §3), as Qwen Code 0.24 behaves."""
+"""The @import scanner and expansion as Qwen Code 0.24's ``memoryImportProcessor.ts`` behaves."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Base prompt sections, tool-call styles, summarising prompts (spec §1)."""
+"""Base prompt sections, tool-call styles, summarising prompts (Qwen Code's ``core/prompts.ts``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`.qwen/rules/`: parsing, baseline formatting, conditional activation (spec §2.4)."""
+"""`.qwen/rules/`: parsing, baseline formatting, conditional activation (Qwen Code's ``rulesDiscovery.ts``)."""
 
 from __future__ import annotations
 

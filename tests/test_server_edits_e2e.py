@@ -1,4 +1,4 @@
-"""End-to-end: the model edits files through the editor, only with the user's consent (issue 13).
+"""End-to-end: the model edits files through the editor, only with the user's consent.
 
 The real server runs as a subprocess; the pytest-lsp client plays the
 editor: it answers ``qwen/permission`` or ``window/showMessageRequest`` as

@@ -1,4 +1,4 @@
-"""Skill review over LSP (issue 14): the real server, the scripted model, a busy chat, a proposal, the user's answer.
+"""Skill review over LSP: the real server, the scripted model, a busy chat, a proposal, the user's answer.
 
 The review is a forked run the server starts after a chat's 20th tool call;
 the scripted model plays both the chat and the review. Its write target

@@ -1,4 +1,4 @@
-"""Glob semantics and the bucketed activation index (spec §12.4)."""
+"""Glob semantics and the bucketed activation index (Qwen Code's ``skill-activation.ts``)."""
 
 from __future__ import annotations
 

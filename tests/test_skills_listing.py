@@ -1,4 +1,4 @@
-"""Reminder texts (spec §12.5) and the per-session listing tracker."""
+"""Reminder texts (Qwen Code's ``tools/skill.ts``) and the per-session listing tracker."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Live watching: skills added, edited and removed on disk show up without a restart (spec §12.3)."""
+"""Live watching: skills added, edited and removed on disk show up without a restart (``skill-manager.ts``)."""
 
 from __future__ import annotations
 

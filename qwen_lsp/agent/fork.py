@@ -1,7 +1,7 @@
 """Forked runs: a background agent that shares its parent turn's prompt-cache prefix.
 
 Memory extraction and dream (and later speculation and skill review) ask the
-model to do work beside the user's chat (chapter §8, spec §10.3). A fork is
+model to do work beside the user's chat (as Qwen Code's ``extractionAgentPlanner.ts``). A fork is
 cheap only if the endpoint's prompt cache recognises the parent's prefix, so
 a fork sends, byte for byte, what the parent's last request sent:
 
@@ -108,7 +108,7 @@ def fork_history(history: Sequence[Content], open_call_note: str) -> list[Conten
 
     Trailing user Contents are dropped (a turn that failed before the model
     answered). A last model turn with function calls gets a response for
-    each (``open_call_note``) and a model ``Acknowledged.`` (spec §10.3).
+    each (``open_call_note``) and a model ``Acknowledged.`` (as ``extractionAgentPlanner.ts``).
     """
     own = list(history)  # a new list; the Contents are shared read-only (the loop only appends)
     while own and own[-1].get("role") != "model":

@@ -1,6 +1,6 @@
 """Tool permissions: rules that vote on each call, merged so the strictest vote wins.
 
-Qwen Code's scoped permission manager (spec §10.4) layers a run's own rules
+Qwen Code's scoped permission manager (``memory-scoped-agent-config.ts``) layers a run's own rules
 (a memory fork may write only inside the memory roots) over the base rules
 and merges their decisions by rank: ``deny(4) > ask(3) > allow(2) >
 default(1)``. A rule that has no opinion answers ``default``; a call whose
@@ -22,7 +22,7 @@ from typing import Any
 
 
 class Decision(IntEnum):
-    """Ranked so that ``max`` is the merge (spec §10.4)."""
+    """Ranked so that ``max`` is the merge (as ``memory-scoped-agent-config.ts``)."""
 
     DEFAULT = 1
     ALLOW = 2

@@ -2,7 +2,7 @@
 
 Tools are declared once with a JSON schema that never changes while the
 server runs: the ``tools`` block is the head of the prompt-cache prefix,
-so its bytes must stay identical from request to request (chapter §6).
+so its bytes must stay identical from request to request (docs/architecture.md).
 Dynamic facts (which skills exist, which files are open) travel in
 ``<system-reminder>`` blocks instead, never in a tool description.
 """

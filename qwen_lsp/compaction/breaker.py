@@ -1,4 +1,4 @@
-"""The per-chat circuit breaker of compression (spec §8.3.1, chapter §7.1).
+"""The per-chat circuit breaker of compression (as Qwen Code's ``chatCompressionService.ts``).
 
 After three failed compressions in a row, automatic compression stops
 asking the model: a conversation that cannot be summarised should not burn

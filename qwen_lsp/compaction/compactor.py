@@ -1,4 +1,4 @@
-"""When compaction runs for a chat, and how its result is applied (chapter §7; spec §8, §9).
+"""When compaction runs for a chat, and how its result is applied (docs/compaction.md).
 
 The engine awaits :meth:`Compactor.before_request` before every model
 request of a turn, between tool rounds too. It microcompacts first (idle or

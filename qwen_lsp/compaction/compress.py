@@ -1,4 +1,4 @@
-"""Compression (spec §8.3): one side request turns the history into a summary; the cheap gates come first.
+"""Compression (``chatCompressionService.ts``): one side request turns the history into a summary; the cheap gates come first.
 
 The request goes through the project's streaming client, as Qwen Code's
 ``runSideQuery`` does: streaming on (a non-streamed summary sends nothing
@@ -130,7 +130,7 @@ class CompressionRequest:
 
 
 def trigger_for(req: CompressionRequest) -> TriggerReason | None:
-    """The cheap gates (spec §8.3.1–3): why this compression runs, or None for NOOP."""
+    """The cheap gates (as ``ChatCompressionService.compress``): why this compression runs, or None for NOOP."""
     if req.breaker_failures >= 3 and not req.force:
         return None
     trigger: TriggerReason = "manual" if req.manual else "token_limit"

@@ -10,7 +10,7 @@ checked with ``isinstance(…, dict)``: the ``Mapping`` ABC check costs several
 times more, and microcompaction walks every part of long histories.
 
 ``sanitize_mime`` and the placeholders are Qwen Code's
-(``sanitizeMimeForPlaceholder`` in ``compactionInputSlimming.ts``, spec §8.3.6):
+(``sanitizeMimeForPlaceholder`` in ``compactionInputSlimming.ts``):
 a mime string from an untrusted tool must not break out of the bracketed
 placeholder it is printed into.
 """
@@ -82,7 +82,7 @@ def parts_of(content: Content) -> list[Part]:
 
 
 def count_tool_response_images(history: Sequence[Content]) -> int:
-    """Images returned by tools (nested in ``functionResponse.parts``); pasted images do not count (spec §8.3.2)."""
+    """Images returned by tools (nested in ``functionResponse.parts``); pasted images do not count (as upstream)."""
     return sum(1 for content in history for part in parts_of(content) for inner in nested_parts(cast(Mapping[str, Any], part)) or () if is_image(inner))
 
 

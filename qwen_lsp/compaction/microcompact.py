@@ -1,4 +1,4 @@
-"""Microcompaction (spec §9): old tool results and media replaced by placeholders, no model call.
+"""Microcompaction (Qwen Code's ``microcompact.ts``): old tool results and media replaced by placeholders, no model call.
 
 Three triggers: ``force`` (manual fast compaction), ``idle`` (at least
 ``toolResultsThresholdMinutes`` since the last model answer) and ``size``

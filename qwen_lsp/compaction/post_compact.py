@@ -1,4 +1,4 @@
-"""The history that replaces the compressed one (spec §8.4, ``composePostCompactHistory``).
+"""The history that replaces the compressed one (Qwen Code's ``composePostCompactHistory``).
 
 Shape: the summary (analysis stripped, resume trailer added) as a user
 message, the fixed acknowledgement as a model message, then — only if there

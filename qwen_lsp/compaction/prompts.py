@@ -1,7 +1,7 @@
 """Prompts of the compaction core: the history-compression prompt and the project summary.
 
 Moved out of the context core so that compaction owns what it sends when
-it compresses; wording as Qwen Code 0.24 (see spec §9).
+it compresses; wording as Qwen Code 0.24's ``microcompact.ts``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from ..context.text import js_trim
 
 
 def compression_prompt() -> str:
-    """The prompt that turns a long conversation into a ``<state_snapshot>`` (9 sections, spec §1.3)."""
+    """The prompt that turns a long conversation into a ``<state_snapshot>`` (9 sections, ``core/prompts.ts``)."""
     return js_trim(
         """
 You summarise a conversation whose context window is about to overflow. Your summary becomes the agent's ONLY memory of everything before this point: it will carry on from the summary alone, plus a few restored file or image attachments.

@@ -1,6 +1,6 @@
 """What becomes of the compression model's answer: the ``<analysis>`` draft stripped, the resume trailer added.
 
-``strip_analysis_block`` is Qwen Code's two-pass strip (spec §8.4), written
+``strip_analysis_block`` is Qwen Code's two-pass strip (``chatCompressionService.ts``), written
 as plain scans instead of regexes so its cost stays linear on any model
 output: pass 1 removes every closed ``<analysis>…</analysis>`` block (lazy,
 left to right, with the whitespace after it), pass 2 removes an unclosed
@@ -10,7 +10,7 @@ case-sensitively, as Qwen Code does.
 
 The trailer is added here rather than asked of the model: asking would make
 every compression pay output tokens for the same sentence, and its wording
-would drift (chapter §7.3).
+would drift.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ RESUME_TRAILER = (
 SUMMARY_ACK = "Got it. Thanks for the additional context!"
 SUMMARY_UNAVAILABLE = "[Summary unavailable]"
 SNAPSHOT_REQUEST = "First, reason in your <analysis> block. Then, produce the <state_snapshot> XML."
-"""The user message that ends the compression request (spec §8.3.7)."""
+"""The user message that ends the compression request (as Qwen Code's ``chatCompressionService.ts``)."""
 
 
 def _strip_closed(text: str) -> str:

@@ -1,4 +1,4 @@
-"""Hierarchical discovery of ``QWEN.md`` / ``AGENTS.md`` (spec §2.2–2.3, as Qwen Code 0.24 does it).
+"""Hierarchical discovery of ``QWEN.md`` / ``AGENTS.md`` (as Qwen Code 0.24's ``memoryDiscovery.ts``).
 
 The order of the blocks is what the model reads as precedence, so it must
 be exactly Qwen Code's:

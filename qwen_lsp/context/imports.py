@@ -1,4 +1,4 @@
-"""``@path`` imports inside context files (spec §3), matching Qwen Code 0.24's output.
+"""``@path`` imports inside context files, matching Qwen Code 0.24's ``memoryImportProcessor.ts``.
 
 A context file may pull another file in by writing ``@./other.md`` after
 whitespace. This module finds those references with a scanner (not a

@@ -1,4 +1,4 @@
-"""The core system prompt and the two summarising prompts (spec §1).
+"""The core system prompt and the two summarising prompts (Qwen Code's ``core/prompts.ts``).
 
 The base prompt is written in our own words with the intent of Qwen Code's
 ``getCoreSystemPrompt``: the same sections in the same order, each of the

@@ -1,4 +1,4 @@
-"""Where Qwen Code keeps things on disk (design §6), shared by every core.
+"""Where Qwen Code keeps things on disk (docs/context.md, docs/memory.md), shared by every core.
 
 One module owns these rules so that sessions, memory, skills and context
 discovery agree with each other and with the Qwen Code CLI: a user who
@@ -17,7 +17,7 @@ _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 def home_dir() -> Path:
     """The user's home as Qwen Code sees it.
 
-    When ``QWEN_HOME`` is set, ``~`` means its parent (design §6), so that
+    When ``QWEN_HOME`` is set, ``~`` means its parent (docs/memory.md), so that
     ``~/.agents/skills`` and ``~/QWEN.md`` move together with ``~/.qwen``.
     """
     qwen_home = os.environ.get("QWEN_HOME", "").strip()

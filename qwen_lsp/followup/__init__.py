@@ -1,4 +1,4 @@
-"""Follow-up suggestions and their speculative execution (chapter §8, issue 14).
+"""Follow-up suggestions and their speculative execution (docs/followup.md).
 
 A plain core: the suggestion prompt and its parsing (``prompt.py``), the
 copy-on-write overlay a speculation writes into (``overlay.py``), the gate

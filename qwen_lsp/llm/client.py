@@ -1,4 +1,4 @@
-"""Async client for OpenAI-compatible Chat Completions endpoints (design §5).
+"""Async client for OpenAI-compatible Chat Completions endpoints (README.md, "Editor settings").
 
 One long-lived ``httpx.AsyncClient`` per ``ChatClient`` keeps connections warm
 across turns.  Answers are always streamed (SSE via ``httpx_sse``) and turned

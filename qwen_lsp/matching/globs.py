@@ -1,4 +1,4 @@
-"""Conditional activation: which ``paths:`` globs does an opened file match (spec §12.4, §2.4).
+"""Conditional activation: which ``paths:`` globs does an opened file match (``skill-activation.ts``, ``rulesDiscovery.ts``).
 
 Shared by conditional skills and conditional rules, which Qwen Code matches
 the same way (picomatch, ``dot: true``, project-relative paths).

@@ -1,1 +1,1 @@
-"""Auto memory: what the assistant learns across sessions (chapter §5, spec §4–§7, §10–§11)."""
+"""Auto memory: what the assistant learns across sessions (docs/memory.md)."""

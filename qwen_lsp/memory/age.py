@@ -1,10 +1,10 @@
-"""How old a memory is, in the words recall shows the model (spec §7.6, ``memoryAge.ts``).
+"""How old a memory is, in the words recall shows the model (Qwen Code's ``memoryAge.ts``).
 
 A recalled memory is a point-in-time observation, so the model is told when
 it was saved ("Saved 47 days ago.") and, once it is more than a day old, is
 reminded to check it against the current code before stating it as fact.
-The wording follows the seed chapter and ``recall.ts``'s call sites (the
-stored ``memoryAge.ts`` is from another lineage, spec §14.9).
+The wording follows seed-era Qwen Code and ``recall.ts``'s call sites (the
+stored ``memoryAge.ts`` is from another lineage).
 """
 
 from __future__ import annotations

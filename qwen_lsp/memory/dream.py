@@ -1,4 +1,4 @@
-"""Dream: a periodic forked run that consolidates the project's memories (spec §11.1–§11.3).
+"""Dream: a periodic forked run that consolidates the project's memories (Qwen Code's ``memory/dream.ts``).
 
 :meth:`Dream.maybe_run` is called after a turn; it returns at once with
 ``skipped`` unless every gate passes, in this order (seed-era):
@@ -31,7 +31,7 @@ model uses ``grep_search`` (the fork adds no shell of its own: see below).
 
 Only a completed dream is recorded (``meta.json``: ``lastDreamAt``,
 ``lastDreamSessionId``, touched topics) and followed by an index rebuild.
-A cancelled dream records nothing and skips the rebuild (chapter §5.5: a
+A cancelled dream records nothing and skips the rebuild (a
 cancel must not pass for a finished run, or the 24-hour gate would hide
 the fact that nothing was consolidated); a failed one records nothing
 either, so the next eligible turn tries again.

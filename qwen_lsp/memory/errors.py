@@ -12,7 +12,7 @@ from qwen_lsp.errors import EngineError
 
 
 class SecretRefused(EngineError):
-    """Team memory would have received a credential (spec §6 guard).
+    """Team memory would have received a credential (``team-memory-secret-guard.ts``).
 
     ``labels`` name the rules that fired ("GitHub PAT"); the matched text is
     never kept here, so logging or showing this error cannot leak it.

@@ -1,9 +1,9 @@
-"""Memory extraction after a user turn: a forked run that writes what is worth keeping (spec §10).
+"""Memory extraction after a user turn: a forked run that writes what is worth keeping (Qwen Code's ``extract.ts``).
 
 After each answered turn the engine calls :meth:`Extractor.schedule` with
 the session id and the turn's captured parent request (the agent's ``ParentRequest``).
 
-Scheduling (spec §10.1):
+Scheduling (as ``MemoryManager.scheduleExtract``):
 
 * a turn whose model already wrote project memory — a ``write_file``,
   ``edit``, ``replace`` or ``create_file`` call whose path is inside the
@@ -15,7 +15,7 @@ Scheduling (spec §10.1):
   the single trailing request; a newer request replaces it, and the
   replaced one resolves as ``superseded``.
 
-A run (spec §10.2, §10.3): the cursor (``extract-cursor.json``) says how
+A run (as ``runAutoMemoryExtract``, ``extractionAgentPlanner.ts``): the cursor (``extract-cursor.json``) says how
 much of this session's history was already processed — only for the same
 session, and reset to 0 when the history shrank (compression), or new
 messages would be skipped forever. With no new non-empty user message the

@@ -1,10 +1,10 @@
-"""Forget, step one: which memories a "forget …" request means (spec §11.4 step 1).
+"""Forget, step one: which memories a "forget …" request means (Qwen Code's ``memory/forget.ts``).
 
 Forget is split in two so the editor can show the candidates and ask before
 anything is deleted; step two (removal) is ``MemoryStore.remove``. Matching
 is per *entry*: a memory body is one entry (a summary line, then ``Why:`` /
 ``How to apply:`` lines) or, in Qwen Code's older topic files, a list of
-``- summary`` bullets with indented ``- Why:`` lines (spec §4.2 "Entries").
+``- summary`` bullets with indented ``- Why:`` lines (``memory/entries.ts``).
 
 The model chooses first (a side query listing every entry, 8 s timeout); an
 answer naming an id that was not offered is invalid, and then — as on any

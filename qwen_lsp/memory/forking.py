@@ -1,4 +1,4 @@
-"""What memory asks of a forked agent run, without importing the agent (design §2).
+"""What memory asks of a forked agent run, without importing the agent (docs/architecture.md).
 
 Extraction and dream run a fork of the user's last turn that may write
 memory files. The memory core says *what* to run — the task, which roots
@@ -22,7 +22,7 @@ from ..llm.content import Content
 ForkStatus = Literal["completed", "cancelled", "failed"]
 
 PATH_KEYS = ("file_path", "path", "target_file")
-"""Where write tools name their target (Qwen Code's ``file_path``, and the aliases spec §10.1 checks)."""
+"""Where write tools name their target (Qwen Code's ``file_path``, and the aliases ``scheduleExtract`` checks)."""
 
 
 class ParentTurn(Protocol):
@@ -40,7 +40,7 @@ class ForkReport:
     files_written: list[str] = field(default_factory=list)
     """Absolute paths the fork's write tools wrote, in order, without repeats."""
     used_tools: bool = False
-    """Whether the fork called any tool (extraction's cursor advances on activity, spec §10.2)."""
+    """Whether the fork called any tool (extraction's cursor advances on activity, as ``runAutoMemoryExtract``)."""
 
 
 class MemoryForkRunner(Protocol):

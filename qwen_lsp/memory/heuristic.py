@@ -1,7 +1,7 @@
-"""The deterministic recall scorer (spec §7.2 "v2"): what recall falls back to without a model.
+"""The deterministic recall scorer (Qwen Code's ``recall.ts``, "v2"): what recall falls back to without a model.
 
 This is Qwen Code's current scorer (``selectRelevantAutoMemoryDocuments`` at
-the recall-eval fixture's commit), not the seed chapter's v1: v1 gave every
+the recall-eval fixture's commit), not the seed-era v1: v1 gave every
 document with a body a point, so any query returned five filler memories —
 a real bug v2 fixes. v3 (structured keyword fields, ``\\p{L}`` tokens) is
 not adopted: our memories carry no keyword fields and v2 is the scorer the

@@ -6,7 +6,7 @@ remember / forget, extraction after a turn and dream now and then. It owns
 the :class:`~.store.MemoryStore` (all disk access) and the background tasks,
 and reports changes and progress through plain callables, so it knows
 nothing of LSP. Model access comes in through :class:`ModelAccess`, handed
-over by the engine (design §2: cores never import ``agent/``).
+over by the engine (docs/architecture.md: cores never import ``agent/``).
 
 Disk work runs on worker threads; the methods here are coroutines so an
 adapter can await them on the event loop. Settings are read through a

@@ -2,7 +2,7 @@
 
 Both are written as Qwen Code writes them — ``JSON.stringify(value, null,
 2)`` plus a newline, timestamps as ``Date.toISOString()`` — so either tool
-can read what the other recorded (spec §4.1, §10.2, §11.1). Writes are
+can read what the other recorded (Qwen Code's ``memory/paths.ts``, ``extract.ts``, ``dream.ts``). Writes are
 atomic; a file that is missing or unreadable counts as empty, because
 bookkeeping must never stop memory from working.
 """
@@ -76,5 +76,5 @@ def read_cursor(state_dir: Path) -> dict[str, Any]:
 
 
 def write_cursor(state_dir: Path, session_id: str, offset: int, now: datetime) -> None:
-    """``{sessionId, processedOffset, updatedAt}``, 2-space JSON and a newline (spec §10.2)."""
+    """``{sessionId, processedOffset, updatedAt}``, 2-space JSON and a newline (as ``runAutoMemoryExtract``)."""
     atomic_write_text(state_dir / CURSOR_FILE, js_json({"sessionId": session_id, "processedOffset": offset, "updatedAt": iso(now)}))

@@ -2,7 +2,7 @@
 
 Every part of ``memory/`` (store, index, recall, extraction, dream, forget)
 speaks in :class:`MemoryDoc`, so a memory written by Qwen Code and one written
-here look the same to all of them (spec §4.2).
+here look the same to all of them (Qwen Code's ``memory/types.ts``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Literal, get_args
 
 Scope = Literal["user", "project", "team"]
 SCOPES: tuple[Scope, ...] = get_args(Scope)
-"""Index/prompt order is user, project, team (spec §4.3)."""
+"""Index/prompt order is user, project, team (``memory/prompt.ts``)."""
 
 Topic = Literal["user", "feedback", "project", "reference"]
 TOPICS: tuple[Topic, ...] = get_args(Topic)
@@ -22,7 +22,7 @@ TOPICS: tuple[Topic, ...] = get_args(Topic)
 
 @dataclass(frozen=True)
 class MemoryDoc:
-    """One memory file as the scan sees it (spec §4.2 "Scanning")."""
+    """One memory file as the scan sees it (``memory/scan.ts``)."""
 
     scope: Scope
     type: Topic

@@ -1,4 +1,4 @@
-"""Where each memory scope lives (spec §4.1, design §6), and which paths belong to which.
+"""Where each memory scope lives (Qwen Code's ``memory/paths.ts``; docs/memory.md), and which paths belong to which.
 
 The roots must be the ones Qwen Code computes, byte for byte, or a user
 switching between the CLI and the editor would see two different memories:
@@ -42,7 +42,7 @@ TEAM_MEMORY_DIRNAME = "team-memory"
 QWEN_DIRNAME = ".qwen"
 INDEX_FILENAME = "MEMORY.md"
 PINNED_DIRNAME = "pinned"
-"""``memory/pinned/`` is protected: nothing here writes into it (spec §4.1)."""
+"""``memory/pinned/`` is protected: nothing here writes into it (as ``memory/paths.ts``)."""
 
 MAX_SYMLINK_HOPS = 40
 """POSIX ``SYMLOOP_MAX``: how far a dangling leaf-symlink chain is followed."""

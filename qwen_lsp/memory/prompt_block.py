@@ -1,4 +1,4 @@
-"""The system prompt's auto-memory block (spec §4.3, Qwen Code's ``buildManagedAutoMemoryPrompt``).
+"""The system prompt's auto-memory block (Qwen Code's ``buildManagedAutoMemoryPrompt``, ``memory/prompt.ts``).
 
 It teaches the model the memory protocol — where each scope's directory is,
 the four memory types and which scope each belongs in, what never to save,

@@ -1,4 +1,4 @@
-"""Recall: which memories a turn gets, and the text that brings them in (spec §7.1, §7.3–§7.5).
+"""Recall: which memories a turn gets, and the text that brings them in (Qwen Code's ``recall.ts``).
 
 The model picks first — a side query that sees only each memory's header
 (type, absolute path, time, description), never the body — because only a
@@ -34,7 +34,7 @@ MAX_RELEVANT_DOCS = 5
 MAX_FAST_RECALL_DOCS = 2
 """The early heuristic result offered while the selector runs: only the two best, no model judgement behind it."""
 SELECTOR_TIMEOUT_SECONDS = 30.0
-"""A safety net for a hung endpoint, far above a normal ~1 s selection (spec §7.3 "Abort")."""
+"""A safety net for a hung endpoint, far above a normal ~1 s selection (as ``relevanceSelector.ts``'s abort)."""
 MAX_MODEL_CANDIDATES = 200
 RECENT_CANDIDATE_RESERVE = 20
 """Of the 200 candidates, at least this many seats go to recent memories the lexical pass missed."""
@@ -105,7 +105,7 @@ async def recall(
     ``select`` is the model selector (None: the heuristic alone, e.g. no model
     configured or ``--no-model``). ``active_tools`` are the tools used
     recently in the chat: memories that merely document how to call them are
-    left out (§7.4). Setting ``cancel`` returns :data:`NOTHING`.
+    left out (``createActiveToolUsageFilter``). Setting ``cancel`` returns :data:`NOTHING`.
 
     ``on_fast_result`` is called once, before the selector is asked, with the
     heuristic's top two (if any): a turn that makes no tool call has no later
@@ -161,7 +161,7 @@ def _describe(exc: BaseException) -> str:
     return type(exc).__name__ + (f": {exc}" if str(exc) else "")
 
 
-# --------------------------------------------------------------------------- active-tool filter (§7.4)
+# --------------------------------------------------------------------------- active-tool filter
 USAGE_MARKERS = (
     "api docs", "api documentation", "failed call", "failed tool call", "failed tool-call",
     "field mapping", "field mappings", "guessed call", "guessed tool", "mcp tool",
@@ -202,7 +202,7 @@ def is_active_tool_noise(doc: MemoryDoc, tools: Sequence[str]) -> bool:
     return any(marker in haystack for marker in USAGE_MARKERS)
 
 
-# --------------------------------------------------------------------------- model selector (§7.3)
+# --------------------------------------------------------------------------- model selector
 SELECTOR_SYSTEM_PROMPT = """\
 You choose which saved memories an AI coding assistant should see while it works on a user's query. You get the query and a list of memory files, each with its type, path, save time and description.
 
@@ -333,7 +333,7 @@ async def run_side_query(
     return call.result()
 
 
-# --------------------------------------------------------------------------- rendering (§7.5)
+# --------------------------------------------------------------------------- rendering
 def truncate_body(body: str) -> str:
     """The body as shown: over 1,200 UTF-16 units it is cut (trailing space trimmed) and says so."""
     normalized = heuristic.normalize_body(body)

@@ -1,4 +1,4 @@
-"""Reading one scope's memory files into :class:`MemoryDoc` (spec §4.2 "Scanning").
+"""Reading one scope's memory files into :class:`MemoryDoc` (Qwen Code's ``memory/scan.ts``).
 
 What counts as a memory is Qwen Code's rule: any ``*.md`` below the root
 except files named ``MEMORY.md``, starting with the frontmatter block

@@ -125,7 +125,7 @@ class SecretMatch:
 
 
 def rule_label(rule_id: str) -> str:
-    """``github-fine-grained-pat`` → ``GitHub Fine Grained PAT`` (spec §6 special cases)."""
+    """``github-fine-grained-pat`` → ``GitHub Fine Grained PAT`` (``secret-scanner.ts``'s special cases)."""
     return " ".join(_LABEL_WORDS.get(part, part[:1].upper() + part[1:]) for part in rule_id.split("-"))
 
 

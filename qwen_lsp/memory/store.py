@@ -90,7 +90,7 @@ def slugify(name: str) -> str:
 
 
 def render_memory(*, name: str, description: str, type: Topic, body: str) -> str:
-    """Qwen Code's memory file format (spec §4.2): ``name`` / ``description`` / ``type`` frontmatter, blank line, body."""
+    """Qwen Code's memory file format (``store.ts``): ``name`` / ``description`` / ``type`` frontmatter, blank line, body."""
     return f"---\nname: {name}\ndescription: {description}\ntype: {type}\n---\n\n{body}\n"
 
 
@@ -325,7 +325,7 @@ class MemoryStore:
             raise SecretRefused([match.label for match in found])
 
     def _check_team_root(self) -> None:
-        """Spec §5.5: the team root may not be a symlink, nor resolve anywhere but ``<repo>/.qwen/team-memory``."""
+        """As ``indexer.ts``: the team root may not be a symlink, nor resolve anywhere but ``<repo>/.qwen/team-memory``."""
         team = self.paths.team
         if os.path.islink(team):
             raise TeamMemorySecurityError(

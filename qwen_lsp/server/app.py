@@ -343,7 +343,7 @@ class QwenLanguageServer(LanguageServer):
 def unwrap_settings(raw: Any) -> dict[str, Any]:
     """The ``qwen`` settings object from initializationOptions / configuration.
 
-    Design §5 says the options *are* the ``qwen`` object; clients that wrap it
+    The options *are* the ``qwen`` object (README.md, "Editor settings"); clients that wrap it
     as ``{"qwen": {...}}`` are accepted too.
     """
     if not isinstance(raw, Mapping):

@@ -1,6 +1,6 @@
 """The editor side of approvals and edits: asking the user, and applying through ``workspace/applyEdit``.
 
-Asking (design §3): a client that declares
+Asking (docs/protocol.md): a client that declares
 ``capabilities.experimental.qwen.permissionRequests: true`` gets a
 ``qwen/permission`` request (its UI can show the diff); any other client
 that declares ``window.showMessage`` gets ``window/showMessageRequest``

@@ -1,4 +1,4 @@
-"""``qwen/chatEvent`` emission: gap-free ``seq`` and timer-free coalescing (design §3).
+"""``qwen/chatEvent`` emission: gap-free ``seq`` and timer-free coalescing (docs/protocol.md).
 
 A text (or thought) delta that arrives while the pipe is idle is written
 at once — no added latency for a slow model. Writing marks the stream busy

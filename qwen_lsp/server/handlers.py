@@ -1,6 +1,6 @@
 """Every LSP and ``qwen/*`` handler: parse params, call the workspace, shape the result.
 
-No logic lives here (design §2): each handler is a few lines of glue.
+No logic lives here (docs/architecture.md): each handler is a few lines of glue.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def register(server: QwenLanguageServer) -> None:  # noqa: C901 - a flat list of
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def on_close(ls: QwenLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-        """Activation lasts until the next skills refresh, not until close (spec §12.4)."""
+        """Activation lasts until the next skills refresh, not until close (``SkillActivationRegistry``)."""
         if (path := uri_to_path(params.text_document.uri)) is not None:
             ls.workspace_for_path(path).document_closed(path)
 

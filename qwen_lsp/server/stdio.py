@@ -1,7 +1,7 @@
 """LSP over stdin/stdout on the event loop itself: framing that survives a lying peer, output with backpressure.
 
 pygls's stdio loop (``pygls.io_.run_async``) has three faults this module
-replaces (issue 15):
+replaces:
 
 * it reads every header line and every body through a worker thread —
   three thread hand-offs per message, most of the time a burst of 10,000

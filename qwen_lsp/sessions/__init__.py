@@ -1,4 +1,4 @@
-"""sessions core: session JSONL recording, reading, listing and resume (design §6, spec §13)."""
+"""sessions core: session JSONL recording, reading, listing and resume (``chatRecordingService.ts``)."""
 
 from qwen_lsp.sessions.listing import SessionSummary, list_sessions
 from qwen_lsp.sessions.reader import ReadResult, build_history, delete_session, read_records

@@ -6,9 +6,9 @@ record types we do not know. So reading never fails as a whole: every line
 that is not a JSON object, is too long (``lines.MAX_LINE_BYTES``, never
 loaded), nests too deep, or has content of the wrong shape
 (``records.check_record``) is skipped and reported, and everything else is
-kept (design §6).
+kept (docs/reliability.md).
 
-Resume follows spec §13.2 (seed-era ``buildApiHistoryFromConversation``):
+Resume follows Qwen Code's seed-era ``buildApiHistoryFromConversation``:
 the last ``chat_compression`` checkpoint that carries ``compressedHistory``
 is the base, later non-system messages are appended, and a
 ``mid_turn_user_message`` merges into the user turn before it. Before that,
@@ -205,7 +205,7 @@ def is_content(value: Any) -> TypeGuard[Content]:
 
 
 def build_history(records: Sequence[dict[str, Any]], *, strip_thoughts: bool = False) -> list[Content]:
-    """The model-facing history a resumed session continues from (spec §13.2).
+    """The model-facing history a resumed session continues from (``buildApiHistoryFromConversation``).
 
     ``records`` are a file's records in order (``read_records(...).records``);
     the active branch is taken first. The result is a deep copy: callers may

@@ -1,6 +1,6 @@
 """Recording a conversation to session JSONL, record by record, as it happens.
 
-The layout and record shape are Qwen Code's (spec §13.1, checked against the
+The layout and record shape are Qwen Code's (``chatRecordingService.ts``, checked against the
 files the 0.24.4 CLI writes), so the CLI can resume our sessions and we can
 resume its: ``~/.qwen/projects/<sanitized cwd>/chats/<sessionId>.jsonl``,
 one compact JSON object per line, each record's ``parentUuid`` naming the
@@ -12,8 +12,8 @@ Durability: every record is one ``write`` of a whole line to a file opened in
 append mode, then ``flush``; a crash can at worst tear the last line, which
 the reader skips. The ``os.fsync`` runs on one worker thread: records are
 written on the event loop, an fsync takes milliseconds, and 20 chats ending
-their turns at once stalled every stream for tens of ms (issue 15,
-``bench/load_streams.py``). A killed process loses nothing by it (the page
+their turns at once stalled every stream for tens of ms
+(``bench/load_streams.py``). A killed process loses nothing by it (the page
 cache outlives the process); only a power loss within those milliseconds can. A lock serialises writers so lines from
 concurrent threads never interleave. Before the first append to an existing
 file, and after any failed write, a missing final newline is restored so a

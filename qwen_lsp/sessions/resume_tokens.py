@@ -1,4 +1,4 @@
-"""The token counts a resumed session starts from (spec §13.2, ``getResumeTokenCounts``).
+"""The token counts a resumed session starts from (Qwen Code's ``getResumeTokenCounts``).
 
 Compaction decides on the prompt size the model last reported; a resumed
 chat that started from zero would run past ``auto`` and ``hard`` before its

@@ -1,4 +1,4 @@
-"""One settings model, filled from five layers (design §5).
+"""One settings model, filled from five layers (README.md, "Editor settings").
 
 Order, lowest first: defaults < ``~/.qwen/settings.json`` <
 ``<project>/.qwen/settings.json`` < environment < the LSP client
@@ -72,7 +72,7 @@ class CompressionSettings(_Section):
 
 
 class SkillReviewSettings(_Section):
-    """Skill review after busy sessions (chapter §5.9); applies from the next turn, no restart."""
+    """Skill review after busy sessions (docs/skills.md); applies from the next turn, no restart."""
 
     enabled: bool = Field(
         False, description="After 20 tool calls in a chat, a background run may propose a reusable skill (Qwen Code's memory.enableAutoSkill; off by default)."
@@ -85,7 +85,7 @@ class SkillsSettings(_Section):
 
 
 class MemorySettings(_Section):
-    """Auto memory (chapter §5); each switch applies from the next turn, no restart."""
+    """Auto memory (docs/memory.md); each switch applies from the next turn, no restart."""
 
     enabled: bool = Field(True, description="Managed memory: recall, the memory block, extraction and dream (Qwen Code's enableManagedAutoMemory).")
     auto_extract: bool = Field(True, alias="autoExtract", description="After each turn, a background run saves what is worth remembering.")

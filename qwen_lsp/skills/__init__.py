@@ -1,6 +1,6 @@
 """Skills core: discover SKILL.md files, watch them, activate by path, list them to the model.
 
-Levels (spec §12.1): project (``<root>/.qwen/skills``, ``<root>/.agents/skills``;
+Levels (Qwen Code's ``skill-manager.ts``): project (``<root>/.qwen/skills``, ``<root>/.agents/skills``;
 skipped when the root is the home directory), user (``~/.qwen/skills``,
 ``~/.agents/skills``) and bundled (shipped in this package). Project beats
 user beats bundled; within a level the first provider directory wins.

@@ -1,10 +1,10 @@
-"""Finding SKILL.md files on disk: levels, provider directories, precedence (spec §12.1).
+"""Finding SKILL.md files on disk: levels, provider directories, precedence (Qwen Code's ``skill-manager.ts``).
 
 A skill is ``<base>/<name>/SKILL.md`` where ``<base>`` is one of the
 provider directories of a level. Within a level the first provider wins a
 name; across levels project beats user beats bundled. Skill directories may
 be symlinks, also to targets outside the base (the supported "one skills
-repo, many links" workflow, chapter §6.2).
+repo, many links" workflow, docs/skills.md).
 
 Parsing is memoised by ``(mtime, size)`` so a refresh after one edit
 re-reads one file; the cache is rebuilt per load (never mutated), which lets

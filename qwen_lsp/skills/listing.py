@@ -1,4 +1,4 @@
-"""How the model learns which skills exist (spec §12.5, chapter §6.5).
+"""How the model learns which skills exist (Qwen Code's ``tools/skill.ts``; docs/skills.md).
 
 The skill list never goes into the skill tool's description: the tools
 block heads the prompt-cache prefix, and one changed byte there would

@@ -2,7 +2,7 @@
 
 A refresh rebuilds everything from disk into a new immutable-ish catalog
 and swaps it in, so readers never see half a load and activations start
-over (spec §12.4: "activations do not carry over", which is what makes an
+over (as Qwen Code's ``SkillActivationRegistry``, which is what makes an
 edited ``paths:`` take effect at once). While watching, the disk work of a
 refresh runs on a worker thread and the swap happens on the event loop.
 """

@@ -12,7 +12,7 @@ from pathlib import Path
 
 
 class SkillLevel(str, Enum):
-    """Where a skill came from; earlier members win a name clash (spec §12.1)."""
+    """Where a skill came from; earlier members win a name clash (Qwen Code's ``skill-manager.ts``)."""
 
     PROJECT = "project"
     USER = "user"

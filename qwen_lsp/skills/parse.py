@@ -1,4 +1,4 @@
-"""SKILL.md parsing, as Qwen Code's ``SkillManager.parseSkillContent`` (spec §12.2).
+"""SKILL.md parsing, as Qwen Code's ``SkillManager.parseSkillContent`` (``skills/skill-manager.ts``).
 
 Every failure becomes ``SkillParseError`` with the reference wording, so the
 ``/skills``-style error list reads the same in both tools. Nothing here

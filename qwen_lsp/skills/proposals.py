@@ -1,6 +1,6 @@
 """Proposed skills waiting for the user: a pending area outside every skills directory.
 
-Skill review (chapter §5.9, ``review.py``) may find a repeatable procedure
+Skill review (``features/skill_review/``) may find a repeatable procedure
 in a busy chat and draft a SKILL.md for it. A draft is not a skill until
 the user accepts it, so it lives where no skill level looks:
 ``~/.qwen/projects/<sanitized root>/skill-proposals/<proposalId>/SKILL.md``
@@ -11,7 +11,7 @@ pending area means a crash or a cancelled review can never leave a
 half-reviewed skill where the model would load it.
 
 Every draft must parse as a SKILL.md with the skills core's own parser
-(spec §12.2) and carry a name that can be a directory: at most
+(as Qwen Code's ``SkillManager.parseSkillContent``) and carry a name that can be a directory: at most
 :data:`MAX_NAME_CHARS` characters, no leading ``.`` (``.``/``..``/hidden),
 no ``:`` (the parser allows it for namespaced skills, but it is not a
 file name on Windows). Drafts are bounded (:data:`MAX_PROPOSAL_CHARS`), and
@@ -82,7 +82,7 @@ def check_draft(text: str, path: Path) -> SkillDefinition:
         raise ProposalRefused(f"the SKILL.md is {len(text)} characters; a proposed skill may have at most {MAX_PROPOSAL_CHARS}")
     try:
         definition, body = parse_skill(text, path, SkillLevel.PROJECT)
-    except ValueError as exc:  # SkillParseError, already worded as spec §12.2
+    except ValueError as exc:  # SkillParseError, already worded as Qwen Code's
         raise ProposalRefused(str(exc)) from None
     name = definition.name
     if len(name) > MAX_NAME_CHARS or name.startswith(".") or ":" in name:

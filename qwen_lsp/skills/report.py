@@ -11,7 +11,7 @@ from .manager import SkillManager
 
 
 def skills_list_result(manager: SkillManager) -> SkillsListResult:
-    """The ``qwen/skills/list`` result (design §3)."""
+    """The ``qwen/skills/list`` result (docs/protocol.md)."""
     return SkillsListResult(
         skills=[
             SkillItem(

@@ -1,4 +1,4 @@
-"""Follow-up suggestions and speculation over LSP, against the real server and a scripted model (issue 14).
+"""Follow-up suggestions and speculation over LSP, against the real server and a scripted model.
 
 The fake editor records ``qwen/suggestion``, ``qwen/permission`` and every
 ``workspace/applyEdit``; nothing here reaches into the server: what the

@@ -1,4 +1,4 @@
-"""Ages in words and the freshness note (spec §7.6)."""
+"""Ages in words and the freshness note (Qwen Code's ``memoryAge.ts``)."""
 
 from __future__ import annotations
 

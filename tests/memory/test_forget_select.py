@@ -1,4 +1,4 @@
-"""Forget step one (spec §11.4): model selection with the substring fallback."""
+"""Forget step one (Qwen Code's ``memory/forget.ts``): model selection with the substring fallback."""
 
 from __future__ import annotations
 

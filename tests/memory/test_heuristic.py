@@ -1,4 +1,4 @@
-"""The heuristic scorer's details (spec §7.2 v2): tokens, NFKC, CJK bigrams, weights, order, bounds."""
+"""The heuristic scorer's details (``recall.ts`` v2): tokens, NFKC, CJK bigrams, weights, order, bounds."""
 
 from __future__ import annotations
 

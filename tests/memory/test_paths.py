@@ -1,4 +1,4 @@
-"""Where each memory scope lives (spec §4.1) and which paths belong to which scope."""
+"""Where each memory scope lives (Qwen Code's ``memory/paths.ts``) and which paths belong to which scope."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The system prompt's auto-memory block (spec §4.3): variants, tiers, index rendering, load truncation."""
+"""The system prompt's auto-memory block (``memory/prompt.ts``): variants, tiers, index rendering, load truncation."""
 
 from __future__ import annotations
 

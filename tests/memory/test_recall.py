@@ -1,4 +1,4 @@
-"""Recall's flow (spec §7.1, §7.3–§7.5): model first, heuristic on any failure, nothing on cancel."""
+"""Recall's flow (Qwen Code's ``recall.ts``): model first, heuristic on any failure, nothing on cancel."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ The set (``data/recall_eval.json``) was written as a developer would fill a
 memory store — conventions, preferences, project facts, pointers; English,
 Chinese, Japanese, Korean, accented French/Spanish, full-width text — and the
 queries as they would ask, before the scorer was run on it. The scorer
-matches tokens as substrings (spec §7.2), so a "no-result" query is one whose
+matches tokens as substrings (``recall.ts``), so a "no-result" query is one whose
 words are about something the store does not hold at all.
 
 Every document gets the same mtime: recency must not decide quality here.

@@ -1,4 +1,4 @@
-"""Scanning memory files (spec §4.2), including files in the exact shape Qwen Code writes."""
+"""Scanning memory files (Qwen Code's ``memory/scan.ts``), including files in the exact shape Qwen Code writes."""
 
 from __future__ import annotations
 

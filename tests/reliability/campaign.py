@@ -400,18 +400,18 @@ def tool_calls_paired(body: dict[str, Any]) -> bool:
     return True
 
 
-async def run_campaign(root: Path, *, kills: int, seed: int, lanes: int = 2) -> Counters:
-    """``kills`` rounds split over ``lanes`` independent projects run side by side (one starts while another works).
+async def run_campaign(root: Path, *, kills: int, seed: int, projects: int = 2) -> Counters:
+    """``kills`` rounds split over ``projects`` independent projects run side by side (one starts while another works).
 
-    Lane ``i`` uses ``Random(seed + i)``, so a run repeats its kill points.
+    Project ``i`` uses ``Random(seed + i)``, so a run repeats its kill points.
     """
 
-    async def lane(index: int, share: int) -> Counters:
+    async def one_project(index: int, share: int) -> Counters:
         with ScriptedOpenAI() as scripted:
-            return await Campaign(root / f"lane{index}", scripted, seed=seed + index).run(share)
+            return await Campaign(root / f"project{index}", scripted, seed=seed + index).run(share)
 
-    shares = [kills // lanes + (1 if i < kills % lanes else 0) for i in range(lanes)]
-    results = await asyncio.gather(*(lane(i, share) for i, share in enumerate(shares) if share))
+    shares = [kills // projects + (1 if i < kills % projects else 0) for i in range(projects)]
+    results = await asyncio.gather(*(one_project(i, share) for i, share in enumerate(shares) if share))
     return merge(results)
 
 

@@ -1,4 +1,4 @@
-"""Frontmatter parsing at its bounds (spec §12.2; YAML 1.2 core schema; JavaScript ``String()``).
+"""Frontmatter parsing at its bounds (``parseSkillContent``; YAML 1.2 core schema; JavaScript ``String()``).
 
 From surviving mutants of ``qwen_lsp/text/yaml_frontmatter.py`` and the
 frontmatter part of ``qwen_lsp/skills/parse.py``: the exact size and
@@ -168,7 +168,7 @@ def test_js_string_prints_as_javascript(value: object, expected: str) -> None:
     assert js_string(value) == expected
 
 
-# --- SKILL.md frontmatter (spec §12.2) ----------------------------------------------------------------
+# --- SKILL.md frontmatter ----------------------------------------------------------------------------
 
 
 def parse(text: str) -> tuple[object, str]:

@@ -1,4 +1,4 @@
-"""``paths:`` globs at the edges the first suite left open (spec §12.4: picomatch, ``dot: true``).
+"""``paths:`` globs at the edges the first suite left open (``skill-activation.ts``: picomatch, ``dot: true``).
 
 Each case here was a surviving mutant of ``qwen_lsp/matching/globs.py`` (see
 ``bench/mutation.py``): behaviour a wrong implementation could change

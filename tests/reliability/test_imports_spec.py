@@ -1,7 +1,7 @@
-"""``@import`` expansion at the edges the first suite left open (spec §3), with every problem's path and message.
+"""``@import`` expansion at the edges the first suite left open, with every problem's path and message.
 
 Each case here was a surviving mutant of ``qwen_lsp/context/imports.py``
-(see ``bench/mutation.py``). Expected output is Qwen Code 0.24's (spec §3.1–§3.5):
+(see ``bench/mutation.py``). Expected output is Qwen Code 0.24's (``memoryImportProcessor.ts``):
 the scanner's word rule, ENOENT kept silently, per-chain cycles, the depth
 limit in both formats, flat mode's reverse walk and single emission.
 """
@@ -44,7 +44,7 @@ def flat(*files: tuple[Path, str]) -> str:
     return "\n\n".join(f"--- File: {p} ---\n{t}\n--- End of File: {p} ---" for p, t in files)
 
 
-# --- the scanner (§3.1) ---------------------------------------------------------------------------
+# --- the scanner ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -72,7 +72,7 @@ def test_scanner_offsets_cover_exactly_the_at_sign_and_path() -> None:
     assert [(text[r.start : r.end], r.start) for r in refs] == [("@./a.md,", 4), ("@b.md", 18)]
 
 
-# --- tree mode (§3.3) -------------------------------------------------------------------------------
+# --- tree mode --------------------------------------------------------------------------------------
 
 
 def test_a_context_file_in_a_subfolder_imports_a_parent_file_inside_the_repo(tmp_path: Path) -> None:
@@ -228,7 +228,7 @@ def test_a_symlink_inside_the_project_is_followed(tmp_path: Path) -> None:
     assert trace.problems == []
 
 
-# --- flat mode (§3.4) -------------------------------------------------------------------------------
+# --- flat mode --------------------------------------------------------------------------------------
 
 
 def test_flat_mode_honours_the_depth_limit_and_names_the_file(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def test_plain_data_round_trips_through_yaml(data: dict[str, object]) -> None:
 
 
 def reference_split(text: str) -> tuple[str, str] | None:
-    """Spec §12.2 by lines: an opening ``---`` line, then the first later line that is exactly ``---``."""
+    """``parseSkillContent`` by lines: an opening ``---`` line, then the first later line that is exactly ``---``."""
     if not text.startswith("---\n"):
         return None
     lines = text[4:].split("\n")

@@ -1,7 +1,7 @@
-"""Property tests of ``@import`` scanning and expansion (spec §3; context files are repository content).
+"""Property tests of ``@import`` scanning and expansion (upstream's ``findImports``; context files are repository content).
 
-Properties: the scanner agrees with a one-line reference model of spec
-§3.1 (an import is a whitespace-separated word that starts with ``@`` and
+Properties: the scanner agrees with a one-line reference model of
+``findImports`` (an import is a whitespace-separated word that starts with ``@`` and
 whose path starts with ``.``, ``/`` or an ASCII letter); expansion never
 raises, leaves text without imports untouched, keeps missing imports
 verbatim, and never brings in text from outside the project.
@@ -81,5 +81,5 @@ def test_imports_of_missing_files_leave_the_text_unchanged(tmp_path_factory: pyt
     (empty / ".git").mkdir(parents=True, exist_ok=True)
     trace = ImportTrace()
     out = process_imports(content, str(empty / "QWEN.md"), trace=trace)
-    assert out == content  # missing imports are kept silently (spec §3.3)
+    assert out == content  # missing imports are kept silently (as ``memoryImportProcessor.ts``)
     assert trace.problems == []

@@ -1,4 +1,4 @@
-"""Property tests of the MEMORY.md field sanitiser (spec §5.2) against a character-by-character model.
+"""Property tests of the MEMORY.md field sanitiser (``sanitizeIndexField``) against a character-by-character model.
 
 Properties: the output is one line of at most 120 UTF-16 units with no
 control, invisible or lone-surrogate character, no backtick and no ``](``,
@@ -21,7 +21,7 @@ _INVISIBLE = set("\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u
 
 
 def reference(value: str) -> str:
-    """Spec §5.2 steps 1–6, one character at a time."""
+    """``sanitizeIndexField``'s steps 1–6, one character at a time."""
     out: list[str] = []
     for ch in value:
         code = ord(ch)

@@ -1,4 +1,4 @@
-"""Property tests of the team-memory secret scanner (spec §6) on arbitrary text.
+"""Property tests of the team-memory secret scanner (``secret-scanner.ts``) on arbitrary text.
 
 Properties: any ``str`` (lone surrogates included) is scanned without an
 error; the answer names each rule at most once, in rule order, and never

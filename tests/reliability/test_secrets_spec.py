@@ -1,4 +1,4 @@
-"""The team-memory secret scanner at its bounds (spec §6), from surviving mutants of ``memory/secrets.py``.
+"""The team-memory secret scanner at its bounds (``secret-scanner.ts``), from surviving mutants of ``memory/secrets.py``.
 
 The private-key rule allows a label of at most 100 characters between
 ``-----BEGIN`` / ``-----END`` and ``PRIVATE KEY``: exactly 100 fires, 101

@@ -1,4 +1,4 @@
-"""Issue 8's acceptance case: one repository carrying every attack at once, through the real server.
+"""The hostile-repository acceptance case: one repository carrying every attack at once, through the real server.
 
 Hostile settings, ``context.fileName`` outside, symlinked imports and files,
 extglob and YAML bombs in skills and rules, a poisoned session file, and a

@@ -1,4 +1,4 @@
-"""Hostile sizes and poisoned session files (issue 8, items 6-8, 11, 12).
+"""Hostile sizes and poisoned session files (docs/security.md).
 
 Each attack is built as files in a temp dir and run against the real server
 (over stdio, with the scripted model) or the real core.

@@ -1,4 +1,4 @@
-"""Issue 8, a hostile repository: settings trust, context files and imports, frontmatter bombs.
+"""A hostile repository: settings trust, context files and imports, frontmatter bombs.
 
 Each attack is built as files in a temp dir and run against the real core
 or the real server subprocess (docs/security.md lists which test proves

@@ -1,4 +1,4 @@
-// Issue 14 end to end in a real VS Code (code-server, e2e/workbench.ts): follow-up suggestions with
+// Follow-ups end to end in a real VS Code (code-server, e2e/workbench.ts): suggestions with
 // speculation, and a proposed skill after a busy session, from the real server through the panel.
 // The model is e2e/scripted_followups.py; the approval mode is auto-edit (a VS Code setting: a
 // project's .qwen/settings.json may not loosen approvals), so the server speculates. Memory

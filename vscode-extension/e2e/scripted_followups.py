@@ -1,4 +1,4 @@
-"""The scripted OpenAI server for the follow-up end-to-end test (e2e/followups.test.ts, issue 14).
+"""The scripted OpenAI server for the follow-up end-to-end test (e2e/followups.test.ts).
 
 One model plays every part, told apart by what a request asks, as a real model would:
 - the suggestion side query ("What will the user type next?") answers the follow-up scripted for

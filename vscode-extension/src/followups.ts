@@ -1,5 +1,5 @@
 /**
- * The host side of issue 14's panel part: the follow-up suggestion (`qwen/suggestion`, accepted
+ * The host side of follow-ups in the panel: the follow-up suggestion (`qwen/suggestion`, accepted
  * or dismissed by id) and proposed skills (`qwen/skillProposed`, accepted or discarded). Pure (no
  * vscode import), like src/permission.ts, so the whole life of both is unit-tested with a fake
  * transport and a fake UI; src/chatController.ts only forwards to it.

@@ -17,7 +17,7 @@ export const NO_MEMORIES = 'No memories yet. Select text and run “Qwen: Rememb
 /** The server-side command behind the "Remember this convention" code action (docs/protocol.md). */
 export const REMEMBER_COMMAND = 'qwen.rememberSelection';
 
-/** Index and prompt order of the scopes (spec §4.3); an unknown scope sorts after them. */
+/** Index and prompt order of the scopes (`memory/prompt.ts`); an unknown scope sorts after them. */
 const SCOPE_ORDER = ['user', 'project', 'team'];
 const SCOPE_LABEL: Record<string, string> = { user: 'User', project: 'Project', team: 'Team' };
 

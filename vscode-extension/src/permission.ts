@@ -1,5 +1,5 @@
 /**
- * The host side of qwen/permission (issue 13): the server asks before a write or a shell command;
+ * The host side of qwen/permission: the server asks before a write or a shell command;
  * the chat shows the approval card above the composer and, for a file change, VS Code's diff
  * editor beside it. Pure (no vscode import) so the whole life of a request is unit-tested with a
  * fake UI; src/diffEditor.ts is the real diff editor.

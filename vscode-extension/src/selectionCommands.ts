@@ -17,7 +17,7 @@ import { sendVia } from './memoryView';
 import { commands } from './rpc.generated';
 import type { SelectionArgs } from './shared/protocol';
 
-/** The server-side command behind "Add to QWEN.md" (design §3). */
+/** The server-side command behind "Add to QWEN.md" (docs/protocol.md). */
 export const ADD_TO_RULES_COMMAND = 'qwen.addToProjectRules';
 
 function selection(): { text: string; uri: string } | undefined {

@@ -1,4 +1,4 @@
-// Issue 14 on the host (src/followups.ts, what ChatController forwards qwen/suggestion,
+// Follow-ups on the host (src/followups.ts, what ChatController forwards qwen/suggestion,
 // qwen/skillProposed and the webview's answers to), with a fake transport and a fake UI: which
 // suggestions are offered, replaced, finished and dismissed; the accept as a turn (applied →
 // the session re-read, not applied → what streamed, older server → a friendly line with Retry);

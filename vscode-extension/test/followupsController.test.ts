@@ -1,5 +1,5 @@
-// ChatController's wiring of issue 14 (src/chatController.ts with the `vscode` API faked by
-// fakeVscode.ts, a fake language client and a fake webview): qwen/suggestion and
+// ChatController's wiring of follow-ups and proposed skills (src/chatController.ts with the
+// `vscode` API faked by fakeVscode.ts, a fake language client and a fake webview): qwen/suggestion and
 // qwen/skillProposed reach the webview and its snapshot; accepting runs as a turn of the chat
 // (applied → the transcript re-read from the session; not applied → the streamed turn); typing,
 // a new chat and Retry; an older server.

@@ -1,4 +1,4 @@
-// Issue 14's panel part against the real Python server over stdio, through src/followups.ts as
+// Follow-ups in the panel against the real Python server over stdio, through src/followups.ts as
 // the extension runs it. The server side (speculation, skill review) is built on other branches;
 // each test first asks the server whether it has the method (an older server answers -32601) and
 // then checks what the panel must do with that server:

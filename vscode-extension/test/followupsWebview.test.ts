@@ -1,4 +1,4 @@
-// Issue 14's panel part in the chat webview (headless Chromium, the real bundle, CSS and CSP):
+// Follow-ups and proposed skills in the chat webview (headless Chromium, real bundle, CSS, CSP):
 // the follow-up suggestion chip (Tab / Enter in the empty composer accepts, typing dismisses,
 // the "result ready" marker, replacement, restore from the snapshot, B13: Tab is never taken
 // otherwise) and the proposed-skill cards (Accept / Discard, arming as the approval card's B11,

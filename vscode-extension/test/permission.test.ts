@@ -1,4 +1,4 @@
-// qwen/permission on the host (issue 13), pure parts: the unified-diff applier behind the diff
+// qwen/permission on the host, pure parts: the unified-diff applier behind the diff
 // editor's "after", the request → card mapping, the card answer → decision mapping, the life of a
 // request (answered, diff closed = deny, withdrawn by the server, queued), the declared client
 // capability, and edit tool cards carrying the decision.

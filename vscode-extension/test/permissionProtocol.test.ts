@@ -1,4 +1,4 @@
-// qwen/permission over JSON-RPC (issue 13). With the real Python server: the client initialises
+// qwen/permission over JSON-RPC. With the real Python server: the client initialises
 // with the capabilities the extension declares (the StaticFeature plus what vscode-languageclient
 // declares for workspace/applyEdit); a scripted model calls `edit`; the server asks; the host's
 // PermissionBroker answers through the card; the edit arrives as workspace/applyEdit and equals the

@@ -231,7 +231,7 @@ test('settings: an untrusted workspace sends folderTrust: false and reads user s
   assert.ok(restricted.includes('qwen.server.path'));
 });
 
-test('settings: every server key of design §5 is contributed under qwen.* with a description and the scope the mapping reads', () => {
+test('settings: every server key of the README editor settings is contributed under qwen.* with a description and the scope the mapping reads', () => {
   const props = manifest.contributes.configuration.properties as Record<string, Record<string, unknown>>;
   const keys = [
     'model.name', 'model.baseUrl', 'model.contextWindow', 'model.maxOutputTokens', 'compression.threshold', 'memory.enabled', 'memory.autoExtract', 'memory.autoDream',

@@ -2,7 +2,7 @@
 
 Forked runs (memory extraction, dream) may look around with a shell, as in
 Qwen Code, where the fork allows ``run_shell_command`` only when the
-command is read-only (spec §10.4). Qwen Code judges that from a shell AST;
+command is read-only (``memory-scoped-agent-config.ts``). Qwen Code judges that from a shell AST;
 we are more conservative and never start a shell at all:
 
 * the command is split with ``shlex`` (POSIX rules); ``|`` between

@@ -1,7 +1,7 @@
 """The agent side of a speculation: a fork of the finished turn that runs the suggestion into an overlay.
 
-Chapter §8's third use of the fork primitive (Qwen Code's
-``startSpeculation``). The fork sends the parent turn's exact prefix
+The third use of the fork primitive (Qwen Code's ``startSpeculation``,
+``followup/speculation.ts``). The fork sends the parent turn's exact prefix
 (``fork.py``: same system prompt, same ``tools`` array, same history), so
 the endpoint's prompt cache serves it; then the suggestion as the user's
 message, with the seed's limits: :data:`MAX_SPECULATION_TURNS` model

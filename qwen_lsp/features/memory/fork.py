@@ -3,7 +3,7 @@
 Implements :class:`qwen_lsp.memory.forking.MemoryForkRunner` for extraction
 and dream: the read tools, a read-only shell, and ``write_file``/``edit``
 that write through the memory store (secret scan, lock, index rebuild),
-under the memory permission rule (spec §10.4), in a fork of the parent
+under the memory permission rule (``memory-scoped-agent-config.ts``), in a fork of the parent
 turn (``fork.py``: same system prompt and tools array for the prompt cache).
 """
 

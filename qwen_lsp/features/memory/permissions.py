@@ -1,4 +1,4 @@
-"""The permission rules of a memory fork (extraction, dream): spec §10.4.
+"""The permission rules of a memory fork (extraction, dream): ``memory-scoped-agent-config.ts``.
 
 * ``write_file`` / ``edit``: denied under ``pinned/`` of a memory root
   (pinned memories are the user's, read-only to the model); allowed when

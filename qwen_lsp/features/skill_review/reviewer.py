@@ -1,4 +1,4 @@
-"""Skill review after busy sessions (chapter §5.9): count tool calls, fork a review, keep its proposal.
+"""Skill review after busy sessions (docs/skills.md): count tool calls, fork a review, keep its proposal.
 
 Qwen Code counts the tool calls of a chat and, once ``AUTO_SKILL_THRESHOLD``
 (20) have run since the last review, forks a background agent that reads
