@@ -315,8 +315,11 @@ class Workspace:
     def _apply_skill_change(self, change: SkillSetChange) -> None:
         """A refresh rebuilt the registry (which drops activations): re-activate for open files, then tell the editor."""
         reactivated = self.skills.activate_for_paths(sorted(self.open_documents)) if self.open_documents else []
-        added = sorted(set(change.added) | set(reactivated))
-        removed = [n for n in change.removed if n not in reactivated]
+        # A skill active before the refresh and active again after it did not change for the editor:
+        # announcing it again showed a second "activated" notice (a didOpen burst racing the start-up load).
+        kept = set(reactivated) & set(change.removed)
+        added = sorted((set(change.added) | set(reactivated)) - kept)
+        removed = [n for n in change.removed if n not in kept]
         signature = self.skills.signature
         if added or removed or signature != self._skills_on_disk:
             # Also when only a conditional skill or an error changed: the editor's list is stale.

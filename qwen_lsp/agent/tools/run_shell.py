@@ -35,7 +35,7 @@ from qwen_lsp.agent.approvals import Approval, ToolPermission
 from qwen_lsp.agent.readonly_shell import is_read_only
 from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.base import ToolArgs, describe_validation_error, function_declaration
-from qwen_lsp.agent.tools.shell import MAX_COMMAND_CHARS, MAX_OUTPUT_CHARS, NAME, read_bounded
+from qwen_lsp.agent.tools.shell import MAX_COMMAND_CHARS, MAX_OUTPUT_CHARS, NAME, read_bounded, reap
 from qwen_lsp.visible_text import shown_title
 
 TIMEOUT_SECONDS = 120.0
@@ -140,7 +140,7 @@ async def run_command(command: str, cwd: str, timeout: float, env: Mapping[str, 
             os.killpg(proc.pid, signal.SIGKILL)
         if proc.returncode is None:
             with contextlib.suppress(Exception):
-                await asyncio.shield(proc.wait())
+                await asyncio.shield(reap(proc))
     text = _text(out)
     if cut:
         text += f"\n... [output cut at {MAX_OUTPUT_CHARS} characters; the command was stopped]"

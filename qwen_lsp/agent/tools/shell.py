@@ -274,7 +274,7 @@ async def run_pipeline(pipeline: Pipeline, cwd: Path) -> ToolResult:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
                 with contextlib.suppress(Exception):
-                    await proc.wait()
+                    await reap(proc)
     text = out.decode("utf-8", errors="replace")
     if cut:
         text += f"\n... [output cut at {MAX_OUTPUT_CHARS} characters]"
@@ -284,6 +284,21 @@ async def run_pipeline(pipeline: Pipeline, cwd: Path) -> ToolResult:
     if code not in (0, None) and not cut:
         parts.append(f"exit code: {code}")
     return ToolResult(output="\n".join(parts), is_error=False)
+
+
+REAP_SECONDS = 5.0
+"""How long a killed command's pipes may take to close (a process that left its group may hold one)."""
+
+
+async def reap(proc: asyncio.subprocess.Process) -> None:
+    """Wait for a killed command, reading its pipes to the end first: asyncio's ``wait()`` also waits for
+    them to close, and a stream paused on a full buffer (output cut short) never reads its EOF otherwise."""
+    async with asyncio.timeout(REAP_SECONDS):
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                while await stream.read(65536):
+                    pass
+        await proc.wait()
 
 
 async def read_bounded(proc: asyncio.subprocess.Process) -> tuple[bytes, bool]:
