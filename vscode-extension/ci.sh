@@ -27,11 +27,12 @@ step "npm test (unit, protocol against the Python server, webview in Chromium)"
 npm test
 step "npm run package"
 npm run package
-step "the .vsix carries the LICENSE"
-python3 -m zipfile -l qwen-lsp.vsix | grep -q '^extension/LICENSE' || { echo "vscode-extension/ci.sh: qwen-lsp.vsix has no extension/LICENSE" >&2; exit 1; }
-step "the .vsix carries the server (bundled/launch.py, qwen_lsp and the native libraries for CPython 3.11-3.13)"
-for f in bundled/launch.py bundled/libs/common/qwen_lsp/__init__.py bundled/libs/cp311/pydantic_core/__init__.py bundled/libs/cp312/pydantic_core/__init__.py bundled/libs/cp313/pydantic_core/__init__.py; do
-  python3 -m zipfile -l qwen-lsp.vsix | grep -q "^extension/$f " || { echo "vscode-extension/ci.sh: qwen-lsp.vsix has no extension/$f" >&2; exit 1; }
+step "the .vsix carries the LICENSE and the server (bundled/launch.py, qwen_lsp, the native libraries for CPython 3.11-3.13)"
+# The listing is read whole first: `grep -q` stops at the first match, and with pipefail the
+# listing's broken pipe would fail the check.
+listing=$(python3 -m zipfile -l qwen-lsp.vsix)
+for f in LICENSE bundled/launch.py bundled/libs/common/qwen_lsp/__init__.py bundled/libs/cp311/pydantic_core/__init__.py bundled/libs/cp312/pydantic_core/__init__.py bundled/libs/cp313/pydantic_core/__init__.py; do
+  grep -q "^extension/$f" <<<"$listing" || { echo "vscode-extension/ci.sh: qwen-lsp.vsix has no extension/$f" >&2; exit 1; }
 done
 step "npm run test:e2e (the .vsix in code-server)"
 npm run test:e2e
