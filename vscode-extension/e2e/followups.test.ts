@@ -28,7 +28,7 @@ before(async () => {
     workspace: ws,
     modelScript: 'scripted_followups.py',
     modelArgs: [ws],
-    userSettings: { 'qwen.tools.approvalMode': 'auto-edit', 'qwen.memory.autoExtract': false, 'qwen.memory.autoDream': false },
+    userSettings: { 'qwen.tools.approvalMode': 'auto-edit', 'qwen.ui.enableSpeculation': true, 'qwen.memory.autoExtract': false, 'qwen.memory.autoDream': false },
   });
 });
 
