@@ -161,7 +161,9 @@ export class Workbench {
   /** Waits for the extension, then opens the Qwen view and waits for its composer. */
   async openQwen(): Promise<void> {
     await this.page.locator('.statusbar-item', { hasText: 'Qwen' }).first().waitFor({ timeout: LONG }); // the extension is active
-    await this.page.locator('.activitybar .action-item a[aria-label="Qwen"]').click();
+    // Clicking the icon of the container already shown would hide the side bar instead.
+    const item = this.page.locator('.activitybar .action-item', { has: this.page.locator('a[aria-label="Qwen"]') });
+    if (!(await item.evaluate((el) => el.classList.contains('checked')))) await item.locator('a[aria-label="Qwen"]').click();
     await this.chat().locator('#prompt').waitFor({ timeout: LONG });
   }
 
