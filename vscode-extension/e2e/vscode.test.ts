@@ -231,6 +231,32 @@ e2e('"Compact" in the panel summarizes the model\'s copy of the chat; the transc
   await wb.shot('compacted-dark');
 });
 
+// Before the edit case: that one points the chat at another scripted model.
+e2e('a question asked with a selection reaches the model with it; leaving it out in the panel drops it for that message only', 5, async () => {
+  await wb.openFile('users.py');
+  await wb.page.locator('.editor-instance .view-lines').first().click();
+  await wb.page.keyboard.press('Control+A');
+  const line = wb.chat().locator('#editor-context');
+  await line.locator('.editor-context-label', { hasText: 'users.py · lines 1–2 selected' }).waitFor({ timeout: 30_000 });
+  // Left out: this message goes without it.
+  await line.getByRole('button', { name: /Leave out editor context/ }).click();
+  await line.locator('.editor-context-label', { hasText: 'left out of the next message' }).waitFor({ timeout: 15_000 });
+  const prompt = wb.chat().locator('#prompt');
+  await prompt.fill('Without it: what do I have selected?');
+  await prompt.press('Enter');
+  const answers = wb.chat().locator('.msg.assistant:not(.streaming)');
+  await answers.filter({ hasText: 'No editor context came with this message.' }).last().waitFor({ timeout: LONG });
+  await line.locator('.editor-context-label', { hasText: /^users\.py · lines 1–2 selected$/ }).waitFor({ timeout: 15_000 });
+  // The next message carries it again, the selected text included.
+  await wb.chat().locator('#send:not([disabled])').waitFor({ timeout: 30_000 });
+  await prompt.fill('And now: what do I have selected?');
+  await prompt.press('Enter');
+  const got = answers.filter({ hasText: 'The editor selection I got' }).last();
+  await got.waitFor({ timeout: LONG });
+  assert.match((await got.locator('pre code').textContent()) ?? '', /def list_users\(\):\n\s+return \[\]/);
+  await wb.shot('editor-context-light');
+});
+
 e2e('an edit asks first: the permission card and the proposed change in the diff editor; Allow applies it, closing the diff denies', 5, async () => {
   const target = path.join(wb.workspace, 'src', 'api', 'users.py');
   editing = await startEditingModel(target, [
@@ -276,29 +302,4 @@ e2e('an edit asks first: the permission card and the proposed change in the diff
   assert.equal(await wb.chat().locator('.approval').count(), 0, 'the card went with the diff');
   await wb.chat().locator('#send:not([disabled])').waitFor({ timeout: 30_000 });
   await wb.shot('permission-denied');
-});
-
-e2e('a question asked with a selection reaches the model with it; leaving it out in the panel drops it for that message only', 5, async () => {
-  await wb.openFile('users.py');
-  await wb.page.locator('.editor-instance .view-lines').first().click();
-  await wb.page.keyboard.press('Control+A');
-  const line = wb.chat().locator('#editor-context');
-  await line.locator('.editor-context-label', { hasText: 'users.py · lines 1–2 selected' }).waitFor({ timeout: 30_000 });
-  // Left out: this message goes without it.
-  await line.getByRole('button', { name: /Leave out editor context/ }).click();
-  await line.locator('.editor-context-label', { hasText: 'left out of the next message' }).waitFor({ timeout: 15_000 });
-  const prompt = wb.chat().locator('#prompt');
-  await prompt.fill('Without it: what do I have selected?');
-  await prompt.press('Enter');
-  const answers = wb.chat().locator('.msg.assistant:not(.streaming)');
-  await answers.filter({ hasText: 'No editor context came with this message.' }).last().waitFor({ timeout: LONG });
-  await line.locator('.editor-context-label', { hasText: /^users\.py · lines 1–2 selected$/ }).waitFor({ timeout: 15_000 });
-  // The next message carries it again, the selected text included.
-  await wb.chat().locator('#send:not([disabled])').waitFor({ timeout: 30_000 });
-  await prompt.fill('And now: what do I have selected?');
-  await prompt.press('Enter');
-  const got = answers.filter({ hasText: 'The editor selection I got' }).last();
-  await got.waitFor({ timeout: LONG });
-  assert.match((await got.locator('pre code').textContent()) ?? '', /def list_users\(\):\n\s+return \[\]/);
-  await wb.shot('editor-context-light');
 });
