@@ -183,13 +183,27 @@ export class Workbench {
 
   /** Quick Open (Ctrl+P) on `name`, then waits for its tab to be the active one. */
   async openFile(name: string): Promise<void> {
-    await this.page.keyboard.press('Control+P');
-    const input = this.page.locator('.quick-input-widget input');
-    await input.waitFor({ timeout: 15_000 });
-    await input.fill(name);
-    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 15_000 });
-    await this.page.keyboard.press('Enter');
-    await this.page.locator('.tab.active', { hasText: name }).waitFor({ timeout: 15_000 });
+    // Quick Open re-renders its list while it filters; Enter on a row that was just replaced can open nothing,
+    // so the row is clicked once it shows, and the whole pick is tried again (after Escape) if no tab came up.
+    const tab = this.page.locator('.tab.active', { hasText: name });
+    let last: unknown;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await this.page.keyboard.press('Control+P');
+        const input = this.page.locator('.quick-input-widget input');
+        await input.waitFor({ timeout: 15_000 });
+        await input.fill(name);
+        const row = this.page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
+        await row.waitFor({ timeout: 15_000 });
+        await row.click();
+        await tab.waitFor({ timeout: 10_000 });
+        return;
+      } catch (err) {
+        last = err;
+        await this.page.keyboard.press('Escape');
+      }
+    }
+    throw last;
   }
 
   /** Picks a colour theme the way a user does (Ctrl+K Ctrl+T); `label` as the picker shows it. */
