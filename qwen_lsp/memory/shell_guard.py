@@ -81,7 +81,7 @@ class TeamMemoryTooLarge(EngineError):
             f"The command was not run: team memory ({root}) holds more than {MAX_ENTRIES} entries or "
             f"{MAX_SNAPSHOT_BYTES // (1024 * 1024)} MiB, too much to check what a shell command writes there. "
             "Write team memory with write_file or edit instead.",
-            kind="team_memory_too_large",
+            kind="memory_security",  # the guard cannot hold, as with a redirected root
         )
 
 
