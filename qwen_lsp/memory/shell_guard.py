@@ -59,7 +59,6 @@ log = logging.getLogger(__name__)
 MAX_ENTRIES = 5_000
 MAX_SNAPSHOT_BYTES = 16 * 1024 * 1024
 MAX_SCAN_BYTES = 1024 * 1024
-MAX_DEPTH = 16
 
 Kind = Literal["file", "link", "dir"]
 
@@ -131,9 +130,9 @@ def _walk(root: Path, read_files: bool, budget: list[int]) -> dict[Path, _Entry]
     if not root.is_dir():
         return out
     out[root] = _Entry("dir")
-    stack = [(root, 0)]
+    stack = [root]  # no depth limit: links are never followed, so the walk cannot loop, and git commits any depth
     while stack:
-        folder, depth = stack.pop()
+        folder = stack.pop()
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -149,8 +148,7 @@ def _walk(root: Path, read_files: bool, budget: list[int]) -> dict[Path, _Entry]
                     out[path] = _Entry("link", os.fsencode(os.readlink(path)))
                 elif stat.S_ISDIR(info.st_mode):
                     out[path] = _Entry("dir")
-                    if depth < MAX_DEPTH:
-                        stack.append((path, depth + 1))
+                    stack.append(path)
                 elif stat.S_ISREG(info.st_mode):
                     data = b""
                     if read_files:
