@@ -19,7 +19,11 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from lsp_harness import as_dict, chat, server_env
 from security.permission_client import permission_client
-from qwen_lsp.memory.shell_guard import TeamSnapshot, snapshot, team_roots
+from qwen_lsp.agent.approvals import Approval, ToolPermission
+from qwen_lsp.agent.tool import ToolContext
+from qwen_lsp.agent.tools.run_shell import ShellTool
+from qwen_lsp.features.edits.shell_guard import team_memory_guard
+from qwen_lsp.memory.shell_guard import MAX_SNAPSHOT_BYTES, TeamSnapshot, snapshot, team_roots
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 REFUSAL = (
@@ -98,14 +102,19 @@ def test_a_write_through_a_linked_folder_and_a_file_swapped_for_a_link_are_put_b
     assert not (team / "reference" / "via-link.md").exists() and outside.read_text() == f"mine {TOKEN}\n"
 
 
-def test_a_team_memory_too_large_to_record_refuses_the_command_unrun(tmp_path: Path) -> None:
-    from qwen_lsp.memory import shell_guard
-
+async def test_a_team_memory_too_large_to_record_refuses_the_command_unrun(tmp_path: Path) -> None:
     ws, team = repo_with_team(tmp_path)
-    (team / "big.md").write_bytes(b"x" * (shell_guard.MAX_SNAPSHOT_BYTES + 1))
-    try:
-        snapshot(team_roots(ws, ws), ws)
-    except shell_guard.TeamMemoryTooLarge as exc:
-        assert "The command was not run" in exc.message
-    else:
-        raise AssertionError("a team memory over the bound was recorded")
+    (team / "big.md").write_bytes(b"x" * (MAX_SNAPSHOT_BYTES + 1))
+
+    async def approve(_call: str, _request: ToolPermission) -> Approval:
+        return Approval("allow")
+
+    tool = ShellTool(guard=team_memory_guard(ws))
+    result = await tool.run({"command": "touch ran.txt"}, ToolContext(workspace_root=ws, cwd=ws, approve=approve))
+    assert result.is_error and result.output.startswith("The command was not run: team memory")
+    assert not (ws / "ran.txt").exists()
+    clean = await tool.run({"command": "rm .qwen/team-memory/big.md && touch ran.txt"}, ToolContext(workspace_root=ws, cwd=ws, approve=approve))
+    assert clean.is_error and (team / "big.md").exists() and not (ws / "ran.txt").exists()  # refused again, unrun
+    (team / "big.md").unlink()
+    ok = await tool.run({"command": "touch ran.txt"}, ToolContext(workspace_root=ws, cwd=ws, approve=approve))
+    assert not ok.is_error and (ws / "ran.txt").exists()
