@@ -10,10 +10,12 @@ LSP, the user approving the command, the scripted model asking for it.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from support.quiet_home import write_quiet_settings
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
@@ -118,3 +120,24 @@ async def test_a_team_memory_too_large_to_record_refuses_the_command_unrun(tmp_p
     (team / "big.md").unlink()
     ok = await tool.run({"command": "touch ran.txt"}, ToolContext(workspace_root=ws, cwd=ws, approve=approve))
     assert not ok.is_error and (ws / "ran.txt").exists()
+
+
+async def test_a_cancelled_command_still_has_its_secret_undone(tmp_path: Path) -> None:
+    ws, team = repo_with_team(tmp_path)
+    written = team / "reference" / "late.md"
+
+    async def approve(_call: str, _request: ToolPermission) -> Approval:
+        return Approval("allow")
+
+    tool = ShellTool(guard=team_memory_guard(ws))
+    command = f"echo {TOKEN} > .qwen/team-memory/reference/late.md; sleep 300"
+    task = asyncio.ensure_future(tool.run({"command": command}, ToolContext(workspace_root=ws, cwd=ws, approve=approve)))
+    for _ in range(500):  # polls for the write, bounded; the command then sleeps until cancelled
+        if written.exists() and written.read_text():
+            break
+        await asyncio.sleep(0.02)
+    assert written.exists()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not written.exists() and files_under(team) == {"reference/deploy.md": MEMORY}

@@ -109,7 +109,12 @@ class ShellTool:
                 after = await self._guard()
             except EngineError as exc:
                 return ToolResult(output=exc.message, is_error=True, display=f"Refused: {params.command[:80]}", extra={"decision": decision})
-        result = await run_command(params.command, str(cwd), self._timeout, shell_environment(os.environ, self._secrets))
+        try:
+            result = await run_command(params.command, str(cwd), self._timeout, shell_environment(os.environ, self._secrets))
+        except asyncio.CancelledError:
+            if after is not None:  # a cancelled turn still gets its writes checked (the group is gone by now)
+                await asyncio.shield(after())
+            raise
         refusal = await after() if after is not None else None
         if refusal is not None:
             first = refusal.split("\n", 1)[0]
