@@ -45,6 +45,11 @@ def _open_dir(name: str, parent: int) -> int:
 
 def write_text_nofollow(path: Path, content: str) -> None:
     """Replace the file at the already resolved, absolute ``path``; no symlink is followed on the way."""
+    write_bytes_nofollow(path, content.encode("utf-8"))
+
+
+def write_bytes_nofollow(path: Path, data: bytes) -> None:
+    """:func:`write_text_nofollow` for bytes kept as they were (a file put back exactly)."""
     if not path.is_absolute() or len(path.parts) < 2:
         raise ValueError(f"not an absolute file path: {path}")
     fd = os.open(path.anchor, _DIR_FLAGS)
@@ -53,7 +58,7 @@ def write_text_nofollow(path: Path, content: str) -> None:
             child = _open_dir(name, fd)
             os.close(fd)
             fd = child
-        _replace_in(fd, path.name, content.encode("utf-8"))
+        _replace_in(fd, path.name, data)
     finally:
         os.close(fd)
 

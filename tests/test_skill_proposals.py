@@ -23,7 +23,7 @@ SKILL = "---\nname: release-notes\ndescription: Draft release notes from merged 
 
 
 def skill_text(name: str = "release-notes", description: str = "Draft release notes") -> str:
-    return f"---\nname: {name}\ndescription: {description}\n---\nSteps.\n"
+    return f"---\nname: {name}\ndescription: {description}\nsource: auto-skill\n---\nSteps.\n"
 
 
 def tree(root: Path) -> dict[str, bytes] | None:
@@ -104,13 +104,24 @@ def test_a_draft_goes_only_to_its_own_slot_and_never_takes_a_used_name(store: Pr
     assert bad.value.kind == "not_found"
 
 
+def test_a_draft_must_say_source_auto_skill_and_may_not_take_an_auto_skill_directory(store: ProposalStore, project: Path) -> None:
+    """As Qwen Code 0.24.4's review prompt: ``source: auto-skill`` in the frontmatter; ``auto-skill-<name>`` is the skill's directory."""
+    pid = store.new_id()
+    with pytest.raises(ProposalRefused, match="source: auto-skill"):
+        store.write_draft(pid, store.draft_path(pid), "---\nname: release-notes\ndescription: d\n---\nSteps.\n")
+    (project / ".qwen" / "skills" / "auto-skill-release-notes").mkdir(parents=True)  # the CLI's review made it
+    with pytest.raises(ProposalRefused, match="already exists"):
+        store.write_draft(pid, store.draft_path(pid), SKILL)
+    assert tree(store.pending_dir) is None
+
+
 # ----------------------------------------------------------------- accept and discard
 
 
 def test_accept_makes_a_project_skill_and_empties_the_pending_area(store: ProposalStore, project: Path) -> None:
     pid = draft(store)
     path = store.accept(pid)
-    assert path == project / ".qwen" / "skills" / "release-notes" / "SKILL.md"
+    assert path == project / ".qwen" / "skills" / "auto-skill-release-notes" / "SKILL.md"  # Qwen Code 0.24.4's layout
     assert path.read_text() == SKILL
     assert tree(store.pending_dir) is None
     with pytest.raises(EngineError) as again:
@@ -120,7 +131,7 @@ def test_accept_makes_a_project_skill_and_empties_the_pending_area(store: Propos
 
 def test_accept_never_replaces_an_existing_skill(store: ProposalStore, project: Path) -> None:
     pid = draft(store)
-    existing = project / ".qwen" / "skills" / "release-notes"
+    existing = project / ".qwen" / "skills" / "auto-skill-release-notes"
     existing.mkdir(parents=True)
     (existing / "SKILL.md").write_text("mine\n")  # appeared after the draft was written
     with pytest.raises(EngineError) as clash:

@@ -118,7 +118,7 @@ async def test_a_busy_chat_gets_a_proposal_that_accept_turns_into_a_listed_skill
     assert "fixture-refresh" not in [s["name"] for s in listed]
 
     accepted = as_dict(await lsp.protocol.send_request_async("qwen/skillProposal/accept", {"proposalId": proposal["proposalId"]}))
-    skill = workspace / ".qwen" / "skills" / "fixture-refresh" / "SKILL.md"
+    skill = workspace / ".qwen" / "skills" / "auto-skill-fixture-refresh" / "SKILL.md"
     assert accepted == {"path": str(skill)} and skill.read_text() == SKILL
     listed = as_dict(await lsp.protocol.send_request_async("qwen/skills/list", {}))["skills"]
     [row] = [s for s in listed if s["name"] == "fixture-refresh"]

@@ -15,7 +15,7 @@ from qwen_lsp.workspace import Listeners, Workspace
 from qwen_lsp.llm.tokens import TokenCounter
 from qwen_lsp.protocol import SkillProposed
 
-SKILL = "---\nname: bump-version\ndescription: Bump the version in every manifest\n---\n\n1. Edit pyproject.toml.\n2. Edit package.json.\n"
+SKILL = "---\nname: bump-version\ndescription: Bump the version in every manifest\nsource: auto-skill\n---\n\n1. Edit pyproject.toml.\n2. Edit package.json.\n"
 
 
 def ignore(_event: TurnEvent) -> None:
@@ -88,7 +88,7 @@ async def test_a_pending_proposal_is_offered_again_after_a_restart(repo: Path, s
             await asyncio.sleep(0.01)
         assert again == [before]
         result = await restarted.skill_review.accept(before.proposal_id)
-        assert Path(result.path) == repo / ".qwen" / "skills" / "bump-version" / "SKILL.md"
+        assert Path(result.path) == repo / ".qwen" / "skills" / "auto-skill-bump-version" / "SKILL.md"
         assert "bump-version" in [s.name for s in restarted.skills.skills()]
     finally:
         await restarted.drain()

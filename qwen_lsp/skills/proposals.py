@@ -18,8 +18,13 @@ file name on Windows). Drafts are bounded (:data:`MAX_PROPOSAL_CHARS`), and
 so is their number (:data:`MAX_PENDING`): a user who ignores proposals is
 not buried in them.
 
-Accepting claims ``<root>/.qwen/skills/<name>/`` with one ``mkdir`` (the
-atomic test for "no such skill yet", also against a second editor window),
+Accepting claims ``<root>/.qwen/skills/auto-skill-<name>/`` with one
+``mkdir`` (the atomic test for "no such skill yet", also against a second
+editor window) — Qwen Code 0.24.4's layout for a reviewed skill
+(``skillReviewAgentPlanner.ts``: the ``auto-skill-`` directory prefix, the
+frontmatter ``name`` without it, ``source: auto-skill``), so its curator
+and its own review treat the skill as theirs to keep up to date. A draft
+without ``source: auto-skill`` is refused, as that prompt demands it.
 writes the SKILL.md atomically, then removes the draft. Discarding removes
 the draft and, when it was the last, the pending directory, so nothing is
 left. Proposals survive a restart: :meth:`ProposalStore.pending` lists them
@@ -44,11 +49,15 @@ from ..files.reading import atomic_write_text, read_bytes
 from ..files.paths import project_state_dir
 from .discovery import MANIFEST, SKILLS_DIR
 from .model import SkillDefinition, SkillLevel
-from .parse import parse_skill
+from .parse import normalize_content, parse_skill, split_frontmatter
 
 log = logging.getLogger(__name__)
 
 PENDING_DIR = "skill-proposals"
+AUTO_SKILL_DIR_PREFIX = "auto-skill-"
+"""Qwen Code 0.24.4's prefix of a reviewed skill's directory (``AUTO_SKILL_DIR_PREFIX``)."""
+_AUTO_SKILL_SOURCE = re.compile(r"^source:\s*auto-skill\s*$", re.MULTILINE)
+"""0.24.4's ``hasAutoSkillSource`` test, on the frontmatter block."""
 MAX_PROPOSAL_CHARS = 20_000
 """A proposed SKILL.md; skills are instructions, a few kilobytes at most."""
 MAX_NAME_CHARS = 64
@@ -70,6 +79,11 @@ class Proposal:
     description: str
     text: str
     """The whole SKILL.md as drafted."""
+
+
+def skill_dir_name(name: str) -> str:
+    """The directory an accepted proposal named ``name`` gets: ``auto-skill-<name>``."""
+    return AUTO_SKILL_DIR_PREFIX + name
 
 
 def pending_root(project_root: Path) -> Path:
@@ -132,8 +146,10 @@ class ProposalStore:
         if os.path.normpath(path) != str(target):
             raise ProposalRefused(f"a skill review writes only its proposal, {target}")
         definition = check_draft(text, target)
+        if not _AUTO_SKILL_SOURCE.search(split_frontmatter(normalize_content(text))[0]):
+            raise ProposalRefused("the frontmatter must include 'source: auto-skill', so later reviews may update the skill")
         name = definition.name
-        if name in taken or os.path.lexists(self.skills_dir / name):
+        if name in taken or any(os.path.lexists(self.skills_dir / d) for d in (name, skill_dir_name(name))):
             raise ProposalRefused(f'a skill named "{name}" already exists; choose a different name')
         if any(p.name == name for p in self.pending() if p.id != proposal_id):
             raise ProposalRefused(f'a skill named "{name}" is already proposed and waiting for the user; choose a different name')
@@ -189,7 +205,7 @@ class ProposalStore:
             skills.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise EngineError(f"Cannot create {skills}: {exc.strerror or exc}. The proposal stays pending.") from None
-        target_dir = skills / proposal.name
+        target_dir = skills / skill_dir_name(proposal.name)
         try:
             target_dir.mkdir()  # the atomic claim: fails if the skill exists, also for another window
         except FileExistsError:

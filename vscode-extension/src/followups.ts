@@ -135,7 +135,7 @@ export class Followups {
   }
 
   /**
-   * Accept (→ `.qwen/skills/<name>/`) or Discard a proposed skill. A saved skill gets a notice
+   * Accept (→ `.qwen/skills/auto-skill-<name>/`) or Discard a proposed skill. A saved skill gets a notice
    * with its file and the Skills view refreshes; a failed accept keeps the card (the user can
    * still discard it) and says why; a discard removes the card whatever the server answers.
    */

@@ -16,6 +16,10 @@ written out, multi-line commands flagged), except for a read-only command
 (``agent/readonly_shell.py``), which runs without asking as in Qwen Code
 0.24.4's ``default`` mode; memory forks use
 the read-only variant in ``shell.py`` instead, never this one.
+
+A ``guard`` (:data:`CommandGuard`) brackets every command that may write:
+the edits feature passes one that undoes secrets written into team memory
+(``memory/shell_guard.py``), so the refusal is the tool's result.
 """
 
 from __future__ import annotations
@@ -25,11 +29,12 @@ import contextlib
 import copy
 import os
 import signal
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import Field, ValidationError
 
+from qwen_lsp.errors import EngineError
 from qwen_lsp.files.containment import resolved_inside
 from qwen_lsp.agent.approvals import Approval, ToolPermission
 from qwen_lsp.agent.readonly_shell import is_read_only
@@ -39,6 +44,11 @@ from qwen_lsp.agent.tools.shell import MAX_COMMAND_CHARS, MAX_OUTPUT_CHARS, NAME
 from qwen_lsp.visible_text import shown_title
 
 TIMEOUT_SECONDS = 120.0
+
+AfterCommand = Callable[[], Awaitable[str | None]]
+CommandGuard = Callable[[], Awaitable[AfterCommand]]
+"""Called once the command is approved, before it starts; raising :class:`EngineError` refuses it unrun.
+What it returns is called once the command's process group is gone: a refusal for the model, or None."""
 
 
 class RunShellArgs(ToolArgs):
@@ -67,9 +77,10 @@ class ShellTool:
         },
     )
 
-    def __init__(self, timeout: float = TIMEOUT_SECONDS, *, secrets: Iterable[str | None] = ()) -> None:
+    def __init__(self, timeout: float = TIMEOUT_SECONDS, *, secrets: Iterable[str | None] = (), guard: CommandGuard | None = None) -> None:
         self._timeout = timeout
         self._secrets = frozenset(s for s in secrets if s)
+        self._guard = guard
 
     def declaration(self) -> dict[str, Any]:
         return copy.deepcopy(self.DECLARATION)
@@ -92,7 +103,22 @@ class ShellTool:
         decision = approval.decision
         if decision == "deny":
             return ToolResult(output=approval.refusal(), is_error=True, display=f"Declined: {params.command[:80]}", extra={"decision": decision})
-        result = await run_command(params.command, str(cwd), self._timeout, shell_environment(os.environ, self._secrets))
+        after: AfterCommand | None = None
+        if self._guard is not None and not read_only:
+            try:
+                after = await self._guard()
+            except EngineError as exc:
+                return ToolResult(output=exc.message, is_error=True, display=f"Refused: {params.command[:80]}", extra={"decision": decision})
+        try:
+            result = await run_command(params.command, str(cwd), self._timeout, shell_environment(os.environ, self._secrets))
+        except asyncio.CancelledError:
+            if after is not None:  # a cancelled turn still gets its writes checked (the group is gone by now)
+                await asyncio.shield(after())
+            raise
+        refusal = await after() if after is not None else None
+        if refusal is not None:
+            first = refusal.split("\n", 1)[0]
+            return ToolResult(output=f"{refusal}\n\n{result.output}", is_error=True, display=f"Refused: {first}", extra={"decision": decision})
         return ToolResult(output=result.output, is_error=result.is_error, display=result.display, extra={"decision": decision})
 
 

@@ -10,7 +10,8 @@ write tool is ``exit_plan_mode``, every turn carries 0.24.4's plan-mode
 reminder (sent, not recorded), and an approved plan switches the mode; that
 switch lies over the editor's mode until the editor picks another. In
 ``auto`` mode the classifier (``agent/auto_mode.py``) judges each call on the
-chat's own history.
+chat's own history. An approved shell command that writes a secret into
+team memory has it undone (``shell_guard.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ...llm.client import ChatClient
 from ...sessions.registry import ChatSession
 from ...settings.config import Settings
 from .offer import write_tools
+from .shell_guard import team_memory_guard
 
 PLAN_MODE_WARNING = (
     "Qwen: this editor cannot ask for approval, so the chat is read-only (plan mode). "
@@ -54,6 +56,7 @@ class EditsFeature(Feature):
         self._warning = warning
         self._model = model
         self._warned = False
+        self._shell_guard = team_memory_guard(root)
         self._plan_exit = ExitPlanModeTool(lambda: settings().tools.approval_mode, switch_mode)
         self.approvals = ApprovalPolicy(lambda: settings().tools.approval_mode, classify=self._auto_mode_judge)
         self._tools: list[Tool] = []
@@ -75,6 +78,7 @@ class EditsFeature(Feature):
             shell_enabled=tools.shell.enabled,
             secrets=(settings.api_key(),),
             plan_exit=self._plan_exit,
+            shell_guard=self._shell_guard,
         )
 
     def reminders(self, turn: Turn) -> list[str]:

@@ -16,23 +16,30 @@ from collections.abc import Iterable
 
 from ...agent.approvals import EDIT_TOOLS, PLAN_EXIT_TOOL, SHELL_TOOL, ApprovalMode, offered_mode
 from ...agent.tool import Tool
-from ...agent.tools.run_shell import ShellTool
+from ...agent.tools.run_shell import CommandGuard, ShellTool
 from .tools import ApprovedEditTool, ApprovedWriteFileTool
 
 WRITE_TOOL_NAMES = EDIT_TOOLS | {SHELL_TOOL, PLAN_EXIT_TOOL}
 
 
 def write_tools(
-    mode: ApprovalMode, *, can_ask: bool, shell_enabled: bool, secrets: Iterable[str | None] = (), plan_exit: Tool | None = None
+    mode: ApprovalMode,
+    *,
+    can_ask: bool,
+    shell_enabled: bool,
+    secrets: Iterable[str | None] = (),
+    plan_exit: Tool | None = None,
+    shell_guard: CommandGuard | None = None,
 ) -> list[Tool]:
     """In a fixed order, after the read-only tools; in ``plan`` only ``plan_exit`` (Qwen Code 0.24.4's
     ``exit_plan_mode``), and nothing when nobody could approve.
 
-    ``secrets`` (the configured API key) are kept out of shell commands' environment.
+    ``secrets`` (the configured API key) are kept out of shell commands' environment; ``shell_guard``
+    brackets each command that may write (``features/edits/shell_guard.py``).
     """
     if offered_mode(mode, can_ask) == "plan":
         return [plan_exit] if plan_exit is not None and mode == "plan" and can_ask else []
     tools: list[Tool] = [ApprovedEditTool(), ApprovedWriteFileTool()]
     if shell_enabled:
-        tools.append(ShellTool(secrets=secrets))
+        tools.append(ShellTool(secrets=secrets, guard=shell_guard))
     return tools

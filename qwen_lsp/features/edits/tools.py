@@ -14,7 +14,10 @@ tools (``agent/tools/edit.py``, ``write_file.py``), but the steps differ:
    ``ctx.approve`` (``agent/approvals.py``); a denial reaches the model as
    Qwen Code's "User did not allow tool call" error;
    Before that, content for ``.qwen/team-memory/`` is scanned for secrets
-   (``memory/team_guard.py``) and refused, unasked, when it holds one;
+   (``memory/team_guard.py``) and refused, unasked, when it holds one, with
+   Qwen Code 0.24.4's message (its ``edit`` adds a note when the secret was
+   already in the file and not in ``new_string``) — in the managed memory
+   folders too, where the store would refuse it only after asking;
 4. ``ctx.applier`` applies it (``workspace/applyEdit`` in the editor, an
    atomic write in the CLI), and the chat's read cache forgets the path.
 
@@ -41,8 +44,15 @@ from ...agent.tools.workspace import relative_display, resolve_in_workspace
 from ...agent.tools.write_file import WriteFileArgs, WriteFileTool, write_message
 from ...agent.tools.writing import check_size
 from ...memory.errors import SecretRefused
+from ...memory.secrets import scan_for_secrets
 from ...memory.team_guard import refuse_team_secrets
 from ...agent.applier import ApplyError, read_disk_text
+
+PRE_EXISTING_NOTE = (
+    " Note: the secret already exists in the current file content, so removing it from your edit alone is not "
+    "enough \u2014 delete the committed secret from the file."
+)
+"""What Qwen Code 0.24.4's ``edit`` adds when the file held the secret before and ``new_string`` does not."""
 
 MAX_DIFF_CHARS = 200_000
 """A diff shown for approval is cut here (the change itself is not)."""
@@ -84,6 +94,23 @@ class _ApprovedWrite:
         """``(new text, success message)``; ``ToolInputError`` when the call cannot apply."""
         raise NotImplementedError
 
+    def secret_note(self, current: str | None, params: Any) -> str:
+        """Added to the team-memory refusal; nothing unless a subclass says otherwise."""
+        return ""
+
+    def _refusal_text(self, path: Path, current: str | None, new_text: str, params: Any) -> str | None:
+        """Blocking (scans the texts): the refusal when ``new_text`` for a team-memory ``path`` holds a secret."""
+        try:
+            refuse_team_secrets(path, new_text)
+        except SecretRefused as exc:
+            return exc.message + self.secret_note(current, params)
+        return None
+
+    async def _secret_refusal(self, path: Path, current: str | None, new_text: str, params: Any) -> ToolResult | None:
+        """Qwen Code's refusal; nothing is asked or written: the model must remove the secret first."""
+        message = await asyncio.to_thread(self._refusal_text, path, current, new_text, params)
+        return None if message is None else ToolResult(output=message, is_error=True, display=f"Refused: {message}")
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         params: Any
         try:
@@ -103,11 +130,11 @@ class _ApprovedWrite:
         try:
             before = await ctx.applier.read(path)
             new_text, message = self.change(path, before.text, params)
-            await asyncio.to_thread(refuse_team_secrets, path, new_text)
         except (ToolInputError, ApplyError) as exc:
             return ToolResult(output=str(exc), is_error=True)
-        except SecretRefused as exc:  # nothing is asked or written: the model must remove the secret first
-            return ToolResult(output=exc.message, is_error=True, display=f"Refused: {exc.message}")
+        refused = await self._secret_refusal(path, before.text, new_text, params)
+        if refused is not None:
+            return refused
         rel = relative_display(path, ctx)
         diff = await asyncio.to_thread(unified_diff, rel, before.text, new_text)
         request = ToolPermission(tool=self.name, title=f"{self.verb} {rel}", path=str(path), diff=diff, protected=protected_reason(rel))
@@ -130,6 +157,9 @@ class _ApprovedWrite:
             new_text, message = self.change(path, before, params)
         except (ToolInputError, ApplyError) as exc:
             return ToolResult(output=str(exc), is_error=True)
+        refused = await self._secret_refusal(path, before, new_text, params)
+        if refused is not None:
+            return refused
         diff = await asyncio.to_thread(unified_diff, str(path), before, new_text)
         request = ToolPermission(tool=self.name, title=f"{self.verb} {path}", path=str(path), diff=diff)
         approval = await ctx.approve(ctx.call_id, request) if ctx.approve is not None else Approval("deny")
@@ -162,6 +192,12 @@ class ApprovedEditTool(_ApprovedWrite):
     def change(self, path: Path, current: str | None, params: EditArgs) -> tuple[str, str]:
         new_text, count = edited_text(path, current, params)
         return new_text, edit_message(path, count)
+
+    def secret_note(self, current: str | None, params: EditArgs) -> str:
+        """0.24.4 scans ``new_string`` first (plain message), then the whole new text (the note if the file held it)."""
+        if current is not None and not scan_for_secrets(params.new_string) and scan_for_secrets(current):
+            return PRE_EXISTING_NOTE
+        return ""
 
 
 class ApprovedWriteFileTool(_ApprovedWrite):
