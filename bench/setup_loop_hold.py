@@ -14,7 +14,9 @@ largest gap between its wake-ups beyond what it asked for:
   on every skill directory registered, one more load).
 
 Each is the worst of several runs; the baseline is the same ticker on an
-idle loop for as long, in the same run. Target ≤ 10 ms.
+idle loop, for as long as each operation took, right after it (so both see
+the same machine). Target ≤ 10 ms. The process freezes its start-up heap
+first, as the server does once built (``freeze_startup_heap``).
 
 On a shared, loaded machine the ticker also sees the loop thread waiting for
 a CPU or for the GIL (a worker thread parsing YAML holds it up to the 5 ms
@@ -35,6 +37,7 @@ from pathlib import Path
 
 from bench.harness import emit, log
 
+from qwen_lsp.background import freeze_startup_heap
 from qwen_lsp.llm.tokens import TokenCounter
 from qwen_lsp.workspace import Workspace
 
@@ -104,17 +107,20 @@ async def held(work: Callable[[], Awaitable[object]]) -> tuple[float, float, flo
     return ticker.worst, cpu.worst, elapsed
 
 
-def keep(worst: dict[str, float], name: str, hold: float, cpu: float, took: float) -> float:
+async def keep(worst: dict[str, float], name: str, hold: float, cpu: float, took: float) -> None:
+    """Record one operation's hold, then the idle loop's for as long (the baseline)."""
     worst[name] = max(worst[name], hold)
     worst[f"{name}_cpu"] = max(worst[f"{name}_cpu"], cpu)
-    return took
+    idle, idle_cpu, _ = await held(lambda: asyncio.sleep(max(took, 0.2)))
+    worst["idle"] = max(worst["idle"], idle)
+    worst["idle_cpu"] = max(worst["idle_cpu"], idle_cpu)
 
 
 async def measure(root: Path, runs: int, count: int) -> dict[str, float]:
     counter = TokenCounter()
     loop = asyncio.get_running_loop()
-    worst = dict.fromkeys(("open", "reenable_skills", "start_watching", "open_cpu", "reenable_skills_cpu", "start_watching_cpu"), 0.0)
-    busy = 0.0
+    names = ("open", "reenable_skills", "start_watching", "idle")
+    worst = dict.fromkeys((*names, *(f"{n}_cpu" for n in names)), 0.0)
     # Unmeasured: first-use imports and the worker threads' start.
     await (await Workspace.open(root / "warm", counter=counter, env={})).drain()
     for _ in range(runs):
@@ -123,21 +129,15 @@ async def measure(root: Path, runs: int, count: int) -> dict[str, float]:
         async def open_() -> None:
             made.append(await Workspace.open(root / "ws", counter=counter, env={}, client_settings={"skills": {"enabled": True}}))
 
-        busy += keep(worst, "open", *await held(open_))
+        await keep(worst, "open", *await held(open_))
         ws = made[0]
         assert len(ws.skills.skills()) >= count, "the skills were not loaded"
         await ws.update_client_settings({"skills": {"enabled": False}})
-        busy += keep(worst, "reenable_skills", *await held(lambda: ws.update_client_settings({"skills": {"enabled": True}})))
+        await keep(worst, "reenable_skills", *await held(lambda: ws.update_client_settings({"skills": {"enabled": True}})))
         assert len(ws.skills.skills()) >= count
-        busy += keep(worst, "start_watching", *await held(lambda: ws.start_watching(loop)))
+        await keep(worst, "start_watching", *await held(lambda: ws.start_watching(loop)))
         await ws.drain()
-    worst["busy"] = busy
     return worst
-
-
-async def idle_hold(seconds: float) -> tuple[float, float]:
-    hold, cpu, _ = await held(lambda: asyncio.sleep(seconds))
-    return hold, cpu
 
 
 def main() -> None:
@@ -152,11 +152,13 @@ def main() -> None:
         (root / "ws" / ".git").mkdir(parents=True)
         write_skills(root / "ws", count)
         log(f"{runs} runs over a folder with {count} skills …")
+        freeze_startup_heap()
         worst = asyncio.run(measure(root, runs, count))
-        baseline, baseline_cpu = asyncio.run(idle_hold(min(worst["busy"], 5.0)))
+        baseline, baseline_cpu = worst["idle"], worst["idle_cpu"]
+        load = os.getloadavg()[0]
         for name in ("open", "reenable_skills", "start_watching"):
-            emit(f"setup_loop_hold.{name}_ms", worst[name] * 1000, "ms", baseline * 1000, skills=count, runs=runs, target_ms=10)
-            emit(f"setup_loop_hold.{name}_cpu_ms", worst[f"{name}_cpu"] * 1000, "ms", baseline_cpu * 1000, skills=count, runs=runs, target_ms=10)
+            emit(f"setup_loop_hold.{name}_ms", worst[name] * 1000, "ms", baseline * 1000, skills=count, runs=runs, target_ms=10, load=load)
+            emit(f"setup_loop_hold.{name}_cpu_ms", worst[f"{name}_cpu"] * 1000, "ms", baseline_cpu * 1000, skills=count, runs=runs, target_ms=10, load=load)
 
 
 if __name__ == "__main__":

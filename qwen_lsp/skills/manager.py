@@ -130,7 +130,8 @@ class SkillManager:
 
     def _load(self, previous: ParseCache) -> _Catalog:
         if not self._enabled:
-            return _Catalog()
+            # The parse cache outlives the switch: turning skills back on re-reads only changed files.
+            return _Catalog(cache=previous)
         cache: ParseCache = {}
         errors: list[SkillError] = []
         merged: list[SkillDefinition] = []
