@@ -16,7 +16,7 @@ from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
-from ..background import freeze_startup_heap
+from ..background import prepare_server_process
 from ..workspace import Attachment, Workspace
 from ..errors import EngineError
 from ..followup.state import UnknownSuggestion
@@ -288,7 +288,7 @@ async def _pull_configuration(ls: QwenLanguageServer) -> None:
 def create_server() -> QwenLanguageServer:
     server = QwenLanguageServer()
     register(server)
-    freeze_startup_heap()
+    prepare_server_process()
     return server
 
 
