@@ -16,7 +16,18 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.api import ObservedWatch
@@ -25,19 +36,26 @@ log = logging.getLogger(__name__)
 
 OnChange = Callable[[frozenset[Path]], None]
 
+WANTED_EVENTS = [
+    FileCreatedEvent, DirCreatedEvent, FileDeletedEvent, DirDeletedEvent,
+    FileMovedEvent, DirMovedEvent, FileModifiedEvent, FileClosedEvent,
+]
+"""The events worth a rebuild, given to watchdog so inotify is not even asked for the rest.
+
+Opens and read-only closes change nothing we cache, and every read of a watched
+file (our own load of 1,500 SKILL.md files, the watch set-up listing each
+directory) was otherwise an event built in Python on watchdog's threads, holding
+the GIL the event loop needs. A directory's "modified" only echoes an entry
+inside it changing, and that entry has its own event, which ``ignore`` can judge
+(a new FIFO must not trigger a rebuild through its parent's mtime).
+"""
+
 
 class _Forward(FileSystemEventHandler):
     def __init__(self, owner: DebouncedWatcher) -> None:
         self._owner = owner
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in ("opened", "closed_no_write"):
-            return  # reads do not change anything we cache
-        if event.is_directory and event.event_type == "modified":
-            # A directory's "modified" only echoes an entry inside it changing, and that
-            # entry has its own event, which `ignore` can judge (a new FIFO must not
-            # trigger a rebuild through its parent's mtime).
-            return
         paths = [event.src_path, getattr(event, "dest_path", "")]
         for raw in paths:
             if raw:
@@ -96,7 +114,7 @@ class DebouncedWatcher:
         for key in wanted - set(self._watches):
             root, recursive = key
             try:
-                self._watches[key] = observer.schedule(self._handler, str(root), recursive=recursive)
+                self._watches[key] = observer.schedule(self._handler, str(root), recursive=recursive, event_filter=WANTED_EVENTS)
             except OSError as exc:  # e.g. inotify watch limit reached
                 log.warning("cannot watch %s: %s", root, exc)
 

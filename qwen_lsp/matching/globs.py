@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+from ..background import pace
 from .safe_glob import InvalidGlob, Matcher, compile_alternative, compile_any, expand_braces
 
 __all__ = ["ActivationIndex", "CompiledGlob", "DroppedGlob", "InvalidGlob", "compile_glob", "project_relative"]
@@ -142,6 +143,7 @@ class ActivationIndex:
         self._buckets: dict[tuple[str, str | None], list[tuple[Matcher, bool, int]]] = {}
         negations = 0
         for index, (name, globs) in enumerate(conditional):
+            pace()  # built on a worker thread for 1,500 skills: let the event loop in
             for pattern in globs:
                 if "!(" in pattern:
                     negations += 1

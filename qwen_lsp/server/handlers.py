@@ -16,6 +16,7 @@ from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
+from ..background import prepare_server_process
 from ..workspace import Attachment, Workspace
 from ..errors import EngineError
 from ..followup.state import UnknownSuggestion
@@ -287,6 +288,7 @@ async def _pull_configuration(ls: QwenLanguageServer) -> None:
 def create_server() -> QwenLanguageServer:
     server = QwenLanguageServer()
     register(server)
+    prepare_server_process()
     return server
 
 

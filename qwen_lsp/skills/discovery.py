@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..background import pace
 from ..files.paths import global_qwen_dir, home_dir
 from .model import SkillDefinition, SkillError, SkillLevel
 from .parse import SkillParseError, parse_skill, read_skill_file
@@ -73,6 +74,7 @@ def load_level(level: SkillLevel, bases: list[Path], previous: ParseCache, cache
     seen: set[str] = set()
     for base in bases:
         for skill_dir, manifest in _skill_dirs(base, result):
+            pace()  # a worker thread lets the event loop in between skills
             definition, error = _parse_cached(manifest, level, previous, cache)
             if error is not None:
                 result.errors.append(error)
@@ -96,6 +98,7 @@ def _skill_dirs(base: Path, result: LevelResult) -> list[tuple[Path, Path]]:
         return []
     found = []
     for entry in entries:
+        pace()
         if _INSTALL_ARTIFACT.search(entry.name):
             continue
         try:
