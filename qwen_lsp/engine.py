@@ -162,7 +162,13 @@ class Engine:
     async def _run(self, turn: Turn) -> ChatResult:
         session = turn.session
         client = await self.model_client()
-        await self.session_ready(session)
+        # The memory roots resolve on a worker thread while the chat is prepared on another: the two hops
+        # overlap instead of following each other on the way to the request.
+        ready, managed = await asyncio.gather(self.session_ready(session), self._managed_writes(), return_exceptions=True)
+        if isinstance(ready, BaseException):
+            raise ready
+        if isinstance(managed, BaseException):
+            raise managed
         system = session.context.system_prompt()
         if turn.so_far is None:
             for att in turn.attachments:
@@ -191,7 +197,6 @@ class Engine:
                 await feature.before_request(turn)
 
         model_name = self._settings().model.name
-        managed = await self._managed_writes()
         req = TurnRequest(
             system=system,
             history=session.history,

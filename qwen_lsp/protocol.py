@@ -38,13 +38,13 @@ ToolDecision = Literal["auto", "allow", "allowAlways", "deny"]
 class WireParams(BaseModel):
     """Params a client sends: unknown fields are ignored (a newer client may send more)."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
 
 
 class WireResult(BaseModel):
     """A model the server sends (a result or a notification)."""
 
-    model_config = ConfigDict(populate_by_name=True, frozen=True, use_attribute_docstrings=True, defer_build=True)
+    model_config = ConfigDict(populate_by_name=True, frozen=True, defer_build=True)
 
     def wire(self) -> dict[str, Any]:
         """The JSON-ready dict: camelCase keys, unset optionals omitted."""

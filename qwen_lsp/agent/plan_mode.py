@@ -20,7 +20,6 @@ arrive with the next message (the CLI goes on in the same turn).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +27,7 @@ from pydantic import Field, ValidationError
 
 from .approvals import PLAN_EXIT_TOOL, Approval, ApprovalMode, ToolPermission
 from .tool import ToolContext, ToolResult
-from .tools.base import ToolArgs, describe_validation_error, function_declaration
+from .tools.base import ToolArgs, copy_declaration, describe_validation_error, function_declaration
 
 NAME = PLAN_EXIT_TOOL
 MAX_PLAN_CHARS = 50_000
@@ -78,7 +77,8 @@ class ExitPlanModeTool:
         self._switch = switch
 
     def declaration(self) -> dict[str, Any]:
-        return copy.deepcopy(self.DECLARATION)
+        result: dict[str, Any] = copy_declaration(self.DECLARATION)
+        return result
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:

@@ -25,7 +25,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ..text.collation import locale_key
-from .git_as_data import run_git_as_data
+from .git_as_data import GitCommand, run_git_as_data
 from .prompts import is_git_repository
 
 log = logging.getLogger(__name__)
@@ -183,7 +183,12 @@ def git_snapshot(cwd: str, *, in_git: bool | None = None) -> str | None:
     if not (is_git_repository(cwd) if in_git is None else in_git):
         return None
     try:
-        status = run_git_as_data(cwd, "status", "--short", "--branch", "--ignore-submodules=all", timeout=GIT_TIMEOUT_S, c_locale=True).rstrip()
+        status, commits = run_git_as_data(
+            cwd,
+            [GitCommand(("status", "--short", "--branch", "--ignore-submodules=all"), c_locale=True), GitCommand(("log", "--oneline", "-n", "5"))],
+            timeout=GIT_TIMEOUT_S,
+        )
+        status, commits = status.rstrip(), commits.strip()
         lines = status.splitlines()
         header = lines[0] if lines else ""
         if not header.startswith("## "):
@@ -197,7 +202,6 @@ def git_snapshot(cwd: str, *, in_git: bool | None = None) -> str | None:
         name = name.split("...")[0]
         branch = "(detached HEAD)" if description == "HEAD (no branch)" or not name else name
         changes = "\n".join(lines[1:]).strip()
-        commits = run_git_as_data(cwd, "log", "--oneline", "-n", "5", timeout=GIT_TIMEOUT_S).strip()
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
         log.debug("no git snapshot for %s: %s", cwd, exc)
         return None

@@ -33,6 +33,9 @@ import os
 import re
 import subprocess
 import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..files.reading import read_bytes
@@ -49,8 +52,21 @@ _OUR_CONFIG = (
 )
 
 
-def run_git_as_data(cwd: str, *args: str, timeout: float, c_locale: bool = False) -> str:
-    """``git <args>`` in ``cwd`` with our configuration; raises ``OSError``/``SubprocessError``/``ValueError`` on failure."""
+@dataclass(frozen=True)
+class GitCommand:
+    """One ``git`` invocation: its arguments, and whether it runs in the C locale (output that is parsed)."""
+
+    args: tuple[str, ...]
+    c_locale: bool = False
+
+
+def run_git_as_data(cwd: str, commands: Sequence[GitCommand], *, timeout: float) -> list[str]:
+    """The output of each of ``commands`` in ``cwd`` with our configuration, run at the same time, all
+    within ``timeout``; raises ``OSError``/``SubprocessError``/``ValueError`` when any fails.
+
+    At the same time because each is a process start (a few milliseconds) on a new chat's path to
+    its first request; they only read (``GIT_OPTIONAL_LOCKS=0``), so they cannot disturb each other.
+    """
     worktree, gitdir = _locate(Path(cwd))
     common = _common_dir(gitdir)
     with tempfile.TemporaryDirectory(prefix="qwen-lsp-git-") as scratch:
@@ -71,18 +87,30 @@ def run_git_as_data(cwd: str, *args: str, timeout: float, c_locale: bool = False
             GIT_TERMINAL_PROMPT="0",
             GIT_PAGER="cat",
         )
-        if c_locale:
-            env["LC_ALL"] = "C"
-        done = subprocess.run(
-            ["git", "--no-pager", "--no-optional-locks", *args],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            check=True,
-        )
-    return done.stdout.decode("utf-8", errors="replace")
+        deadline = time.monotonic() + timeout
+        procs: list[subprocess.Popen[bytes]] = []
+        try:
+            for command in commands:
+                procs.append(subprocess.Popen(
+                    ["git", "--no-pager", "--no-optional-locks", *command.args],
+                    cwd=cwd,
+                    env={**env, "LC_ALL": "C"} if command.c_locale else env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                ))
+            outputs = []
+            for proc in procs:
+                out, err = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
+                if proc.returncode:
+                    raise subprocess.CalledProcessError(proc.returncode, proc.args, out, err)
+                outputs.append(out.decode("utf-8", errors="replace"))
+            return outputs
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                proc.communicate()
 
 
 def _locate(start: Path) -> tuple[Path, Path]:

@@ -36,8 +36,12 @@ def is_js_space(ch: str) -> bool:
 
 
 def u16_len(value: str) -> int:
-    """``value.length`` in JS: astral characters count as two code units."""
-    return len(value) if value.isascii() else len(value) + sum(1 for ch in value if ord(ch) > 0xFFFF)
+    """``value.length`` in JS: astral characters count as two code units.
+
+    Counted by the UTF-16 codec in C, not per character in Python: a skill listing or memory
+    index is measured on every request. ``surrogatepass`` counts a lone surrogate as one unit, as JS does.
+    """
+    return len(value) if value.isascii() else len(value.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def u16_head(value: str, units: int) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from qwen_lsp.text.jstext import JS_WHITESPACE, u16_len
@@ -82,3 +82,10 @@ def test_sanitised_field_agrees_with_the_reference(value: str) -> None:
         assert expected.startswith(kept)
         # the hard cut at 119 units, less the one space trimEnd may drop
         assert u16_len(kept) >= MAX_INDEX_FIELD_CHARS - 2
+
+
+@given(value=st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=())))
+@example(value="a\ud800\U0001f600\udfff\u00e9")
+def test_u16_len_counts_js_code_units(value: str) -> None:
+    """Astral characters are two units, everything else (a lone surrogate too) one, as JS ``length``."""
+    assert u16_len(value) == sum(2 if ord(ch) > 0xFFFF else 1 for ch in value)

@@ -23,6 +23,7 @@ from support.scripted_openai import ScriptedOpenAI
 
 from lsp_harness import chat, server_env
 from qwen_lsp.context.environment import git_snapshot
+from qwen_lsp.context.git_as_data import GitCommand, run_git_as_data
 
 from .permission_client import permission_client
 
@@ -87,6 +88,20 @@ def test_the_snapshot_runs_nothing_the_repository_configures(tmp_path: Path, att
     snapshot = git_snapshot(str(repo))
     assert snapshot is not None and "git: Current branch: main" in snapshot and "first commit" in snapshot
     assert "?? .gitattributes" in snapshot
+    assert not canary.exists()
+
+
+def test_commands_run_together_each_output_in_order_and_one_failure_fails_the_call(tmp_path: Path) -> None:
+    """The snapshot's ``status`` and ``log`` start together; a failing one (here a bad revision) fails the whole call,
+    as the snapshot then gives none."""
+    repo, canary = hostile_repo(tmp_path, *ATTACKS)
+    status, log = run_git_as_data(
+        str(repo), [GitCommand(("status", "--short", "--branch"), c_locale=True), GitCommand(("log", "--oneline", "-n", "1"))], timeout=30
+    )
+    assert status.startswith("## main") and "?? .gitattributes" in status
+    assert log.strip().endswith("first commit")
+    with pytest.raises(subprocess.CalledProcessError):
+        run_git_as_data(str(repo), [GitCommand(("status", "--short")), GitCommand(("log", "no-such-revision"))], timeout=30)
     assert not canary.exists()
 
 

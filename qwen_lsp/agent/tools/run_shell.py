@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import os
 import signal
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -39,7 +38,7 @@ from qwen_lsp.files.containment import resolved_inside
 from qwen_lsp.agent.approvals import Approval, ToolPermission
 from qwen_lsp.agent.readonly_shell import is_read_only
 from qwen_lsp.agent.tool import ToolContext, ToolResult
-from qwen_lsp.agent.tools.base import ToolArgs, describe_validation_error, function_declaration
+from qwen_lsp.agent.tools.base import ToolArgs, copy_declaration, describe_validation_error, function_declaration
 from qwen_lsp.agent.tools.shell import MAX_COMMAND_CHARS, MAX_OUTPUT_CHARS, NAME, read_bounded, reap
 from qwen_lsp.visible_text import shown_title
 
@@ -83,7 +82,8 @@ class ShellTool:
         self._guard = guard
 
     def declaration(self) -> dict[str, Any]:
-        return copy.deepcopy(self.DECLARATION)
+        result: dict[str, Any] = copy_declaration(self.DECLARATION)
+        return result
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:

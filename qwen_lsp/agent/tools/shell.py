@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import os
 import shlex
 from collections.abc import Sequence
@@ -47,7 +46,7 @@ from pydantic import Field, ValidationError
 
 from qwen_lsp.files.containment import resolved_inside
 from qwen_lsp.agent.tool import ToolContext, ToolResult
-from qwen_lsp.agent.tools.base import ToolArgs, describe_validation_error, function_declaration
+from qwen_lsp.agent.tools.base import ToolArgs, copy_declaration, describe_validation_error, function_declaration
 
 NAME = "run_shell_command"
 TIMEOUT_SECONDS = 30.0
@@ -188,7 +187,8 @@ class ReadOnlyShellTool:
     )
 
     def declaration(self) -> dict[str, Any]:
-        return copy.deepcopy(self.DECLARATION)
+        result: dict[str, Any] = copy_declaration(self.DECLARATION)
+        return result
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:

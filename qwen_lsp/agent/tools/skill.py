@@ -14,11 +14,11 @@ and ``additionalProperties`` keys are stripped before sending), minus the
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from ...skills import SkillInvocationError, SkillManager
 from ..tool import ToolContext, ToolResult
+from .base import copy_declaration
 
 SKILL_TOOL_NAME = "skill"
 
@@ -74,7 +74,8 @@ class SkillTool:
         self._manager = manager
 
     def declaration(self) -> dict[str, Any]:
-        return copy.deepcopy(_DECLARATION)
+        result: dict[str, Any] = copy_declaration(_DECLARATION)
+        return result
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raw = args.get("skill")

@@ -28,7 +28,6 @@ and rules activate as they do for files the model reads.
 from __future__ import annotations
 
 import asyncio
-import copy
 import difflib
 from pathlib import Path
 from typing import Any, ClassVar
@@ -38,7 +37,7 @@ from pydantic import BaseModel, ValidationError
 from ...agent.approvals import Approval, ToolPermission
 from ...protected_paths import protected_reason
 from ...agent.tool import ManagedWrites, ToolContext, ToolResult
-from ...agent.tools.base import ToolInputError, describe_validation_error
+from ...agent.tools.base import ToolInputError, copy_declaration, describe_validation_error
 from ...agent.tools.edit import EditArgs, EditTool, edit_message, edited_text
 from ...agent.tools.workspace import relative_display, resolve_in_workspace
 from ...agent.tools.write_file import WriteFileArgs, WriteFileTool, write_message
@@ -88,7 +87,8 @@ class _ApprovedWrite:
     DECLARATION: ClassVar[dict[str, Any]]
 
     def declaration(self) -> dict[str, Any]:
-        return copy.deepcopy(self.DECLARATION)
+        result: dict[str, Any] = copy_declaration(self.DECLARATION)
+        return result
 
     def change(self, path: Path, current: str | None, params: Any) -> tuple[str, str]:
         """``(new text, success message)``; ``ToolInputError`` when the call cannot apply."""
