@@ -411,7 +411,8 @@ export class ChatController implements vscode.Disposable {
     this.cts.cancel();
   }
 
-  newChat(): void {
+  /** `focus`: the caret goes to the composer (not when History's delete cleared the chat: the list stays open). */
+  newChat(focus = true): void {
     if (this.transcript.running) this.stop();
     this.followups.clear(true);
     this.coalescer.discard();
@@ -419,7 +420,7 @@ export class ChatController implements vscode.Disposable {
     this.notices = []; // a notice sits in the transcript of the chat where it happened
     this.rememberSession();
     this.broadcast(this.snapshot());
-    this.broadcast({ type: 'focusComposer' });
+    if (focus) this.broadcast({ type: 'focusComposer' });
   }
 
   async listSessions(): Promise<SessionSummary[]> {
@@ -457,7 +458,7 @@ export class ChatController implements vscode.Disposable {
     if (!client) return;
     try {
       await client.sendRequest(requests.sessionsDelete, { sessionId });
-      if (this.transcript.sessionId === sessionId) this.newChat();
+      if (this.transcript.sessionId === sessionId) this.newChat(false);
     } catch (err) {
       void vscode.window.showErrorMessage(describeError(err).message);
     }
