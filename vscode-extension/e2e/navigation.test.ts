@@ -6,7 +6,7 @@
 // Screenshots go to e2e/screenshots/*.png.
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { tempDir, waitFor } from '../test/support';
 import { LONG, Workbench, e2e as e2eIn } from './workbench';
@@ -17,6 +17,7 @@ before(async () => {
   const ws = tempDir('qwen-e2e-nav-');
   mkdirSync(path.join(ws, 'src'), { recursive: true });
   writeFileSync(path.join(ws, 'src', 'notes.py'), '# notes\nVALUE = 1\n');
+  writeFileSync(path.join(ws, 'src', 'clock.py'), '# Convention: timestamps are UTC everywhere\nimport time\n');
   wb = await Workbench.open({
     workspace: ws,
     modelScript: 'scripted_e2e.py',
@@ -33,8 +34,13 @@ function e2e(name: string, minutes: number, fn: () => Promise<void>): void {
   e2eIn(() => wb, name, minutes, fn);
 }
 
-/** Puts the caret in notes.py's editor (focus leaves the panel). */
+/**
+ * Puts the caret in notes.py's editor (focus leaves the panel), after a click on the transcript:
+ * what the panel had focused is then the transcript, not the composer.
+ */
 async function focusEditor(): Promise<void> {
+  await wb.chat().locator('#transcript').click({ position: { x: 20, y: 20 } });
+  await waitFor(async () => (await wb.chat().locator('#transcript').evaluate((el) => el === document.activeElement)), 'the transcript focused', 15_000);
   await wb.openFile('notes.py');
   await wb.page.locator('.editor-instance .view-lines').first().click();
   await wb.page.waitForFunction(() => !!document.activeElement?.closest('.monaco-editor'), undefined, { timeout: 15_000 });
@@ -160,4 +166,18 @@ e2e('New chat, History and Compact are offered once (in the panel), not again in
   await wb.chat().locator('#compact').waitFor();
   const bg = await wb.chat().locator('#jump').evaluate((el) => getComputedStyle(el).backgroundColor);
   assert.doesNotMatch(bg, /rgba\(0, 0, 0, 0\)|transparent/, `the pill has a background of its own: ${bg}`);
+});
+
+e2e('"Remember this convention" on a comment saves the rule without the comment marker or the "Convention:" label', 4, async () => {
+  await wb.openFile('clock.py');
+  await wb.page.locator('.monaco-editor .view-line', { hasText: 'timestamps are UTC' }).waitFor({ timeout: 15_000 });
+  await wb.page.locator('.editor-instance .view-lines').first().click();
+  await wb.page.keyboard.press('Control+Home');
+  await wb.page.keyboard.press('Shift+End');
+  await wb.page.locator('.monaco-editor .selected-text').first().waitFor({ timeout: 15_000 });
+  await wb.command('Qwen: Remember this convention');
+  await wb.page.locator('.notifications-toasts .notification-toast', { hasText: 'Remembered as a project memory' }).waitFor({ timeout: LONG });
+  const file = path.join(wb.projectStateDir(), 'memory', 'feedback', 'timestamps-are-utc-everywhere.md');
+  await waitFor(() => existsSync(file), `the memory at ${file}`, 30_000).catch(() => assert.fail(`saved as ${readdirSync(path.dirname(file)).join(', ')}`));
+  assert.equal(readFileSync(file, 'utf8'), '---\nname: timestamps are UTC everywhere\ndescription: timestamps are UTC everywhere\ntype: feedback\n---\n\ntimestamps are UTC everywhere\n');
 });

@@ -556,11 +556,12 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
 });
 
 // "Focus on Chat View", Qwen: Focus Chat Input, a click on the view's title: VS Code focuses the
-// webview, and the caret goes to the composer rather than the page (which took a dozen Tabs
-// through the transcript's links and buttons). A click on a button or the transcript still
-// focuses what was clicked: the browser moves focus there after this.
+// webview, and the caret goes to the composer rather than back to the page or the transcript
+// (from there it took a dozen Tabs through the transcript's links and buttons). What sits with
+// the composer (an approval card, the suggestion, Send) keeps focus. A click inside the view
+// still focuses what was clicked: the browser moves focus there after this.
 window.addEventListener('focus', () => {
-  if (!document.activeElement || document.activeElement === document.body) prompt.focus();
+  if (!footer.contains(document.activeElement)) prompt.focus();
 });
 if (document.hasFocus()) prompt.focus();
 
