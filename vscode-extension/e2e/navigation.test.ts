@@ -57,14 +57,16 @@ async function focusEditor(): Promise<void> {
 
 /** Waits for the keyboard focus to be in the composer, types `text`, and checks it went there and not to notes.py. */
 async function typeIntoComposer(text: string): Promise<void> {
+  const prompt = wb.chat().locator('#prompt');
+  await prompt.evaluate((el: HTMLTextAreaElement) => (el.value = '')); // empty, without moving the focus
   const focused = (): Promise<boolean> => wb.chat().locator('#prompt').evaluate((el) => document.hasFocus() && document.activeElement === el);
   await until(focused, 'the caret in the composer', 15_000);
   await wb.page.keyboard.type(text);
-  const prompt = wb.chat().locator('#prompt');
   await until(async () => (await prompt.inputValue()) === text, `"${text}" typed into the composer`, 15_000);
-  const editor = (await wb.page.locator('.editor-group-container.active .monaco-editor .view-lines').first().textContent()) ?? '';
+  // Monaco renders spaces as no-break spaces.
+  const editor = ((await wb.page.locator('.editor-group-container.active .monaco-editor .view-lines').first().textContent()) ?? '').replace(/\u00a0/g, ' ');
   assert.ok(editor.includes('VALUE = 1') && !editor.includes(text), `nothing went to the editor: ${editor}`);
-  await prompt.fill('');
+  await prompt.evaluate((el: HTMLTextAreaElement) => (el.value = ''));
 }
 
 async function send(text: string): Promise<void> {
