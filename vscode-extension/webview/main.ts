@@ -556,12 +556,13 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
 });
 
 // "Focus on Chat View", Qwen: Focus Chat Input, a click on the view's title: VS Code focuses the
-// webview, and the caret goes to the composer rather than back to the page or the transcript
-// (from there it took a dozen Tabs through the transcript's links and buttons). What sits with
-// the composer (an approval card, the suggestion, Send) keeps focus. A click inside the view
-// still focuses what was clicked: the browser moves focus there after this.
+// webview, and the caret goes to the composer rather than staying on the page (from there it
+// took a dozen Tabs through the transcript's links and buttons). Checked once the focus has
+// settled: what a click or a script focused along with the view keeps the focus.
 window.addEventListener('focus', () => {
-  if (!footer.contains(document.activeElement)) prompt.focus();
+  window.setTimeout(() => {
+    if (!document.activeElement || document.activeElement === document.body) prompt.focus();
+  }, 0);
 });
 if (document.hasFocus()) prompt.focus();
 
