@@ -23,7 +23,7 @@ import type { AcceptOutcome } from './followups';
 import { notifications, permissionRequest, requests } from './rpc.generated';
 import type { Send } from './rpc.generated';
 import { APPROVAL_MODES } from './shared/messages';
-import type { ApprovalModeName, AttachmentChip, CompactState, EditorContextChip, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
+import type { ApprovalModeName, AttachmentChip, CompactState, ContextFigureLine, EditorContextChip, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
 import type { ChatParams, CompressMode, MemoryChanged, PermissionParams, PermissionResult, SessionSummary, SkillsChanged } from './shared/protocol';
 
 const SESSION_KEY = 'qwen.sessionId';
@@ -45,6 +45,9 @@ export class ChatController implements vscode.Disposable {
   onCompacted: (() => void) | undefined;
   /** Called after a proposed skill was saved (the Skills view refreshes). */
   onSkillSaved: (() => void) | undefined;
+  /** Called when the chat shown changes or a turn ends (the context figure follows it), with a resumed chat's recorded prompt size. */
+  onChatShown: ((sessionId: string | undefined, promptTokens?: number) => void) | undefined;
+  private contextFigure: ContextFigureLine | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly coalescer = new FrameCoalescer((patches: StreamPatch[]) => this.broadcast({ type: 'patches', patches }));
   private readonly diffs = new DiffEditorUi();
@@ -163,6 +166,7 @@ export class ChatController implements vscode.Disposable {
         ...(suggestion ? { suggestion } : {}),
         ...(skillProposals.length ? { skillProposals } : {}),
         ...(editorContext ? { editorContext } : {}),
+        ...(this.contextFigure ? { contextFigure: this.contextFigure } : {}),
       }),
     };
   }
@@ -186,15 +190,11 @@ export class ChatController implements vscode.Disposable {
       case 'compact':
         await this.compact(m.mode === 'fast' ? 'fast' : 'full');
         break;
-      case 'listSessions':
-        this.post(webview, { type: 'sessions', sessions: await this.listSessions() });
+      case 'showHistory':
+        await this.showHistory();
         break;
-      case 'resumeSession':
-        await this.resume(m.sessionId);
-        break;
-      case 'deleteSession':
-        await this.deleteSession(m.sessionId);
-        this.post(webview, { type: 'sessions', sessions: await this.listSessions() });
+      case 'showContext':
+        await vscode.commands.executeCommand('qwen.showContext');
         break;
       case 'copy':
         await vscode.env.clipboard.writeText(m.text);
@@ -258,6 +258,7 @@ export class ChatController implements vscode.Disposable {
         // A window reload brings back the chat the user was in: no recap (it would cost a model request each time).
         const r = await client.sendRequest(requests.sessionsResume, { sessionId: id, recap: false });
         if (!this.transcript.messages.length) this.transcript.load(r);
+        this.onChatShown?.(this.transcript.sessionId, r.promptTokens);
       } catch {
         void this.context.workspaceState.update(SESSION_KEY, undefined); // deleted or unreadable: start fresh
       }
@@ -265,9 +266,16 @@ export class ChatController implements vscode.Disposable {
     })());
   }
 
-  private rememberSession(): void {
+  private rememberSession(promptTokens?: number): void {
     void this.context.workspaceState.update(SESSION_KEY, this.transcript.sessionId);
     this.publishCompactState();
+    this.onChatShown?.(this.transcript.sessionId, promptTokens);
+  }
+
+  /** The shared context figure (src/contextFigure.ts), shown under the composer. */
+  showContextFigure(figure: ContextFigureLine | undefined): void {
+    this.contextFigure = figure;
+    this.broadcast({ type: 'contextFigure', figure: figure ?? null });
   }
 
   /** The picker's mode: `qwen.tools.approvalMode` as VS Code has it, `default` when unset or unknown. */
@@ -403,7 +411,8 @@ export class ChatController implements vscode.Disposable {
     this.cts.cancel();
   }
 
-  newChat(): void {
+  /** `focus`: the caret goes to the composer (not when History's delete cleared the chat: the list stays open). */
+  newChat(focus = true): void {
     if (this.transcript.running) this.stop();
     this.followups.clear(true);
     this.coalescer.discard();
@@ -411,7 +420,7 @@ export class ChatController implements vscode.Disposable {
     this.notices = []; // a notice sits in the transcript of the chat where it happened
     this.rememberSession();
     this.broadcast(this.snapshot());
-    this.broadcast({ type: 'focusComposer' });
+    if (focus) this.broadcast({ type: 'focusComposer' });
   }
 
   async listSessions(): Promise<SessionSummary[]> {
@@ -437,7 +446,7 @@ export class ChatController implements vscode.Disposable {
         this.notices = [];
       }
       this.transcript.load(r);
-      this.rememberSession();
+      this.rememberSession(r.promptTokens);
       this.broadcast(this.snapshot());
     } catch (err) {
       void vscode.window.showErrorMessage(describeError(err).message);
@@ -449,14 +458,47 @@ export class ChatController implements vscode.Disposable {
     if (!client) return;
     try {
       await client.sendRequest(requests.sessionsDelete, { sessionId });
-      if (this.transcript.sessionId === sessionId) this.newChat();
+      if (this.transcript.sessionId === sessionId) this.newChat(false);
     } catch (err) {
       void vscode.window.showErrorMessage(describeError(err).message);
     }
   }
 
-  showHistory(): void {
-    this.broadcast({ type: 'showHistory' });
+  /**
+   * History as a quick pick, as Copilot Chat has it: it fits any side-bar width (titles whole, no
+   * horizontal scrolling), filters as you type, and each row has a Delete button. Picking a chat
+   * resumes it; deleting one keeps the list open.
+   */
+  async showHistory(): Promise<void> {
+    const qp = vscode.window.createQuickPick<vscode.QuickPickItem & { sessionId: string }>();
+    qp.title = 'Qwen: Chat History';
+    qp.placeholder = 'Pick a chat to resume; type to filter';
+    qp.matchOnDescription = true;
+    const remove: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Delete chat' };
+    const fill = async (): Promise<void> => {
+      qp.busy = true;
+      const sessions = await this.listSessions();
+      qp.items = sessions.map((s) => ({
+        sessionId: s.sessionId,
+        label: s.title || '(untitled)',
+        description: `${s.sessionId === this.transcript.sessionId ? 'current · ' : ''}${s.messageCount} messages · ${new Date(s.updatedAt).toLocaleString()}`,
+        buttons: [remove],
+      }));
+      if (!sessions.length) qp.placeholder = 'No saved chats yet';
+      qp.busy = false;
+    };
+    qp.onDidTriggerItemButton(async (e) => {
+      await this.deleteSession(e.item.sessionId);
+      await fill();
+    });
+    qp.onDidAccept(() => {
+      const pick = qp.selectedItems[0];
+      qp.hide();
+      if (pick) void this.resume(pick.sessionId);
+    });
+    qp.onDidHide(() => qp.dispose());
+    qp.show();
+    await fill();
   }
 
   attachSelection(): void {
@@ -519,12 +561,20 @@ export class ChatController implements vscode.Disposable {
         await vscode.commands.executeCommand('qwen.restartServer');
         break;
       case 'retry':
-        if (this.lastPrompt) await this.send(this.lastPrompt);
+        await this.retry();
         break;
       case 'showLog':
         this.server.output.show(true);
         break;
     }
+  }
+
+  /** Retry sends the failed prompt again in place of the failed turn; an older failed turn's Retry does nothing. */
+  private async retry(): Promise<void> {
+    const prompt = this.lastPrompt;
+    if (!prompt || this.transcript.running || !this.transcript.takeBackFailedTurn()) return;
+    this.broadcast(this.snapshot());
+    await this.send(prompt);
   }
 
   /** qwen/skillsChanged: a notice naming what switched on and the file that triggered it. */

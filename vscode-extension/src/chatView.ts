@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { ChatController } from './chatController';
 import { chatHtml, makeNonce } from './html';
 import { PANEL_TYPE } from './panelType';
+import type { HostToWebview } from './shared/messages';
 
 function setUp(webview: vscode.Webview, extensionUri: vscode.Uri): void {
   const dist = vscode.Uri.joinPath(extensionUri, 'dist');
@@ -31,6 +32,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     });
     view.onDidDispose(() => sub.dispose());
     setUp(view.webview, this.extensionUri);
+  }
+
+  /** "Qwen: Focus Chat Input": the caret goes to the side bar's composer (VS Code holds the message until the view has loaded). */
+  focusComposer(): void {
+    void this.view?.webview.postMessage({ type: 'focusComposer' } satisfies HostToWebview);
   }
 }
 

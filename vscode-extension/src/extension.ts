@@ -10,6 +10,8 @@ import { ChatViewProvider, openChatPanel } from './chatView';
 import { PANEL_TYPE } from './panelType';
 import { API_KEY_SECRET, ServerManager } from './server';
 import { StatusMeter } from './statusBar';
+import { ContextFigures } from './contextFigure';
+import { figureWords } from './meter';
 import { ContextView, SkillsView } from './views';
 import { forgetByQuery, forgetOne, MemoryView } from './memoryView';
 import { addSelectionToProjectRules, rememberConvention, runServerCommand } from './selectionCommands';
@@ -20,9 +22,22 @@ export function activate(context: vscode.ExtensionContext): void {
   const server = new ServerManager(context, output);
   const chat = new ChatController(context, server);
   const meter = new StatusMeter();
-  const contextView = new ContextView(server);
-  contextView.sessionId = () => chat.transcript.sessionId;
-  chat.onCompacted = () => void contextView.refresh();
+  // One context figure for the status bar, the Context view and the panel (contextFigure.ts).
+  const figures = new ContextFigures(server);
+  const contextView = new ContextView(server, figures);
+  chat.onChatShown = (sessionId, promptTokens) => figures.follow(sessionId, promptTokens);
+  chat.onCompacted = () => void figures.refresh();
+  figures.onDidChange(() => {
+    const f = figures.figure;
+    if (f) meter.showStatus(f);
+    const w = f && figureWords(f);
+    chat.showContextFigure(w && f ? { left: w.left, title: `Context: ${w.tokens}, ${w.left}. ${w.limits} Click to see what fills it.`, level: f.level } : undefined);
+    void contextView.refresh();
+  });
+  const contextTree = vscode.window.createTreeView('qwen.context', { treeDataProvider: contextView });
+  contextTree.onDidChangeVisibility((e) => {
+    if (e.visible) void figures.refresh();
+  });
   const skillsView = new SkillsView(server);
   chat.onSkillSaved = () => void skillsView.refresh();
   const memoryView = new MemoryView(server);
@@ -31,7 +46,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
   server.onDidCreateClient((client) => {
     chat.bindClient(client);
-    client.onNotification(notifications.contextStatus, (s) => meter.showStatus(s));
+    client.onNotification(notifications.contextStatus, (s) => figures.onStatus(s, chat.transcript.sessionId));
     client.onNotification(notifications.skillsChanged, (p) => {
       chat.onSkillsChanged(p);
       void skillsView.refresh();
@@ -48,8 +63,9 @@ export function activate(context: vscode.ExtensionContext): void {
     server,
     chat,
     meter,
+    figures,
+    contextTree,
     vscode.window.registerWebviewViewProvider('qwen.chat', provider),
-    vscode.window.registerTreeDataProvider('qwen.context', contextView),
     vscode.window.registerTreeDataProvider('qwen.skills', skillsView),
     memoryView,
     vscode.window.registerTreeDataProvider('qwen.memory', memoryView),
@@ -61,8 +77,13 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('qwen.compact', () => chat.compact('full')),
     vscode.commands.registerCommand('qwen.compactFast', () => chat.compact('fast')),
     vscode.commands.registerCommand('qwen.showHistory', () => chat.showHistory()),
+    vscode.commands.registerCommand('qwen.focusInput', async () => {
+      await vscode.commands.executeCommand('qwen.chat.focus');
+      provider.focusComposer();
+    }),
     vscode.commands.registerCommand('qwen.restartServer', async () => {
       await server.restart();
+      void figures.refresh();
       void skillsView.refresh();
       void memoryView.refresh();
     }),
@@ -83,7 +104,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('qwen.attachFile', () => chat.attachFile()),
     vscode.commands.registerCommand('qwen.showContext', async () => {
       await vscode.commands.executeCommand('qwen.context.focus');
-      await contextView.refresh();
+      await figures.refresh();
     }),
     vscode.commands.registerCommand('qwen.refreshSkills', () => skillsView.refresh()),
     vscode.commands.registerCommand('qwen.addSelectionToProjectRules', () => addSelectionToProjectRules(server)),
@@ -94,6 +115,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('qwen.server.path')) void vscode.commands.executeCommand('qwen.restartServer');
       else if (e.affectsConfiguration('qwen')) server.notifySettingsChanged();
+      if (e.affectsConfiguration('qwen.model') || e.affectsConfiguration('qwen.compression')) void figures.refresh(); // the window or thresholds may change
       if (e.affectsConfiguration('qwen.tools.approvalMode')) chat.approvalModeChanged();
     }),
     // Trust granted: the server pulls the settings again, now without folderTrust: false.
@@ -105,6 +127,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
   void server.ready().then((client) => {
     if (!client) return;
+    void figures.refresh();
     void skillsView.refresh();
     void memoryView.refresh();
   });

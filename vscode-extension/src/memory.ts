@@ -95,6 +95,38 @@ export type RememberOutcome =
  * declares it (so the code action and the menu do exactly the same thing), else through
  * qwen/memory/remember with the same defaults.
  */
+/** Line-comment and block-comment markers by VS Code language id: what a convention written as a comment starts with. */
+const HASH = ['#'];
+const SLASH = ['///', '//', '/**', '/*', '*/', '*'];
+const COMMENT_MARKERS: Record<string, string[]> = {
+  python: HASH, shellscript: HASH, ruby: HASH, perl: HASH, r: HASH, yaml: HASH, toml: HASH, makefile: HASH, dockerfile: HASH, powershell: HASH, properties: HASH,
+  javascript: SLASH, typescript: SLASH, javascriptreact: SLASH, typescriptreact: SLASH, java: SLASH, c: SLASH, cpp: SLASH, csharp: SLASH, go: SLASH,
+  rust: SLASH, swift: SLASH, kotlin: SLASH, scala: SLASH, dart: SLASH, php: SLASH, jsonc: SLASH, css: SLASH, scss: SLASH, less: SLASH,
+  sql: ['--'], lua: ['--'], haskell: ['--'],
+  html: ['<!--', '-->'], xml: ['<!--', '-->'],
+};
+
+/**
+ * What "Remember this convention" saves from a selection written as a comment in code
+ * (`# Convention: timestamps are UTC`): the words without the comment markers and without a
+ * leading "Convention:" label, so the memory and its name read as the rule itself. Text that is
+ * not a comment in its language (Markdown's `#` is a heading) is kept as it is.
+ */
+export function conventionText(text: string, languageId: string | undefined): string {
+  const markers = COMMENT_MARKERS[languageId ?? ''];
+  const lines = text.split('\n');
+  const commented = (l: string): boolean => !l.trim() || (markers ?? []).some((m) => l.trim().startsWith(m));
+  if (!markers || !lines.every(commented)) return text;
+  const bare = lines.map((l) => {
+    let t = l.trim();
+    for (const m of markers) if (t.startsWith(m)) t = t.slice(m.length);
+    for (const m of markers) if (m !== '*' && t.endsWith(m)) t = t.slice(0, -m.length);
+    return t.trim();
+  });
+  const out = bare.join('\n').trim().replace(/^(convention|rule|note)\s*:\s*/i, '');
+  return out || text;
+}
+
 export async function rememberSelection(send: Send, serverCommands: readonly string[], sel: { text: string; uri?: string }): Promise<RememberOutcome> {
   try {
     const result = serverCommands.includes(REMEMBER_COMMAND)

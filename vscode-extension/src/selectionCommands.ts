@@ -11,7 +11,7 @@ import { homedir } from 'node:os';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import type { ServerManager } from './server';
 import { describeError } from './errors';
-import { NO_MEMORY_SUPPORT, REMEMBER_COMMAND, rememberSelection, savedNotice, tildify } from './memory';
+import { conventionText, NO_MEMORY_SUPPORT, REMEMBER_COMMAND, rememberSelection, savedNotice, tildify } from './memory';
 import type { RememberOutcome } from './memory';
 import { sendVia } from './memoryView';
 import { commands } from './rpc.generated';
@@ -59,7 +59,13 @@ export async function rememberConvention(server: ServerManager): Promise<void> {
   if (!sel) return void vscode.window.showInformationMessage('Select the convention to remember first.');
   const client = await server.ready();
   if (!client) return;
-  reportRemember(await rememberSelection(sendVia(client), serverCommands(client), sel));
+  reportRemember(await rememberSelection(sendVia(client), serverCommands(client), asConvention(sel)));
+}
+
+/** The selection as a convention: comment markers and a "Convention:" label dropped (conventionText). */
+function asConvention(sel: { text: string; uri?: string }): { text: string; uri?: string } {
+  const languageId = vscode.workspace.textDocuments.find((d) => d.uri.toString() === sel.uri)?.languageId;
+  return { ...sel, text: conventionText(sel.text, languageId) };
 }
 
 async function addToRules(client: LanguageClient, args: unknown[]): Promise<unknown> {
@@ -89,6 +95,6 @@ export async function runServerCommand(client: LanguageClient, command: string, 
   if (command === ADD_TO_RULES_COMMAND) return addToRules(client, args);
   if (command !== REMEMBER_COMMAND) return next();
   const sel = args[0] as { text: string; uri?: string };
-  reportRemember(await rememberSelection(sendVia(client), [REMEMBER_COMMAND], sel));
+  reportRemember(await rememberSelection(sendVia(client), [REMEMBER_COMMAND], asConvention(sel)));
   return undefined;
 }

@@ -1,12 +1,12 @@
-/** The status-bar item: server state until the first qwen/contextStatus, then the context meter. */
+/** The status-bar item: server state until the chat's context figure is known (contextFigure.ts), then the context meter. */
 import * as vscode from 'vscode';
 import { meterView } from './meter';
 import type { ServerState } from './server';
-import type { ContextStatus } from './shared/protocol';
+import type { ContextFigure } from './meter';
 
 export class StatusMeter implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('qwen.contextMeter', vscode.StatusBarAlignment.Left, 50);
-  private last: ContextStatus | undefined;
+  private last: ContextFigure | undefined;
 
   constructor() {
     this.item.name = 'Qwen context';
@@ -23,7 +23,7 @@ export class StatusMeter implements vscode.Disposable {
     this.item.backgroundColor = state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
   }
 
-  showStatus(s: ContextStatus): void {
+  showStatus(s: ContextFigure): void {
     this.last = s;
     const v = meterView(s);
     this.item.text = v.text;

@@ -110,6 +110,17 @@ export class Transcript {
     return [user, assistant];
   }
 
+  /**
+   * Retry takes the failed turn back out (the retried turn shows the prompt once, with its new
+   * answer); only the last turn, and only when it failed with Retry offered. Returns whether it did.
+   */
+  takeBackFailedTurn(): boolean {
+    const [user, answer] = this.messages.slice(-2);
+    if (this.turn || user?.role !== 'user' || !answer?.error?.actions.includes('retry')) return false;
+    this.messages.splice(-2, 2);
+    return true;
+  }
+
   /** Folds one server event into the answer; returns what the webview must change, if anything. */
   apply(ev: ChatEvent): StreamPatch | undefined {
     const turn = this.turn;

@@ -4,6 +4,8 @@ import * as path from 'node:path';
 import { requests } from './rpc.generated';
 import type { ServerManager } from './server';
 import { describeError } from './errors';
+import type { ContextFigures } from './contextFigure';
+import { figureWords } from './meter';
 
 function fileUri(source: string | undefined): vscode.Uri | undefined {
   if (!source) return undefined;
@@ -50,22 +52,29 @@ abstract class ListView implements vscode.TreeDataProvider<vscode.TreeItem> {
   }
 }
 
+/**
+ * What fills the context: the shared figure (the status bar's and the panel's) on top, where
+ * each level starts in tokens, then the next request's parts from the last qwen/context report.
+ */
 export class ContextView extends ListView {
-  sessionId: () => string | undefined = () => undefined;
+  constructor(
+    server: ServerManager,
+    private readonly figures: ContextFigures,
+  ) {
+    super(server);
+  }
 
   protected async load(): Promise<vscode.TreeItem[]> {
-    const client = await this.server.ready();
-    if (!client) return [item('The qwen-lsp server is not running', { icon: 'error' })];
-    const sid = this.sessionId();
-    const r = await client.sendRequest(requests.context, sid ? { sessionId: sid } : {});
-    const pct = r.window ? Math.round((100 * r.totalTokens) / r.window) : 0;
-    const head = item(`${r.totalTokens.toLocaleString('en-US')} of ${r.window.toLocaleString('en-US')} tokens`, {
-      description: `${pct}% used · warn ${Math.round(r.thresholds.warn * 100)}% · hard ${Math.round(r.thresholds.hard * 100)}%`,
-      icon: 'dashboard',
-    });
+    const f = this.figures;
+    if (!f.report) return [item(f.error ? describeError(f.error).message : 'Loading…', { icon: f.error ? 'error' : 'loading~spin' })];
+    const head = [];
+    if (f.figure) {
+      const w = figureWords(f.figure);
+      head.push(item(w.tokens, { description: `${w.left} · ${w.compresses}`, tooltip: w.limits, icon: 'dashboard' }));
+    }
     return [
-      head,
-      ...r.sections.map((s) =>
+      ...head,
+      ...f.report.sections.map((s) =>
         item(s.name, { description: `${s.tokens.toLocaleString('en-US')} tokens${s.source ? ` · ${s.source}` : ''}`, tooltip: s.source, icon: 'symbol-file', open: fileUri(s.source) }),
       ),
     ];

@@ -199,8 +199,8 @@ test('controller: a proposed skill reaches the webview and its snapshot; Accept 
   assert.equal(refreshed, 1);
 });
 
-test('controller: an older server (-32601 on accept) ends the turn with the friendly line; Retry sends the suggestion as a message', async () => {
-  const { client, view } = setup();
+test('controller: an older server (-32601 on accept) ends the turn with the friendly line; Retry sends the suggestion as a message, in place of the failed turn', async () => {
+  const { chat, client, view } = setup();
   await firstTurn(client, view);
   client.notify('qwen/suggestion', { sessionId: 's1', suggestionId: 'g1', text: 'Run the tests' });
   view.posted = [];
@@ -210,6 +210,12 @@ test('controller: an older server (-32601 on accept) ends the turn with the frie
   assert.deepEqual(view.of('running').at(-1), { type: 'running', running: false });
   await view.say({ type: 'action', action: 'retry' });
   assert.deepEqual(client.sent.at(-1), ['qwen/chat', { prompt: 'Run the tests', sessionId: 's1' }]);
+  const asked = chat.transcript.messages.filter((m) => m.role === 'user' && m.text === 'Run the tests');
+  assert.equal(asked.length, 1, 'the prompt is shown once: the failed turn was taken back');
+  assert.ok(!chat.transcript.messages.some((m) => m.error?.actions.includes('retry')), 'no failed turn with a Retry is left');
+  const sent = client.sent.length;
+  await view.say({ type: 'action', action: 'retry' });
+  assert.equal(client.sent.length, sent, 'Retry on a turn that did not fail sends nothing');
 });
 
 test('controller: the mode picker writes qwen.tools.approvalMode; snapshots and changes show the mode in effect', async () => {

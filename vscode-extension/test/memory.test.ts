@@ -15,6 +15,7 @@ import {
   NO_MEMORIES,
   NO_MEMORY_SUPPORT,
   rememberSelection,
+  conventionText,
   savedNotice,
   tildify,
 } from '../src/memory';
@@ -130,4 +131,14 @@ test('memoryChanged notice: names saved and removed files, leaves out MEMORY.md,
   const many = ['a', 'b', 'c', 'd', 'e'].map((n) => `${P}/user/${n}.md`);
   assert.equal(memoryNotice({ scope: 'user', paths: many }, () => true).text, 'Memory updated (user): saved a.md, b.md, c.md +2 more');
   assert.equal(memoryNotice({ scope: 'team', paths: [`${P}/MEMORY.md`] }, () => true).text, 'Memory updated (team)');
+});
+
+test('remember: a convention written as a comment is saved without its markers or its "Convention:" label; other text as it is', () => {
+  assert.equal(conventionText('# Convention: timestamps are UTC everywhere', 'python'), 'timestamps are UTC everywhere');
+  assert.equal(conventionText('  // Rule: no default exports\n  // in src/api', 'typescript'), 'no default exports\nin src/api');
+  assert.equal(conventionText('/** Convention: one class per file */', 'java'), 'one class per file');
+  assert.equal(conventionText('-- keep migrations reversible', 'sql'), 'keep migrations reversible');
+  assert.equal(conventionText('# Testing\n\nNever mock the database', 'markdown'), '# Testing\n\nNever mock the database', 'a Markdown heading is not a comment');
+  assert.equal(conventionText('x = 1  # keep', 'python'), 'x = 1  # keep', 'code with a trailing comment is kept whole');
+  assert.equal(conventionText('#', 'python'), '#', 'nothing left: the text as it was');
 });

@@ -9,7 +9,7 @@ import { describeError, isCancelled } from '../src/errors';
 import { buildServerSettings, explicitValue, SERVER_SETTINGS } from '../src/settings';
 import { compareVersions, resolveServerCommand, ServerNotFound, staleServerWarning } from '../src/serverCommand';
 import type { Probes } from '../src/serverCommand';
-import { meterView } from '../src/meter';
+import { figureOfReport, figureWords, meterView } from '../src/meter';
 import { chatHtml } from '../src/html';
 import { linkTarget } from '../src/links';
 import type { ChatEvent } from '../src/shared/protocol';
@@ -404,6 +404,23 @@ test('meter: percent left, warning colour at warn and auto, error colour at hard
   assert.equal(hard.background, 'statusBarItem.errorBackground');
   assert.match(hard.text, /3% left/);
   assert.match(hard.tooltip, /1,000 of 10,000 tokens/);
+});
+
+test('one context figure: a qwen/context report gives the percent and level the server would; every surface words it alike, thresholds in tokens', () => {
+  const report = { sections: [], totalTokens: 9858, window: 131072, thresholds: { warn: 78072, auto: 98072, hard: 108072 } };
+  const f = figureOfReport(report);
+  assert.deepEqual(f, { promptTokens: 9858, window: 131072, percentLeft: 92.5, level: 'ok', thresholds: report.thresholds });
+  assert.equal(figureOfReport(report, 100000).level, 'auto', "a resumed chat's recorded prompt size wins over the estimate");
+  assert.equal(figureOfReport(report, 108072).level, 'hard');
+  const w = figureWords(f);
+  assert.deepEqual(w, {
+    left: '93% left',
+    tokens: '9,858 of 131,072 tokens',
+    compresses: 'compresses at 98,072 tokens',
+    limits: 'Warns at 78,072 tokens, compresses at 98,072, full at 108,072.',
+  });
+  assert.equal(meterView(f).text, `$(dashboard) Qwen ${w.left}`);
+  assert.match(meterView(f).tooltip, /9,858 of 131,072 tokens used, 93% left/);
 });
 
 test('html: strict CSP with the nonce on the one script, no unsafe-inline or eval', () => {

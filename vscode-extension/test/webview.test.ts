@@ -180,14 +180,6 @@ test('B2 composer keys: Enter sends, Shift+Enter adds a newline, Enter during IM
   await p.page.keyboard.press('Escape');
   assert.ok((await p.posted()).some((m) => m.type === 'stop'));
   assert.equal(await box.inputValue(), 'next question draft');
-  // Esc closes an open popup (history) before it stops anything.
-  await p.host({ type: 'running', running: true });
-  await p.page.locator('#history').click();
-  await box.focus();
-  const stopsBefore = (await p.posted()).filter((m) => m.type === 'stop').length;
-  await p.page.keyboard.press('Escape');
-  assert.equal(await p.page.locator('#history-panel').isHidden(), true);
-  assert.equal((await p.posted()).filter((m) => m.type === 'stop').length, stopsBefore, 'the first Esc only closed the popup');
   await p.page.context().close();
 });
 
@@ -399,7 +391,7 @@ test('an edit tool card shows how it was approved (denied in the error colour)',
   await p.page.context().close();
 });
 
-test('notices, attachment chips and the session list post the right messages', async () => {
+test('notices, attachment chips, History and the context figure post the right messages', async () => {
   const p = await openPanel(browser, origin);
   await p.host(snapshot([], {
     attachments: [{ uri: 'file:///w/a.py', label: 'a.py' }, { uri: 'file:///w/b.py', label: 'b.py:1-3', range: { start: { line: 0, character: 0 }, end: { line: 2, character: 4 } } }],
@@ -408,25 +400,19 @@ test('notices, attachment chips and the session list post the right messages', a
   await p.page.getByRole('button', { name: 'Remove attachment b.py:1-3' }).click();
   await p.page.getByRole('button', { name: /Open the file that triggered/ }).click();
   await p.page.getByRole('button', { name: 'Dismiss notice' }).click();
+  // History is the host's quick pick (it fits the side bar); the figure line opens the Context view.
   await p.page.locator('#history').click();
-  await p.host({ type: 'sessions', sessions: [{ sessionId: 'abc', title: 'Earlier chat', updatedAt: '2026-12-01T10:00:00Z', messageCount: 4 }] });
-  const del = p.page.getByRole('button', { name: 'Delete chat: Earlier chat' });
-  await del.click();
-  assert.equal(await del.textContent(), 'Confirm delete', 'delete asks first');
-  await del.click();
-  await p.page.locator('#history').click();
-  await p.page.locator('#history').click();
-  await p.host({ type: 'sessions', sessions: [{ sessionId: 'abc', title: 'Earlier chat', updatedAt: '2026-12-01T10:00:00Z', messageCount: 4 }] });
-  await p.page.getByRole('button', { name: 'Resume chat: Earlier chat' }).click();
+  assert.equal(await p.page.locator('#context-figure').isHidden(), true, 'no figure until the host has one');
+  await p.host({ type: 'contextFigure', figure: { left: '92% left', title: 'Context: 9,858 of 131,072 tokens, 92% left.', level: 'ok' } });
+  await p.page.getByRole('button', { name: /Context: 9,858 of 131,072 tokens/ }).click();
+  assert.equal(await p.page.locator('#context-figure').textContent(), 'Context: 92% left');
   const posted = (await p.posted()).filter((m) => m.type !== 'ready');
   assert.deepEqual(posted, [
     { type: 'removeAttachment', index: 1 },
     { type: 'openNotice', id: 'n1' },
     { type: 'dismissNotice', id: 'n1' },
-    { type: 'listSessions' },
-    { type: 'deleteSession', sessionId: 'abc' },
-    { type: 'listSessions' },
-    { type: 'resumeSession', sessionId: 'abc' },
+    { type: 'showHistory' },
+    { type: 'showContext' },
   ]);
   await p.page.context().close();
 });

@@ -5,8 +5,7 @@
  * server cannot know: the draft, the scroll position and whether the reader was following.
  */
 import { APPROVAL_MODES } from '../src/shared/messages';
-import type { ApprovalModeName, HostToWebview, Snapshot, StreamPatch, ToolCard, TranscriptMessage, WebviewToHost, AttachmentChip, Notice, InlineError, ErrorAction, CompactState } from '../src/shared/messages';
-import type { SessionSummary } from '../src/shared/protocol';
+import type { ApprovalModeName, HostToWebview, Snapshot, StreamPatch, ToolCard, TranscriptMessage, WebviewToHost, AttachmentChip, Notice, InlineError, ErrorAction, CompactState, ContextFigureLine } from '../src/shared/messages';
 import { MarkdownView } from './markdown';
 import { AutoScroller } from './scroll';
 import { ApprovalCard } from './approval';
@@ -55,7 +54,7 @@ function button(label: string, attrs: Record<string, string> = {}): HTMLButtonEl
 const app = document.getElementById('app')!;
 const header = h('div', { class: 'header', role: 'toolbar', 'aria-label': 'Chat actions' });
 const newChatBtn = button('New chat', { id: 'new-chat', 'aria-label': 'New chat' });
-const historyBtn = button('History', { id: 'history', 'aria-label': 'Chat history', 'aria-expanded': 'false' });
+const historyBtn = button('History', { id: 'history', 'aria-label': 'Chat history', 'aria-haspopup': 'listbox' });
 const compactBtn = button('Compact', {
   id: 'compact',
   'aria-label': 'Compact conversation',
@@ -65,7 +64,6 @@ const compactBtn = button('Compact', {
 const modePicker = h('select', { id: 'approval-mode', 'aria-label': 'Approval mode', title: 'When Qwen asks before acting (tools.approvalMode)' });
 for (const { mode, label } of APPROVAL_MODES) modePicker.append(h('option', { value: mode }, label));
 header.append(newChatBtn, historyBtn, compactBtn, modePicker);
-const historyPanel = h('div', { id: 'history-panel', class: 'history', hidden: '', role: 'region', 'aria-label': 'Chat history' });
 const proposals = h('div', { id: 'proposals', class: 'proposals', role: 'region', 'aria-label': 'Proposed skills', hidden: '' });
 const scrollBox = h('div', { id: 'transcript', class: 'transcript', tabindex: '0', 'aria-label': 'Conversation' });
 const transcript = h('div', { id: 'messages', role: 'log', 'aria-label': 'Messages' });
@@ -84,11 +82,13 @@ const spacer = h('span', { class: 'spacer' });
 const stopBtn = button('Stop', { id: 'stop', 'aria-label': 'Stop generating', disabled: '' });
 const sendBtn = button('Send', { id: 'send', class: 'primary', 'aria-label': 'Send message' });
 row.append(attachSelBtn, attachFileBtn, spacer, stopBtn, sendBtn);
-footer.append(approvals, suggestionBox, editorLine, chips, prompt, row);
+// The context figure the status bar shows, worded the same; it opens the Context view.
+const figureBtn = button('', { id: 'context-figure', class: 'context-figure', hidden: '' });
+footer.append(approvals, suggestionBox, editorLine, chips, prompt, row, figureBtn);
 const live = h('div', { id: 'live', class: 'sr-only', 'aria-live': 'polite', role: 'status' });
 const main = h('div', { class: 'main' });
 main.append(scrollBox, jumpBtn);
-app.append(header, historyPanel, proposals, main, footer, live);
+app.append(header, proposals, main, footer, live);
 
 // ---- state --------------------------------------------------------------------------------
 let running = false;
@@ -375,24 +375,12 @@ function renderNotices(list: Notice[]): void {
   }
 }
 
-function renderSessions(list: SessionSummary[]): void {
-  historyPanel.replaceChildren(h('div', { class: 'history-title' }, list.length ? 'Recent chats' : 'No saved chats yet'));
-  const ul = h('ul', { class: 'sessions' });
-  for (const s of list) {
-    const li = h('li', { class: 'session' });
-    const open = button(s.title || '(untitled)', { 'data-resume': s.sessionId, class: 'session-open', 'aria-label': `Resume chat: ${s.title}` });
-    const meta = h('span', { class: 'session-meta' }, `${s.messageCount} messages · ${new Date(s.updatedAt).toLocaleString()}`);
-    const del = button('Delete', { 'data-delete': s.sessionId, 'aria-label': `Delete chat: ${s.title}` });
-    li.append(open, meta, del);
-    ul.append(li);
-  }
-  historyPanel.append(ul);
-}
-
-function toggleHistory(show: boolean): void {
-  historyPanel.hidden = !show;
-  historyBtn.setAttribute('aria-expanded', String(show));
-  if (show) post({ type: 'listSessions' });
+function showFigure(f: ContextFigureLine | null | undefined): void {
+  figureBtn.hidden = !f;
+  figureBtn.textContent = f ? `Context: ${f.left}` : '';
+  figureBtn.title = f?.title ?? '';
+  figureBtn.setAttribute('aria-label', f ? f.title : 'Context');
+  figureBtn.dataset.level = f?.level ?? 'ok';
 }
 
 function applySnapshot(s: Snapshot): void {
@@ -407,6 +395,7 @@ function applySnapshot(s: Snapshot): void {
   suggestion.show(s.suggestion ?? null);
   skillCards.show(s.skillProposals);
   modePicker.value = s.approvalMode ?? 'default';
+  showFigure(s.contextFigure);
   scroller.restore(saved.scrollTop ?? 0, saved.pinned ?? true);
   saved.scrollTop = undefined;
   saved.pinned = undefined;
@@ -436,14 +425,9 @@ prompt.addEventListener('keydown', (e) => {
     if (e.isComposing || e.keyCode === 229) return;
     e.preventDefault();
     send();
-  } else if (e.key === 'Escape') {
-    if (!historyPanel.hidden) {
-      toggleHistory(false);
-      e.preventDefault();
-    } else if (running) {
-      e.preventDefault();
-      stop();
-    }
+  } else if (e.key === 'Escape' && running) {
+    e.preventDefault();
+    stop();
   }
 });
 sendBtn.addEventListener('click', send);
@@ -452,7 +436,8 @@ newChatBtn.addEventListener('click', () => post({ type: 'newChat' }));
 compactBtn.addEventListener('click', () => {
   if (compactState.available && !compactState.compacting) post({ type: 'compact', mode: 'full' });
 });
-historyBtn.addEventListener('click', () => toggleHistory(historyPanel.hidden));
+historyBtn.addEventListener('click', () => post({ type: 'showHistory' }));
+figureBtn.addEventListener('click', () => post({ type: 'showContext' }));
 modePicker.addEventListener('change', () => post({ type: 'setApprovalMode', mode: modePicker.value as ApprovalModeName }));
 attachSelBtn.addEventListener('click', () => post({ type: 'attachSelection' }));
 attachFileBtn.addEventListener('click', () => post({ type: 'attachFile' }));
@@ -497,16 +482,6 @@ document.addEventListener('click', (e) => {
   else if (d.removeAttachment !== undefined) post({ type: 'removeAttachment', index: Number(d.removeAttachment) });
   else if (d.dismissNotice) post({ type: 'dismissNotice', id: d.dismissNotice });
   else if (d.openNotice) post({ type: 'openNotice', id: d.openNotice });
-  else if (d.resume) {
-    post({ type: 'resumeSession', sessionId: d.resume });
-    toggleHistory(false);
-  } else if (d.delete) {
-    if (b.dataset.confirm === 'yes') post({ type: 'deleteSession', sessionId: d.delete });
-    else {
-      b.dataset.confirm = 'yes';
-      b.textContent = 'Confirm delete';
-    }
-  }
 });
 
 // Patches are applied once per animation frame however many messages arrived in it; any other
@@ -559,9 +534,6 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
     case 'running':
       setRunning(m.running);
       break;
-    case 'sessions':
-      renderSessions(m.sessions);
-      break;
     case 'attachments':
       renderChips(m.attachments);
       break;
@@ -571,16 +543,27 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
     case 'notices':
       renderNotices(m.notices);
       break;
-    case 'showHistory':
-      toggleHistory(true);
-      break;
     case 'approvalMode':
       modePicker.value = m.mode;
       break;
     case 'focusComposer':
       prompt.focus();
       break;
+    case 'contextFigure':
+      showFigure(m.figure);
+      break;
   }
 });
+
+// "Focus on Chat View", Qwen: Focus Chat Input, a click on the view's title: VS Code focuses the
+// webview, and the caret goes to the composer rather than staying on the page (from there it
+// took a dozen Tabs through the transcript's links and buttons). Checked once the focus has
+// settled: what a click or a script focused along with the view keeps the focus.
+window.addEventListener('focus', () => {
+  window.setTimeout(() => {
+    if (!document.activeElement || document.activeElement === document.body) prompt.focus();
+  }, 0);
+});
+if (document.hasFocus()) prompt.focus();
 
 post({ type: 'ready' });

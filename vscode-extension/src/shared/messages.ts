@@ -3,7 +3,7 @@
  * The host owns the transcript of the open session (the server owns the durable copy); the
  * webview only renders it, so a hidden-then-shown or reloaded view is rebuilt from a snapshot.
  */
-import type { Attachment, CompressMode, SessionSummary } from './protocol';
+import type { Attachment, CompressMode } from './protocol';
 
 export interface ToolCard {
   /** The model's tool-call id; several OpenAI-compatible servers reuse it every round (`call_0`). */
@@ -145,6 +145,16 @@ export interface Snapshot {
   editorContext?: EditorContextChip;
   /** The mode the picker shows (`qwen.tools.approvalMode`, `default` when unset). */
   approvalMode?: ApprovalModeName;
+  contextFigure?: ContextFigureLine;
+}
+
+/** The context figure under the composer: the status bar's, worded the same (src/meter.ts). */
+export interface ContextFigureLine {
+  /** "92% left" */
+  left: string;
+  /** The tokens and where each level starts, for the tooltip. */
+  title: string;
+  level: 'ok' | 'warn' | 'auto' | 'hard';
 }
 
 /** Whether "Compact" can run now (a chat with a session exists) and whether it is running. */
@@ -165,7 +175,6 @@ export type HostToWebview =
   | { type: 'patches'; patches: StreamPatch[] }
   | { type: 'message'; message: TranscriptMessage }
   | { type: 'running'; running: boolean }
-  | { type: 'sessions'; sessions: SessionSummary[] }
   | { type: 'attachments'; attachments: AttachmentChip[] }
   | { type: 'notices'; notices: Notice[] }
   | { type: 'compactState'; state: CompactState }
@@ -173,9 +182,9 @@ export type HostToWebview =
   | { type: 'suggestion'; suggestion: Suggestion | null }
   | { type: 'skillProposals'; proposals: SkillProposal[] }
   | { type: 'editorContext'; chip: EditorContextChip | null }
-  | { type: 'showHistory' }
   | { type: 'approvalMode'; mode: ApprovalModeName }
-  | { type: 'focusComposer' };
+  | { type: 'focusComposer' }
+  | { type: 'contextFigure'; figure: ContextFigureLine | null };
 
 export type WebviewToHost =
   | { type: 'ready' }
@@ -183,9 +192,8 @@ export type WebviewToHost =
   | { type: 'stop' }
   | { type: 'newChat' }
   | { type: 'compact'; mode: CompressMode }
-  | { type: 'listSessions' }
-  | { type: 'resumeSession'; sessionId: string }
-  | { type: 'deleteSession'; sessionId: string }
+  | { type: 'showHistory' }
+  | { type: 'showContext' }
   | { type: 'copy'; text: string }
   | { type: 'insert'; text: string }
   | { type: 'attachSelection' }
