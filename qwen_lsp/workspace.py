@@ -313,18 +313,32 @@ class Workspace:
         self._apply_skill_change(await self.skills.reload())
 
     def _apply_skill_change(self, change: SkillSetChange) -> None:
-        """A refresh rebuilt the registry (which drops activations): re-activate for open files, then tell the editor."""
-        reactivated = self.skills.activate_for_paths(sorted(self.open_documents)) if self.open_documents else []
+        """A refresh rebuilt the registry (which drops activations): re-activate for open files, then tell the editor.
+
+        A skill re-activated by an open file is announced with that file as its trigger, as a didOpen
+        would have: a file opened while the start-up load was still running is what switched it on,
+        and the editor's notice names it.
+        """
+        triggered: dict[str, Path] = {}
+        for path in sorted(self.open_documents):
+            for name in self.skills.activate_for_paths([path]):
+                triggered.setdefault(name, path)
         # A skill active before the refresh and active again after it did not change for the editor:
         # announcing it again showed a second "activated" notice (a didOpen burst racing the start-up load).
-        kept = set(reactivated) & set(change.removed)
-        added = sorted((set(change.added) | set(reactivated)) - kept)
+        kept = set(triggered) & set(change.removed)
         removed = [n for n in change.removed if n not in kept]
+        untriggered = sorted(set(change.added) - set(triggered))
+        by_file: dict[Path, list[str]] = {}
+        for name, path in triggered.items():
+            if name not in kept:
+                by_file.setdefault(path, []).append(name)
         signature = self.skills.signature
-        if added or removed or signature != self._skills_on_disk:
+        if untriggered or removed or signature != self._skills_on_disk:
             # Also when only a conditional skill or an error changed: the editor's list is stale.
             self._skills_on_disk = signature
-            self.listeners.skills_changed(SkillsChanged(activated=added, deactivated=removed))
+            self.listeners.skills_changed(SkillsChanged(activated=untriggered, deactivated=removed))
+        for path, names in by_file.items():
+            self.listeners.skills_changed(SkillsChanged(activated=sorted(names), deactivated=[], trigger=path.as_uri()))
 
     async def drain(self) -> None:
         """Stop watching, stop the features, finish background work, close the HTTP client."""

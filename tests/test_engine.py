@@ -230,3 +230,25 @@ async def test_a_fork_stops_at_its_round_budget(repo: Path, scripted: ScriptedOp
         result = await run_fork(client, parent, "loop", root=repo, tools=read_only_tools(), max_turns=2)
     assert result.rounds == 2 and result.reason == "max_turns"
     assert len(scripted.chat_requests()) == 2
+
+
+async def test_a_skill_switched_on_by_an_open_file_when_skills_come_back_names_that_file(repo: Path, scripted: ScriptedOpenAI) -> None:
+    """Skills off, users.py opened, skills on again by a settings push: the notice names users.py, as a didOpen would."""
+    skill = repo / ".qwen" / "skills" / "api-helper" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text('---\nname: api-helper\ndescription: API help\npaths: ["src/api/**"]\n---\n\nUse the API.\n')
+    always = repo / ".qwen" / "skills" / "always" / "SKILL.md"
+    always.parent.mkdir(parents=True)
+    always.write_text("---\nname: always\ndescription: Always there\n---\n\nHi.\n")
+    users = repo / "src" / "api" / "users.py"
+    users.parent.mkdir(parents=True, exist_ok=True)
+    users.write_text("def users():\n    return []\n")
+    engine, changes = make_engine(repo, scripted, client_settings={"skills": {"enabled": False}})
+    opened = await engine.document_opened(users, users.as_uri())  # its path rule switches on; no skill while skills are off
+    assert opened is None or "api-helper" not in opened.activated
+    await engine.update_client_settings({"skills": {"enabled": True}})
+    triggered = [c for c in changes if "api-helper" in c.activated]
+    assert [c.trigger for c in triggered] == [users.as_uri()]
+    assert triggered[0].activated == ["api-helper"]
+    assert not any("always" in c.activated for c in triggered), "an unconditional skill is not the open file's doing"
+    await engine.drain()

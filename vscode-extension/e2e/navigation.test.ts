@@ -34,22 +34,13 @@ function e2e(name: string, minutes: number, fn: () => Promise<void>): void {
   e2eIn(() => wb, name, minutes, fn);
 }
 
-/** Polls an asynchronous probe (test/support's waitFor takes only synchronous ones) until it holds. */
-async function until(probe: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /**
  * Puts the caret in notes.py's editor (focus leaves the panel), after a click on the transcript:
  * what the panel had focused is then the transcript, not the composer.
  */
 async function focusEditor(): Promise<void> {
   await wb.chat().locator('#transcript').click({ position: { x: 20, y: 20 } });
-  await until(async () => (await wb.chat().locator('#transcript').evaluate((el) => el === document.activeElement)), 'the transcript focused', 15_000);
+  await waitFor(async () => (await wb.chat().locator('#transcript').evaluate((el) => el === document.activeElement)), 'the transcript focused', 15_000);
   await wb.openFile('notes.py');
   await wb.page.locator('.editor-instance .view-lines').first().click();
   await wb.page.waitForFunction(() => !!document.activeElement?.closest('.monaco-editor'), undefined, { timeout: 15_000 });
@@ -60,9 +51,9 @@ async function typeIntoComposer(text: string): Promise<void> {
   const prompt = wb.chat().locator('#prompt');
   await prompt.evaluate((el: HTMLTextAreaElement) => (el.value = '')); // empty, without moving the focus
   const focused = (): Promise<boolean> => wb.chat().locator('#prompt').evaluate((el) => document.hasFocus() && document.activeElement === el);
-  await until(focused, 'the caret in the composer', 15_000);
+  await waitFor(focused, 'the caret in the composer', 15_000);
   await wb.page.keyboard.type(text);
-  await until(async () => (await prompt.inputValue()) === text, `"${text}" typed into the composer`, 15_000);
+  await waitFor(async () => (await prompt.inputValue()) === text, `"${text}" typed into the composer`, 15_000);
   // Monaco renders spaces as no-break spaces.
   const editor = ((await wb.page.locator('.editor-group-container.active .monaco-editor .view-lines').first().textContent()) ?? '').replace(/\u00a0/g, ' ');
   assert.ok(editor.includes('VALUE = 1') && !editor.includes(text), `nothing went to the editor: ${editor}`);
@@ -100,7 +91,7 @@ e2e('Qwen: Focus Chat Input has a default keybinding (Ctrl+Alt+Q) that puts the 
 
 e2e('the status bar, the Context view and the panel show one context figure; the Context view is filled without clicking the meter; a reload keeps the figure', 8, async () => {
   // Before any message the meter already has a figure (what the first request would hold).
-  await until(async () => (await meterPercent()) !== undefined, 'a figure on the meter before the first message', LONG);
+  await waitFor(async () => (await meterPercent()) !== undefined, 'a figure on the meter before the first message', LONG);
   await send('Write a greeting function');
   const figure = wb.chat().locator('#context-figure');
   await figure.waitFor({ timeout: LONG });
@@ -110,7 +101,7 @@ e2e('the status bar, the Context view and the panel show one context figure; the
   const rows = wb.page.locator('.pane', { has: header }).locator('.pane-body .monaco-list-row');
   await rows.first().waitFor({ timeout: LONG });
   let agreed = '';
-  await until(async () => {
+  await waitFor(async () => {
     const bar = await meterPercent();
     const panel = /Context: (\d+)% left/.exec((await figure.textContent()) ?? '')?.[1];
     const top = (await rows.first().textContent()) ?? '';
@@ -129,7 +120,7 @@ e2e('the status bar, the Context view and the panel show one context figure; the
   await wb.command('Developer: Reload Window');
   await wb.page.waitForSelector('.monaco-workbench .statusbar', { timeout: LONG });
   await wb.chat().locator('.msg.user', { hasText: 'Write a greeting function' }).waitFor({ timeout: LONG });
-  await until(async () => (await meterPercent()) === before, `the meter shows ${before}% left after the reload`, LONG);
+  await waitFor(async () => (await meterPercent()) === before, `the meter shows ${before}% left after the reload`, LONG);
   await wb.chat().locator('#context-figure', { hasText: `Context: ${before}% left` }).waitFor({ timeout: LONG });
 });
 
