@@ -22,6 +22,12 @@ const MAX_RESTARTS = 3;
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
 
+/** Why the server is not running, for the panel: `missing` when no server was found (a path fixes it). */
+export interface ServerFailure {
+  message: string;
+  missing: boolean;
+}
+
 export function qwenSettings(scope?: vscode.Uri): Record<string, unknown> {
   const cfg = vscode.workspace.getConfiguration('qwen', scope);
   return buildServerSettings((key) => cfg.inspect(key), vscode.workspace.isTrusted);
@@ -74,6 +80,8 @@ export class ServerManager implements vscode.Disposable {
   client: LanguageClient | undefined;
   state: ServerState = 'stopped';
   command: ServerCommand | undefined;
+  /** The last start failure, shown in the panel with its fix; cleared once the server runs. */
+  failure: ServerFailure | undefined;
   private crashes: number[] = [];
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
   readonly onDidChangeState = this.stateEmitter.event;
@@ -91,6 +99,7 @@ export class ServerManager implements vscode.Disposable {
 
   private setState(s: ServerState): void {
     this.state = s;
+    if (s === 'running') this.failure = undefined;
     this.stateEmitter.fire(s);
   }
 
@@ -116,8 +125,9 @@ export class ServerManager implements vscode.Disposable {
     try {
       cmd = await resolveServerCommand(vscode.workspace.getConfiguration('qwen').inspect<string>('server.path')?.globalValue, probes);
     } catch (err) {
+      this.failure = { message: err instanceof ServerNotFound ? err.message : String(err), missing: true };
       this.setState('failed');
-      this.showStartError(err instanceof ServerNotFound ? err.message : String(err));
+      this.showStartError(this.failure.message);
       return undefined;
     }
     this.command = cmd;
@@ -137,8 +147,9 @@ export class ServerManager implements vscode.Disposable {
           const now = Date.now();
           this.crashes = [...this.crashes.filter((t) => now - t < CRASH_WINDOW_MS), now];
           if (this.crashes.length <= MAX_RESTARTS) return { action: CloseAction.Restart };
+          this.failure = { message: `The qwen-lsp server (${cmd.command}) stopped ${MAX_RESTARTS + 1} times in 3 minutes. The log says why.`, missing: false };
           this.setState('failed');
-          this.showStartError(`The qwen-lsp server (${cmd.command}) stopped ${MAX_RESTARTS + 1} times in 3 minutes. The log says why.`);
+          this.showStartError(this.failure.message);
           return { action: CloseAction.DoNotRestart, handled: true };
         },
       },
@@ -163,10 +174,11 @@ export class ServerManager implements vscode.Disposable {
     try {
       await client.start();
     } catch (err) {
-      this.setState('failed');
       this.client = undefined;
       const why = err instanceof Error ? err.message : String(err);
-      this.showStartError(`The qwen-lsp server (${cmd.command} ${cmd.args.join(' ')}) did not start: ${why}. Check that it runs in a terminal, or set qwen.server.path.`);
+      this.failure = { message: `The qwen-lsp server (${cmd.command} ${cmd.args.join(' ')}) did not start: ${why}. Check that it runs in a terminal, or set qwen.server.path.`, missing: true };
+      this.setState('failed');
+      this.showStartError(this.failure.message);
       return undefined;
     }
     this.setState('running');
@@ -210,7 +222,8 @@ export class ServerManager implements vscode.Disposable {
     this.output.appendLine(`[qwen] ${message}`);
     void vscode.window.showErrorMessage(message, 'Restart server', 'Set server path', 'Show log').then((pick) => {
       if (pick === 'Restart server') void vscode.commands.executeCommand('qwen.restartServer');
-      else if (pick === 'Set server path') void vscode.commands.executeCommand('workbench.action.openSettings', 'qwen.server.path');
+      // The set-up command writes the scope a remote window reads (Settings hides machine keys on its User tab there).
+      else if (pick === 'Set server path') void vscode.commands.executeCommand('qwen.setServerPath');
       else if (pick === 'Show log') this.output.show(true);
     });
   }
