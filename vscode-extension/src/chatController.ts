@@ -394,9 +394,10 @@ export class ChatController implements vscode.Disposable {
       try {
         await this.reopenSession(client);
         outcome = await request((type, params) => client.sendRequest(type, params, cts.token));
-        this.sessionClient = client;
       } catch (err) {
         outcome = isCancelled(err) || cts.token.isCancellationRequested ? { cancelled: true } : { error: describeError(err, this.server.failure) };
+      } finally {
+        this.sessionClient = client; // a failed turn names its session too (in its events), unsaved
       }
     }
     cts.dispose();
@@ -417,7 +418,7 @@ export class ChatController implements vscode.Disposable {
    */
   private async reopenSession(client: LanguageClient): Promise<void> {
     const sessionId = this.transcript.sessionId;
-    if (!sessionId || !this.sessionClient || this.sessionClient === client) return;
+    if (!sessionId || this.sessionClient === client) return;
     try {
       await client.sendRequest(requests.sessionsResume, { sessionId, recap: false });
     } catch (err) {
