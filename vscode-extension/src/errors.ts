@@ -64,7 +64,7 @@ export function describeError(err: unknown, failure?: ServerFailureLike): Inline
     message = `The qwen-lsp server is not running (${message}). Restart it, or open the log to see why it stopped.`;
   }
   if (kind === 'server_down' && failure) {
-    return { kind, message: failure.message, actions: failure.missing ? ['setServerPath', 'restartServer', 'showLog'] : ['restartServer', 'showLog'] };
+    return { kind, message: `The qwen-lsp server is not running: ${failure.message}`, actions: failure.missing ? ['setServerPath', 'restartServer', 'showLog'] : ['restartServer', 'showLog'] };
   }
   if (kind === 'config') message = NO_MODEL_MESSAGE;
   return { kind, message, actions: ACTIONS[kind] ?? ['showLog'] };
