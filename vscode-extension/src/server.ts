@@ -13,7 +13,7 @@ import { CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageC
 import type { Executable, LanguageClientOptions } from 'vscode-languageclient/node';
 import { resolveServerCommand, ServerNotFound, staleServerWarning } from './serverCommand';
 import type { Probes, ServerCommand } from './serverCommand';
-import { buildServerSettings } from './settings';
+import { buildServerSettings, droppedKeys } from './settings';
 import { qwenCapabilitiesFeature } from './qwenCapabilities';
 
 export const API_KEY_SECRET = 'qwen.apiKey';
@@ -89,6 +89,8 @@ export class ServerManager implements vscode.Disposable {
   /** Fires with each new client before it starts, so notification handlers can be registered. */
   readonly onDidCreateClient = this.clientEmitter.event;
   private starting: Promise<LanguageClient | undefined> | undefined;
+  /** The settings the running server got as initializationOptions (see notifySettingsChanged). */
+  private initOptions: Record<string, unknown> = {};
   /** Sees every workspace/executeCommand the client runs for the server's code actions (`next` sends it unchanged). */
   commandHook: ((client: LanguageClient, command: string, args: unknown[], next: () => Promise<unknown>) => Promise<unknown>) | undefined;
 
@@ -137,9 +139,10 @@ export class ServerManager implements vscode.Disposable {
     if (key) env.OPENAI_API_KEY = key;
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const exe: Executable = { command: cmd.command, args: cmd.args, options: { env, cwd } };
+    this.initOptions = qwenSettings();
     const options: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }],
-      initializationOptions: qwenSettings(),
+      initializationOptions: this.initOptions,
       outputChannel: this.output,
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue }),
@@ -215,7 +218,15 @@ export class ServerManager implements vscode.Disposable {
    */
   notifySettingsChanged(): void {
     const c = this.client;
-    if (c && this.state === 'running') void c.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
+    if (!c || this.state !== 'running') return;
+    const dropped = droppedKeys(this.initOptions, qwenSettings());
+    if (dropped.length) {
+      // A pull cannot unset what the server started with: a restart makes the cleared value "the model's own" again.
+      this.output.appendLine(`[qwen] ${dropped.map((k) => `qwen.${k}`).join(', ')} cleared: restarting the server`);
+      void vscode.commands.executeCommand('qwen.restartServer');
+      return;
+    }
+    void c.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
   }
 
   private showStartError(message: string): void {
