@@ -5,7 +5,7 @@
 // numeric settings show no error out of the box.
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { tempDir, waitFor } from '../test/support';
 import { LONG, Workbench, e2e as e2eIn } from './workbench';
@@ -93,6 +93,21 @@ e2e('a new user with nothing configured reaches a streamed answer from the panel
   assert.equal(await prompt.inputValue(), PROMPT);
   await prompt.press('ArrowDown');
   assert.equal(await prompt.inputValue(), '');
+
+  // A saved chat goes on after a restart too: the next message lands in the same session file.
+  const restarted = serverStarts();
+  await wb.command('Qwen: Restart Server');
+  await waitFor(() => serverStarts() > restarted, 'the server restarted', LONG);
+  await prompt.fill('Write it once more');
+  await prompt.press('Enter');
+  await chat.locator('.msg.user', { hasText: 'Write it once more' }).waitFor({ timeout: LONG });
+  await chat.locator('#send:not([disabled])').waitFor({ timeout: LONG });
+  assert.equal(await chat.locator('.msg.assistant').last().locator('.error').count(), 0, 'the message after the restart is answered');
+  const chats = path.join(wb.projectStateDir(), 'chats');
+  const files = readdirSync(chats).filter((f) => f.endsWith('.jsonl'));
+  assert.equal(files.length, 1, `one chat on disk: ${files.join(', ')}`);
+  const recorded = readFileSync(path.join(chats, files[0]), 'utf8');
+  assert.ok(recorded.includes(PROMPT) && recorded.includes('Write it once more'), 'both turns are in the one session');
 
   // A new chat shows the welcome again, every step done, and its test message streams an answer.
   await chat.locator('#new-chat').click();

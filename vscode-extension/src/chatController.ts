@@ -19,7 +19,6 @@ import { DiffEditorUi } from './diffEditor';
 import { acceptSuggestionTurn, Followups } from './followups';
 import { EditorContextTracker } from './editorContext';
 import { stricterValue } from './settings';
-import { setupState } from './setup';
 import type { AcceptOutcome } from './followups';
 import { notifications, permissionRequest, requests } from './rpc.generated';
 import type { Send } from './rpc.generated';
@@ -42,6 +41,8 @@ export class ChatController implements vscode.Disposable {
   private noticeCounter = 0;
   /** The welcome's steps (server, model, key), kept current while the chat is empty. */
   private setup: SetupState | undefined;
+  /** Reads the welcome's steps (src/setup.ts, set by the extension's entry point). */
+  readSetup: (() => Promise<SetupState>) | undefined;
   /**
    * The client the open session was last used with. A restarted server (e.g. after "Set API key")
    * knows only the sessions saved on disk, so the next turn re-opens the session first (see reopenSession).
@@ -181,7 +182,7 @@ export class ChatController implements vscode.Disposable {
       case 'ready':
         this.webviews.add(webview);
         await this.restoreOnce();
-        this.setup ??= await setupState(this.server, this.context.secrets);
+        this.setup ??= await this.readSetup?.();
         this.post(webview, this.snapshot());
         break;
       case 'send':
@@ -445,8 +446,8 @@ export class ChatController implements vscode.Disposable {
 
   /** Settings or the API key changed: the welcome's steps are read again. */
   async refreshSetup(): Promise<void> {
-    this.setup = await setupState(this.server, this.context.secrets);
-    this.broadcast({ type: 'setup', setup: this.setup });
+    this.setup = await this.readSetup?.();
+    if (this.setup) this.broadcast({ type: 'setup', setup: this.setup });
   }
 
   /** Stop: the request is cancelled through its token ($/cancelRequest); the partial answer stays. */

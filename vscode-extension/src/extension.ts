@@ -14,12 +14,13 @@ import { ContextView, SkillsView } from './views';
 import { forgetByQuery, forgetOne, MemoryView } from './memoryView';
 import { addSelectionToProjectRules, rememberConvention, runServerCommand } from './selectionCommands';
 import { notifications } from './rpc.generated';
-import { configureModel, setServerPath } from './setup';
+import { configureModel, setServerPath, setupState } from './setup';
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Qwen', { log: true });
   const server = new ServerManager(context, output);
   const chat = new ChatController(context, server);
+  chat.readSetup = () => setupState(server, context.secrets);
   const meter = new StatusMeter();
   const contextView = new ContextView(server);
   contextView.sessionId = () => chat.transcript.sessionId;
