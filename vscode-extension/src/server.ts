@@ -15,18 +15,13 @@ import { resolveServerCommand, ServerNotFound, staleServerWarning } from './serv
 import type { Probes, ServerCommand } from './serverCommand';
 import { buildServerSettings, droppedKeys } from './settings';
 import { qwenCapabilitiesFeature } from './qwenCapabilities';
+import type { ServerFailureLike } from './errors';
 
 export const API_KEY_SECRET = 'qwen.apiKey';
 const CRASH_WINDOW_MS = 3 * 60_000;
 const MAX_RESTARTS = 3;
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
-
-/** Why the server is not running, for the panel: `missing` when no server was found (a path fixes it). */
-export interface ServerFailure {
-  message: string;
-  missing: boolean;
-}
 
 export function qwenSettings(scope?: vscode.Uri): Record<string, unknown> {
   const cfg = vscode.workspace.getConfiguration('qwen', scope);
@@ -81,7 +76,7 @@ export class ServerManager implements vscode.Disposable {
   state: ServerState = 'stopped';
   command: ServerCommand | undefined;
   /** The last start failure, shown in the panel with its fix; cleared once the server runs. */
-  failure: ServerFailure | undefined;
+  failure: ServerFailureLike | undefined;
   private crashes: number[] = [];
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
   readonly onDidChangeState = this.stateEmitter.event;
