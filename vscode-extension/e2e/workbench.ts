@@ -49,6 +49,11 @@ export interface WorkbenchOptions {
    * PATH). Default 'setting': qwen.server.path names the repository's .venv server.
    */
   server?: 'setting' | 'bundled';
+  /**
+   * Nothing configured, as on a new user's first start: no OPENAI_* variables and no model base URL
+   * in the settings (the test sets them up from the panel, with the base URL in `Workbench.baseUrl`).
+   */
+  unconfigured?: boolean;
 }
 
 /** PATH without the folders that could give code-server a qwen-lsp: any with a qwen-lsp, any virtual environment's. */
@@ -69,6 +74,8 @@ export class Workbench {
     readonly workspace: string,
     /** The test's own HOME: the server's ~/.qwen (memories, sessions, proposals) lives under it. */
     readonly home: string,
+    /** The scripted model's base URL (what a user would type into "Set up model"). */
+    readonly baseUrl: string,
   ) {}
 
   static async open(opts: WorkbenchOptions): Promise<Workbench> {
@@ -98,13 +105,12 @@ export class Workbench {
     const bundled = opts.server === 'bundled';
     const inherited = { ...process.env };
     if (bundled) delete inherited.VIRTUAL_ENV;
+    if (opts.unconfigured) for (const key of Object.keys(inherited)) if (key.startsWith('OPENAI_')) delete inherited[key];
     const env = {
       ...inherited,
       PATH: `${nodeBin}${path.delimiter}${bundled ? pathWithoutServer(process.env.PATH ?? '') : (process.env.PATH ?? '')}`,
       HOME: home,
-      OPENAI_BASE_URL: baseUrl,
-      OPENAI_API_KEY: 'e2e-key',
-      OPENAI_MODEL: 'scripted-model',
+      ...(opts.unconfigured ? {} : { OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'e2e-key', OPENAI_MODEL: 'scripted-model' }),
     };
     // The venv is not on PATH, so the server comes from qwen.server.path (the setting under test),
     // or, with server 'bundled', from the .vsix.
@@ -115,7 +121,11 @@ export class Workbench {
     mkdirSync(path.join(profile, 'data', 'Machine'), { recursive: true });
     writeFileSync(
       path.join(profile, 'data', 'Machine', 'settings.json'),
-      JSON.stringify({ ...(bundled ? {} : { 'qwen.server.path': existsSync(exe) ? exe : python() }), 'qwen.model.baseUrl': baseUrl, 'qwen.trace.server': 'messages' }),
+      JSON.stringify({
+        ...(bundled ? {} : { 'qwen.server.path': existsSync(exe) ? exe : python() }),
+        ...(opts.unconfigured ? {} : { 'qwen.model.baseUrl': baseUrl }),
+        'qwen.trace.server': 'messages',
+      }),
     );
     // A quiet, trusting workbench: no trust prompt, welcome page, telemetry or update checks; VS
     // Code's own chat would open in the secondary side bar and take half the screen.
@@ -150,7 +160,7 @@ export class Workbench {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(url, { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('.monaco-workbench .statusbar', { timeout: LONG });
-    return new Workbench(page, browser, scripted, server, profile, opts.workspace, home);
+    return new Workbench(page, browser, scripted, server, profile, opts.workspace, home, baseUrl);
   }
 
   /** The Qwen chat webview (an outer iframe.webview, an inner #active-frame). */

@@ -10,7 +10,7 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import { FrameCoalescer } from './coalesce';
 import { linkTarget } from './links';
 import { describeError, isCancelled } from './errors';
-import type { ServerManager } from './server';
+import type { ServerManager, ServerState } from './server';
 import { Transcript } from './transcript';
 import { memoryNotice } from './memory';
 import { compactErrorText, compactingText, compactSession } from './compaction';
@@ -23,7 +23,7 @@ import type { AcceptOutcome } from './followups';
 import { notifications, permissionRequest, requests } from './rpc.generated';
 import type { Send } from './rpc.generated';
 import { APPROVAL_MODES } from './shared/messages';
-import type { ApprovalModeName, AttachmentChip, CompactState, ContextFigureLine, EditorContextChip, ErrorAction, HostToWebview, Notice, StreamPatch, WebviewToHost } from './shared/messages';
+import type { ApprovalModeName, AttachmentChip, CompactState, ContextFigureLine, EditorContextChip, ErrorAction, HostToWebview, Notice, SetupState, StreamPatch, WebviewToHost } from './shared/messages';
 import type { ChatParams, CompressMode, MemoryChanged, PermissionParams, PermissionResult, SessionSummary, SkillsChanged } from './shared/protocol';
 
 const SESSION_KEY = 'qwen.sessionId';
@@ -39,6 +39,15 @@ export class ChatController implements vscode.Disposable {
   private restored: Promise<void> | undefined;
   private lastEditor: vscode.TextEditor | undefined = vscode.window.activeTextEditor;
   private noticeCounter = 0;
+  /** The welcome's steps (server, model, key), kept current while the chat is empty. */
+  private setup: SetupState | undefined;
+  /** Reads the welcome's steps (src/setup.ts, set by the extension's entry point). */
+  readSetup: (() => Promise<SetupState>) | undefined;
+  /**
+   * The client the open session was last used with. A restarted server (e.g. after "Set API key")
+   * knows only the sessions saved on disk, so the next turn re-opens the session first (see reopenSession).
+   */
+  private sessionClient: LanguageClient | undefined;
   /** The "Compacting…" status line while qwen/compress runs. */
   private compactingLine: string | undefined;
   /** Called after a compaction made the model's history smaller (the Context view refreshes). */
@@ -167,6 +176,7 @@ export class ChatController implements vscode.Disposable {
         ...(skillProposals.length ? { skillProposals } : {}),
         ...(editorContext ? { editorContext } : {}),
         ...(this.contextFigure ? { contextFigure: this.contextFigure } : {}),
+        ...(this.setup ? { setup: this.setup } : {}),
       }),
     };
   }
@@ -176,6 +186,7 @@ export class ChatController implements vscode.Disposable {
       case 'ready':
         this.webviews.add(webview);
         await this.restoreOnce();
+        this.setup ??= await this.readSetup?.();
         this.post(webview, this.snapshot());
         break;
       case 'send':
@@ -259,6 +270,7 @@ export class ChatController implements vscode.Disposable {
         const r = await client.sendRequest(requests.sessionsResume, { sessionId: id, recap: false });
         if (!this.transcript.messages.length) this.transcript.load(r);
         this.onChatShown?.(this.transcript.sessionId, r.promptTokens);
+        this.sessionClient = client;
       } catch {
         void this.context.workspaceState.update(SESSION_KEY, undefined); // deleted or unreadable: start fresh
       }
@@ -299,8 +311,10 @@ export class ChatController implements vscode.Disposable {
     this.broadcast({ type: 'approvalMode', mode: this.approvalMode() });
   }
 
+  /** Compact needs a session with an answer in it: a failed turn (e.g. no model configured) leaves nothing to compact. */
   private compactState(): CompactState {
-    return { available: !!this.transcript.sessionId, compacting: this.compactingLine !== undefined };
+    const answered = this.transcript.messages.some((m) => m.role === 'assistant' && !m.error && (m.text || m.tools?.length));
+    return { available: !!this.transcript.sessionId && answered, compacting: this.compactingLine !== undefined };
   }
 
   /** The panel's Compact button and the command's enablement follow the session and the running compaction. */
@@ -384,12 +398,15 @@ export class ChatController implements vscode.Disposable {
     let outcome: Parameters<Transcript['end']>[0] & AcceptOutcome;
     const client = await this.server.ready();
     if (!client) {
-      outcome = { error: describeError(new Error('Client is not running')) };
+      outcome = { error: describeError(new Error('Client is not running'), this.server.failure) };
     } else {
       try {
+        await this.reopenSession(client);
         outcome = await request((type, params) => client.sendRequest(type, params, cts.token));
       } catch (err) {
-        outcome = isCancelled(err) || cts.token.isCancellationRequested ? { cancelled: true } : { error: describeError(err) };
+        outcome = isCancelled(err) || cts.token.isCancellationRequested ? { cancelled: true } : { error: describeError(err, this.server.failure) };
+      } finally {
+        this.sessionClient = client; // a failed turn names its session too (in its events), unsaved
       }
     }
     cts.dispose();
@@ -400,6 +417,45 @@ export class ChatController implements vscode.Disposable {
     if (final) this.broadcast({ type: 'message', message: final });
     this.broadcast({ type: 'running', running: false });
     void vscode.commands.executeCommand('setContext', 'qwen.chatRunning', false);
+  }
+
+  /**
+   * After a server restart: the open chat continues on the new server. A session saved on disk is
+   * found there (sessions/resume without a recap only checks it); one that never got a record (its
+   * only turns failed, e.g. before a model was configured) is gone, so the next message starts a
+   * new session and the panel keeps the transcript.
+   */
+  private async reopenSession(client: LanguageClient): Promise<void> {
+    const sessionId = this.transcript.sessionId;
+    if (!sessionId || this.sessionClient === client) return;
+    try {
+      await client.sendRequest(requests.sessionsResume, { sessionId, recap: false });
+    } catch (err) {
+      if (describeError(err).kind !== 'not_found') throw err;
+      this.transcript.sessionId = undefined;
+    }
+    this.sessionClient = client;
+  }
+
+  /**
+   * The server's state changed: the welcome's server step follows it, and once the server runs
+   * again an earlier "server is not running" error says so and offers Retry instead of a restart.
+   */
+  async serverStateChanged(state: ServerState): Promise<void> {
+    if (state === 'running') {
+      for (const m of this.transcript.messages) {
+        if (m.error?.kind !== 'server_down') continue;
+        m.error = { kind: 'server_back', message: 'The qwen-lsp server is running now. Retry sends the message again.', actions: ['retry'] };
+        this.broadcast({ type: 'message', message: m });
+      }
+    }
+    await this.refreshSetup();
+  }
+
+  /** Settings or the API key changed: the welcome's steps are read again. */
+  async refreshSetup(): Promise<void> {
+    this.setup = await this.readSetup?.();
+    if (this.setup) this.broadcast({ type: 'setup', setup: this.setup });
   }
 
   /** Stop: the request is cancelled through its token ($/cancelRequest); the partial answer stays. */
@@ -446,6 +502,7 @@ export class ChatController implements vscode.Disposable {
         this.notices = [];
       }
       this.transcript.load(r);
+      this.sessionClient = client;
       this.rememberSession(r.promptTokens);
       this.broadcast(this.snapshot());
     } catch (err) {
@@ -565,6 +622,12 @@ export class ChatController implements vscode.Disposable {
         break;
       case 'showLog':
         this.server.output.show(true);
+        break;
+      case 'configureModel':
+        await vscode.commands.executeCommand('qwen.configureModel');
+        break;
+      case 'setServerPath':
+        await vscode.commands.executeCommand('qwen.setServerPath');
         break;
     }
   }

@@ -23,7 +23,7 @@ export function isCancelled(err: unknown): boolean {
 
 const ACTIONS: Record<string, ErrorAction[]> = {
   auth: ['setApiKey', 'retry'],
-  config: ['setApiKey', 'openSettings'],
+  config: ['configureModel', 'setApiKey', 'retry'],
   connect: ['openSettings', 'retry'],
   timeout: ['retry', 'openSettings'],
   stall: ['retry'],
@@ -36,7 +36,24 @@ const ACTIONS: Record<string, ErrorAction[]> = {
   server_down: ['restartServer', 'showLog'],
 };
 
-export function describeError(err: unknown): InlineError {
+/**
+ * What the panel says when no model is configured. The server's own message names its keys
+ * (OPENAI_MODEL, model.name); in the editor the fix is the extension's settings, which
+ * "Set up model" writes in the scope the window reads.
+ */
+export const NO_MODEL_MESSAGE =
+  'No model is configured. "Set up model" asks for the endpoint\'s base URL (qwen.model.baseUrl) and the model name (qwen.model.name); ' +
+  '"Set API key" stores a key if the endpoint needs one. Then Retry.';
+
+/** Why the server is not running, as the server manager knows it (see ServerManager.failure). */
+export interface ServerFailureLike {
+  message: string;
+  /** No server was found: setting its path fixes it, restarting alone cannot. */
+  missing: boolean;
+}
+
+/** `failure`: why the server did not start, when a request failed because it is not running. */
+export function describeError(err: unknown, failure?: ServerFailureLike): InlineError {
   const e = (err ?? {}) as RpcErrorLike;
   const data = e.data as { kind?: unknown } | undefined;
   let kind = typeof data?.kind === 'string' ? data.kind : 'unknown';
@@ -46,5 +63,9 @@ export function describeError(err: unknown): InlineError {
     kind = 'server_down';
     message = `The qwen-lsp server is not running (${message}). Restart it, or open the log to see why it stopped.`;
   }
+  if (kind === 'server_down' && failure) {
+    return { kind, message: `The qwen-lsp server is not running: ${failure.message}`, actions: failure.missing ? ['setServerPath', 'restartServer', 'showLog'] : ['restartServer', 'showLog'] };
+  }
+  if (kind === 'config') message = NO_MODEL_MESSAGE;
   return { kind, message, actions: ACTIONS[kind] ?? ['showLog'] };
 }

@@ -16,11 +16,13 @@ import { ContextView, SkillsView } from './views';
 import { forgetByQuery, forgetOne, MemoryView } from './memoryView';
 import { addSelectionToProjectRules, rememberConvention, runServerCommand } from './selectionCommands';
 import { notifications } from './rpc.generated';
+import { configureModel, setServerPath, setupState } from './setup';
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Qwen', { log: true });
   const server = new ServerManager(context, output);
   const chat = new ChatController(context, server);
+  chat.readSetup = () => setupState(server, context.secrets);
   const meter = new StatusMeter();
   // One context figure for the status bar, the Context view and the panel (contextFigure.ts).
   const figures = new ContextFigures(server);
@@ -56,7 +58,10 @@ export function activate(context: vscode.ExtensionContext): void {
       void memoryView.refresh();
     });
   });
-  server.onDidChangeState((s) => meter.showServer(s));
+  server.onDidChangeState((s) => {
+    meter.showServer(s);
+    void chat.serverStateChanged(s);
+  });
 
   context.subscriptions.push(
     output,
@@ -99,6 +104,8 @@ export function activate(context: vscode.ExtensionContext): void {
       else await context.secrets.delete(API_KEY_SECRET);
       await server.restart(); // the key reaches the server through its environment
     }),
+    vscode.commands.registerCommand('qwen.configureModel', () => configureModel()),
+    vscode.commands.registerCommand('qwen.setServerPath', () => setServerPath()),
     vscode.commands.registerCommand('qwen.openChatInEditor', () => openChatPanel(context.extensionUri, chat)),
     vscode.commands.registerCommand('qwen.attachSelection', () => chat.attachSelection()),
     vscode.commands.registerCommand('qwen.attachFile', () => chat.attachFile()),
@@ -117,11 +124,14 @@ export function activate(context: vscode.ExtensionContext): void {
       else if (e.affectsConfiguration('qwen')) server.notifySettingsChanged();
       if (e.affectsConfiguration('qwen.model') || e.affectsConfiguration('qwen.compression')) void figures.refresh(); // the window or thresholds may change
       if (e.affectsConfiguration('qwen.tools.approvalMode')) chat.approvalModeChanged();
+      if (e.affectsConfiguration('qwen.model')) void chat.refreshSetup();
     }),
     // Trust granted: the server pulls the settings again, now without folderTrust: false.
     vscode.workspace.onDidGrantWorkspaceTrust(() => server.notifySettingsChanged()),
     context.secrets.onDidChange((e) => {
-      if (e.key === API_KEY_SECRET) output.appendLine('[qwen] API key changed');
+      if (e.key !== API_KEY_SECRET) return;
+      output.appendLine('[qwen] API key changed');
+      void chat.refreshSetup();
     }),
   );
 

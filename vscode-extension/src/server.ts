@@ -13,8 +13,9 @@ import { CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageC
 import type { Executable, LanguageClientOptions } from 'vscode-languageclient/node';
 import { resolveServerCommand, ServerNotFound, staleServerWarning } from './serverCommand';
 import type { Probes, ServerCommand } from './serverCommand';
-import { buildServerSettings } from './settings';
+import { buildServerSettings, droppedKeys } from './settings';
 import { qwenCapabilitiesFeature } from './qwenCapabilities';
+import type { ServerFailureLike } from './errors';
 
 export const API_KEY_SECRET = 'qwen.apiKey';
 const CRASH_WINDOW_MS = 3 * 60_000;
@@ -74,6 +75,8 @@ export class ServerManager implements vscode.Disposable {
   client: LanguageClient | undefined;
   state: ServerState = 'stopped';
   command: ServerCommand | undefined;
+  /** The last start failure, shown in the panel with its fix; cleared once the server runs. */
+  failure: ServerFailureLike | undefined;
   private crashes: number[] = [];
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
   readonly onDidChangeState = this.stateEmitter.event;
@@ -81,6 +84,8 @@ export class ServerManager implements vscode.Disposable {
   /** Fires with each new client before it starts, so notification handlers can be registered. */
   readonly onDidCreateClient = this.clientEmitter.event;
   private starting: Promise<LanguageClient | undefined> | undefined;
+  /** The settings the running server got as initializationOptions (see notifySettingsChanged). */
+  private initOptions: Record<string, unknown> = {};
   /** Sees every workspace/executeCommand the client runs for the server's code actions (`next` sends it unchanged). */
   commandHook: ((client: LanguageClient, command: string, args: unknown[], next: () => Promise<unknown>) => Promise<unknown>) | undefined;
 
@@ -91,6 +96,7 @@ export class ServerManager implements vscode.Disposable {
 
   private setState(s: ServerState): void {
     this.state = s;
+    if (s === 'running') this.failure = undefined;
     this.stateEmitter.fire(s);
   }
 
@@ -116,8 +122,9 @@ export class ServerManager implements vscode.Disposable {
     try {
       cmd = await resolveServerCommand(vscode.workspace.getConfiguration('qwen').inspect<string>('server.path')?.globalValue, probes);
     } catch (err) {
+      this.failure = { message: err instanceof ServerNotFound ? err.message : String(err), missing: true };
       this.setState('failed');
-      this.showStartError(err instanceof ServerNotFound ? err.message : String(err));
+      this.showStartError(this.failure.message);
       return undefined;
     }
     this.command = cmd;
@@ -127,9 +134,10 @@ export class ServerManager implements vscode.Disposable {
     if (key) env.OPENAI_API_KEY = key;
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const exe: Executable = { command: cmd.command, args: cmd.args, options: { env, cwd } };
+    this.initOptions = qwenSettings();
     const options: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }],
-      initializationOptions: qwenSettings(),
+      initializationOptions: this.initOptions,
       outputChannel: this.output,
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue }),
@@ -137,8 +145,9 @@ export class ServerManager implements vscode.Disposable {
           const now = Date.now();
           this.crashes = [...this.crashes.filter((t) => now - t < CRASH_WINDOW_MS), now];
           if (this.crashes.length <= MAX_RESTARTS) return { action: CloseAction.Restart };
+          this.failure = { message: `The qwen-lsp server (${cmd.command}) stopped ${MAX_RESTARTS + 1} times in 3 minutes. The log says why.`, missing: false };
           this.setState('failed');
-          this.showStartError(`The qwen-lsp server (${cmd.command}) stopped ${MAX_RESTARTS + 1} times in 3 minutes. The log says why.`);
+          this.showStartError(this.failure.message);
           return { action: CloseAction.DoNotRestart, handled: true };
         },
       },
@@ -163,10 +172,11 @@ export class ServerManager implements vscode.Disposable {
     try {
       await client.start();
     } catch (err) {
-      this.setState('failed');
       this.client = undefined;
       const why = err instanceof Error ? err.message : String(err);
-      this.showStartError(`The qwen-lsp server (${cmd.command} ${cmd.args.join(' ')}) did not start: ${why}. Check that it runs in a terminal, or set qwen.server.path.`);
+      this.failure = { message: `The qwen-lsp server (${cmd.command} ${cmd.args.join(' ')}) did not start: ${why}. Check that it runs in a terminal, or set qwen.server.path.`, missing: true };
+      this.setState('failed');
+      this.showStartError(this.failure.message);
       return undefined;
     }
     this.setState('running');
@@ -203,14 +213,23 @@ export class ServerManager implements vscode.Disposable {
    */
   notifySettingsChanged(): void {
     const c = this.client;
-    if (c && this.state === 'running') void c.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
+    if (!c || this.state !== 'running') return;
+    const dropped = droppedKeys(this.initOptions, qwenSettings());
+    if (dropped.length) {
+      // A pull cannot unset what the server started with: a restart makes the cleared value "the model's own" again.
+      this.output.appendLine(`[qwen] ${dropped.map((k) => `qwen.${k}`).join(', ')} cleared: restarting the server`);
+      void vscode.commands.executeCommand('qwen.restartServer');
+      return;
+    }
+    void c.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
   }
 
   private showStartError(message: string): void {
     this.output.appendLine(`[qwen] ${message}`);
     void vscode.window.showErrorMessage(message, 'Restart server', 'Set server path', 'Show log').then((pick) => {
       if (pick === 'Restart server') void vscode.commands.executeCommand('qwen.restartServer');
-      else if (pick === 'Set server path') void vscode.commands.executeCommand('workbench.action.openSettings', 'qwen.server.path');
+      // The set-up command writes the scope a remote window reads (Settings hides machine keys on its User tab there).
+      else if (pick === 'Set server path') void vscode.commands.executeCommand('qwen.setServerPath');
       else if (pick === 'Show log') this.output.show(true);
     });
   }

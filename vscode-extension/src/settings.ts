@@ -85,3 +85,20 @@ export function buildServerSettings(inspect: (key: string) => Inspected | undefi
   }
   return out;
 }
+
+/**
+ * Dotted keys set in `before` (the initializationOptions the server started with) and unset in
+ * `now`. The server lays pulled settings over its initialization options without wiping them
+ * (qwen_lsp/server/configuration.py), so a cleared setting would keep its old value until a
+ * restart; the extension restarts the server for these, and an unset value means the model's own again.
+ */
+export function droppedKeys(before: Record<string, unknown>, now: Record<string, unknown>, prefix = ''): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(before)) {
+    const there = now[k];
+    if (v && typeof v === 'object' && !Array.isArray(v)) {
+      out.push(...droppedKeys(v as Record<string, unknown>, there && typeof there === 'object' ? (there as Record<string, unknown>) : {}, `${prefix}${k}.`));
+    } else if (there === undefined) out.push(`${prefix}${k}`);
+  }
+  return out;
+}

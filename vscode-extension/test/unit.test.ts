@@ -183,7 +183,7 @@ test('errors: keyed on data.kind, not the numeric code', () => {
   assert.equal(auth.kind, 'auth');
   assert.ok(auth.actions.includes('setApiKey'));
   const oldCode = describeError({ code: -32002, message: 'x', data: { kind: 'config' } });
-  assert.deepEqual(oldCode.actions, ['setApiKey', 'openSettings']);
+  assert.deepEqual(oldCode.actions, ['configureModel', 'setApiKey', 'retry']);
   assert.equal(describeError({ code: -32002, message: 'no data' }).kind, 'unknown', 'a code alone says nothing');
   assert.equal(describeError(new Error('Client is not running')).kind, 'server_down');
   assert.ok(isCancelled({ code: -32800, message: 'cancelled' }));
@@ -248,7 +248,7 @@ test('settings: every server key of the README editor settings is contributed un
     assert.equal(props[`qwen.${key}`].type, 'boolean');
     assert.equal(props[`qwen.${key}`].default, true, `qwen.${key} defaults to on`);
   }
-  assert.deepEqual([props['qwen.compression.threshold'].type, props['qwen.compression.threshold'].minimum, props['qwen.compression.threshold'].maximum], ['number', 0, 1]);
+  assert.deepEqual([props['qwen.compression.threshold'].type, props['qwen.compression.threshold'].minimum, props['qwen.compression.threshold'].maximum], [['number', 'null'], 0, 1]);
   // Each background feature that costs tokens has one switch, defaulting as Qwen Code 0.24.4 does.
   for (const [key, on] of [['memory.enableAutoSkill', false], ['ui.enableFollowupSuggestions', true], ['ui.enableSpeculation', false]] as const) {
     assert.equal(props[`qwen.${key}`].type, 'boolean');

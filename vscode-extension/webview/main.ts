@@ -5,13 +5,15 @@
  * server cannot know: the draft, the scroll position and whether the reader was following.
  */
 import { APPROVAL_MODES } from '../src/shared/messages';
-import type { ApprovalModeName, HostToWebview, Snapshot, StreamPatch, ToolCard, TranscriptMessage, WebviewToHost, AttachmentChip, Notice, InlineError, ErrorAction, CompactState, ContextFigureLine } from '../src/shared/messages';
+import type { ApprovalModeName, HostToWebview, Snapshot, StreamPatch, ToolCard, TranscriptMessage, WebviewToHost, AttachmentChip, Notice, InlineError, ErrorAction, CompactState, ContextFigureLine, SetupState } from '../src/shared/messages';
 import { MarkdownView } from './markdown';
 import { AutoScroller } from './scroll';
 import { ApprovalCard } from './approval';
 import { SuggestionChip } from './suggestion';
 import { SkillProposalCards } from './skillProposals';
 import { EditorContextLine } from './editorContextChip';
+import { PromptHistory } from './promptHistory';
+import { renderWelcome, TEST_PROMPT } from './welcome';
 
 interface VsCodeApi {
   postMessage(msg: unknown): void;
@@ -24,6 +26,8 @@ interface SavedState {
   draft?: string;
   scrollTop?: number;
   pinned?: boolean;
+  /** Prompts sent from this view, oldest first, for Up/Down in the empty composer. */
+  sent?: string[];
 }
 
 const vscode = acquireVsCodeApi();
@@ -36,6 +40,8 @@ const ACTION_LABELS: Record<ErrorAction, string> = {
   restartServer: 'Restart server',
   retry: 'Retry',
   showLog: 'Show log',
+  configureModel: 'Set up model',
+  setServerPath: 'Set server path',
 };
 
 function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, text?: string): HTMLElementTagNameMap[K] {
@@ -67,7 +73,8 @@ header.append(newChatBtn, historyBtn, compactBtn, modePicker);
 const proposals = h('div', { id: 'proposals', class: 'proposals', role: 'region', 'aria-label': 'Proposed skills', hidden: '' });
 const scrollBox = h('div', { id: 'transcript', class: 'transcript', tabindex: '0', 'aria-label': 'Conversation' });
 const transcript = h('div', { id: 'messages', role: 'log', 'aria-label': 'Messages' });
-scrollBox.append(transcript);
+const welcome = h('div', { id: 'welcome', class: 'welcome', role: 'region', 'aria-label': 'Set up Qwen', hidden: '' });
+scrollBox.append(welcome, transcript);
 const jumpBtn = button('Jump to latest ↓', { id: 'jump', class: 'jump', hidden: '', 'aria-label': 'Jump to latest' });
 const footer = h('div', { class: 'footer' });
 const chips = h('div', { id: 'attachments', class: 'chips', 'aria-label': 'Attachments' });
@@ -114,6 +121,16 @@ const suggestion = new SuggestionChip(
   () => running,
 );
 
+const history = new PromptHistory(prompt, saved.sent ?? []);
+
+/** The welcome's steps while the chat is empty (a new user's first stop); the transcript once it is not. */
+let setup: SetupState | undefined;
+function updateWelcome(): void {
+  const empty = views.size === 0;
+  welcome.hidden = !empty || !setup;
+  if (empty && setup) welcome.replaceChildren(...renderWelcome(setup, ACTION_LABELS));
+}
+
 const skillCards = new SkillProposalCards(proposals, (id, accept) => post({ type: 'skillProposalReply', id, accept }));
 
 let persistTimer: number | undefined;
@@ -121,7 +138,7 @@ function persist(): void {
   if (persistTimer !== undefined) return;
   persistTimer = window.setTimeout(() => {
     persistTimer = undefined;
-    vscode.setState({ draft: prompt.value, scrollTop: scrollBox.scrollTop, pinned: scroller.pinned } satisfies SavedState);
+    vscode.setState({ draft: prompt.value, scrollTop: scrollBox.scrollTop, pinned: scroller.pinned, sent: history.entries } satisfies SavedState);
   }, 100);
 }
 
@@ -396,6 +413,8 @@ function applySnapshot(s: Snapshot): void {
   skillCards.show(s.skillProposals);
   modePicker.value = s.approvalMode ?? 'default';
   showFigure(s.contextFigure);
+  setup = s.setup;
+  updateWelcome();
   scroller.restore(saved.scrollTop ?? 0, saved.pinned ?? true);
   saved.scrollTop = undefined;
   saved.pinned = undefined;
@@ -408,6 +427,7 @@ function send(): void {
   if (!text || running) return;
   post({ type: 'send', prompt: text });
   suggestion.show(null); // a sent prompt replaces the suggestion (the host drops it too)
+  history.add(text);
   prompt.value = '';
   persist();
 }
@@ -420,6 +440,7 @@ prompt.value = saved.draft ?? '';
 prompt.addEventListener('input', persist);
 prompt.addEventListener('keydown', (e) => {
   if (suggestion.handleKey(e)) return;
+  if (history.handleKey(e)) return persist();
   if (e.key === 'Enter' && !e.shiftKey) {
     // Never send while an IME composition is open (keyCode 229 covers browsers that clear isComposing early).
     if (e.isComposing || e.keyCode === 229) return;
@@ -479,6 +500,7 @@ document.addEventListener('click', (e) => {
       announce('Copied');
     }
   } else if (d.action) post({ type: 'action', action: d.action as ErrorAction });
+  else if (d.setup === 'test' && !running) post({ type: 'send', prompt: TEST_PROMPT });
   else if (d.removeAttachment !== undefined) post({ type: 'removeAttachment', index: Number(d.removeAttachment) });
   else if (d.dismissNotice) post({ type: 'dismissNotice', id: d.dismissNotice });
   else if (d.openNotice) post({ type: 'openNotice', id: d.openNotice });
@@ -511,6 +533,7 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
     case 'message': {
       const wasRunning = running;
       upsertMessage(m.message);
+      updateWelcome();
       afterContent();
       if (m.message.role === 'assistant' && !m.message.streaming && wasRunning) {
         announce(m.message.error ? `Error: ${m.message.error.message}` : m.message.interrupted ? 'Stopped' : 'Response complete');
@@ -551,6 +574,10 @@ window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
       break;
     case 'contextFigure':
       showFigure(m.figure);
+      break;
+    case 'setup':
+      setup = m.setup;
+      updateWelcome();
       break;
   }
 });

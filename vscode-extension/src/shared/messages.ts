@@ -27,7 +27,21 @@ export interface ToolCard {
   decision?: 'auto' | 'allow' | 'allowAlways' | 'deny';
 }
 
-export type ErrorAction = 'setApiKey' | 'openSettings' | 'restartServer' | 'retry' | 'showLog';
+export type ErrorAction = 'setApiKey' | 'openSettings' | 'restartServer' | 'retry' | 'showLog' | 'configureModel' | 'setServerPath';
+
+/**
+ * What the panel's welcome shows a new user, step by step, each with its fix: the server, the
+ * model (the extension's settings), the API key, then a test message.
+ */
+export interface SetupState {
+  server: 'starting' | 'running' | 'stopped' | 'failed';
+  /** Why the server is not running, and whether a server path would fix it. */
+  serverProblem?: { message: string; missing: boolean };
+  /** qwen.model.name and qwen.model.baseUrl as set in VS Code (they may also come from the environment or ~/.qwen). */
+  model?: string;
+  baseUrl?: string;
+  apiKey: boolean;
+}
 
 export interface InlineError {
   kind: string;
@@ -145,6 +159,8 @@ export interface Snapshot {
   editorContext?: EditorContextChip;
   /** The mode the picker shows (`qwen.tools.approvalMode`, `default` when unset). */
   approvalMode?: ApprovalModeName;
+  /** The welcome's steps, shown while the chat is empty. */
+  setup?: SetupState;
   contextFigure?: ContextFigureLine;
 }
 
@@ -184,7 +200,8 @@ export type HostToWebview =
   | { type: 'editorContext'; chip: EditorContextChip | null }
   | { type: 'approvalMode'; mode: ApprovalModeName }
   | { type: 'focusComposer' }
-  | { type: 'contextFigure'; figure: ContextFigureLine | null };
+  | { type: 'contextFigure'; figure: ContextFigureLine | null }
+  | { type: 'setup'; setup: SetupState };
 
 export type WebviewToHost =
   | { type: 'ready' }
