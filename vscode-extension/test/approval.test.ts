@@ -79,7 +79,7 @@ test('B11 stray typing cannot approve: digits, Enter and Esc typed in the compos
 test('B11 a click or Enter that lands on Allow as the card appears does nothing; after the arming delay it answers', async () => {
   const p = await openPanel(browser, origin);
   await running(p);
-  await p.page.clock.install(); // the page's timers wait for the test: however slow the machine, the presses below come early
+  await p.stopClock(); // the page's timers wait for the test: however slow the machine, the presses below come early
   const req = request();
   await p.host({ type: 'approval', approval: req });
   const allow = p.page.getByRole('button', { name: 'Allow once' });

@@ -197,7 +197,7 @@ function proposal(name = 'run-tests'): SkillProposal {
 test('B11 a proposed skill: name, description, SKILL.md as code (collapsed); an early click does nothing; after arming Accept and Discard answer', async () => {
   const p = await openPanel(browser, origin);
   await p.host(chat());
-  await p.page.clock.install(); // the arming timer waits for the test, however slow the machine
+  await p.stopClock(); // the page's timers wait for the test: however slow the machine, the presses below come early
   const a = proposal();
   await p.host({ type: 'skillProposals', proposals: [a] });
   const card = p.page.getByRole('group', { name: `Proposed skill: ${a.name}` });

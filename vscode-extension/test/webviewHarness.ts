@@ -74,6 +74,12 @@ export interface Panel {
   host(msg: HostToWebview | HostToWebview[]): Promise<void>;
   posted(): Promise<any[]>;
   frame(): Promise<void>;
+  /**
+   * Fakes the page's clock and stops it: from here time moves only by `page.clock.runFor`, and
+   * `frame()` produces its frames by moving the clock 40 ms. Playwright's installed clock keeps
+   * flowing with real time, so on a loaded machine a 600 ms timer could fire between two steps.
+   */
+  stopClock(): Promise<void>;
   applyTheme(theme: Theme): Promise<void>;
   reload(): Promise<void>;
 }
@@ -82,6 +88,7 @@ export async function openPanel(browser: Browser, origin: string, o: { theme?: T
   const context = await browser.newContext({ viewport: { width: 420, height: o.height ?? 640 }, reducedMotion: o.reducedMotion ?? 'no-preference' });
   await context.addInitScript(STUB);
   const page = await context.newPage();
+  let clockStopped = false;
   const panel: Panel = {
     page,
     // Each message is its own task, as VS Code delivers them. The webview applies what they
@@ -94,7 +101,13 @@ export async function openPanel(browser: Browser, origin: string, o: { theme?: T
     },
     posted: () => page.evaluate(() => (window as any).__posted),
     // Resolves after the next frame has been produced (patches apply in requestAnimationFrame).
-    frame: () => page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())))),
+    frame: () =>
+      clockStopped ? page.clock.runFor(40) : page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())))),
+    stopClock: async () => {
+      await page.clock.install();
+      await page.clock.pauseAt(Date.now() + 1_000);
+      clockStopped = true;
+    },
     applyTheme: async (theme) => {
       await page.evaluate(([cls]) => {
         document.body.className = cls;
