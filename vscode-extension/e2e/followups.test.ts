@@ -119,7 +119,7 @@ e2e('typing in the composer dismisses the suggestion: its speculation is dropped
 });
 
 e2e('a busy session (21 tool calls) gets a proposed-skill card; Accept, once armed, saves it under .qwen/skills and the Skills view lists it', 5, async () => {
-  const skillFile = path.join(wb.workspace, '.qwen', 'skills', 'reread-module', 'SKILL.md');
+  const skillFile = path.join(wb.workspace, '.qwen', 'skills', 'auto-skill-reread-module', 'SKILL.md');
   await ask('Read users.py over and over', 'Done: read it all.');
   const card = wb.chat().locator('.proposal', { hasText: 'Proposed skill: reread-module' });
   await card.waitFor({ timeout: LONG });
@@ -134,7 +134,7 @@ e2e('a busy session (21 tool calls) gets a proposed-skill card; Accept, once arm
   await accept.click();
   const notice = wb.chat().locator('.notice', { hasText: 'Skill reread-module saved' });
   await notice.waitFor({ timeout: LONG });
-  assert.match((await notice.textContent())!, /Skill reread-module saved to \.qwen\/skills\/reread-module\/SKILL\.md/);
+  assert.match((await notice.textContent())!, /Skill reread-module saved to \.qwen\/skills\/auto-skill-reread-module\/SKILL\.md/);
   await card.waitFor({ state: 'detached', timeout: LONG });
   assert.equal(readFileSync(skillFile, 'utf8'), proposed, 'the accepted text, byte for byte');
   // The Skills view (collapsed in the Qwen container until opened) lists it.

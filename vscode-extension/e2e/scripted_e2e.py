@@ -2,7 +2,8 @@
 streamed a few words at a time; a prompt containing "slow" gets a long answer streamed slowly
 so Stop can interrupt it; "find list_users with tools" takes two tool rounds that both call
 their tool call_0; "what do I have selected?" is answered with the selection the
-editor-context reminder carried (or that none came); the compression request ("Compact") gets a drafted <analysis> and a
+editor-context reminder carried (or that none came); "a wide table and a long code block" gets
+a six-column table, a long word and URL, and an 85-line Python block; the compression request ("Compact") gets a drafted <analysis> and a
 <state_snapshot>, the shape Qwen Code's prompt asks for. Prints the base URL, then serves until killed."""
 
 import sys
@@ -17,6 +18,16 @@ ANSWER = (
     "Here is a **greeting** function:\n\n"
     "```python\ndef hello(name):\n    return f\"Hello, {name}!\"\n```\n\n"
     "Call it with `hello(\"Qwen\")`."
+)
+WIDE = (
+    "| Endpoint | Method | Handler | Auth | Rate limit | Notes |\n|---|---|---|---|---|---|\n"
+    "| /api/users | GET | list_users | token | 100/min | paginated by cursor |\n"
+    "| /api/users/{id} | DELETE | delete_user | admin | 10/min | soft delete only |\n\n"
+    + "Supercalifragilisticexpialidocious" * 4
+    + "\n\nSee https://example.com/a/very/long/path/that/does/not/break/anywhere/by/itself/index.html?query=1234567890\n\n"
+    "```python\nimport os\n\ndef handler(event):\n    return \"hi\" + str(42)\n"
+    + "".join(f"x{i} = {i}  # line {i}\n" for i in range(80))
+    + "```\n\nDone."
 )
 SLOW = " ".join(f"step{i}" for i in range(600))
 SUMMARY = (
@@ -78,6 +89,8 @@ def reply(body: dict) -> Reply:
     text = " ".join(parts)
     if text.rstrip().endswith("what do I have selected?"):
         return Reply(chunks=words(editor_answer(parts)), delay=0.01)
+    if text.rstrip().endswith("a wide table and a long code block"):
+        return Reply(chunks=[WIDE[i : i + 200] for i in range(0, len(WIDE), 200)], delay=0.01)
     if "<state_snapshot>" in text:  # compaction's SNAPSHOT_REQUEST (qwen_lsp/compaction/summary.py)
         return Reply(chunks=words(SUMMARY), delay=0.01)
     if "slow" in text.split("\n")[-1] or text.rstrip().endswith("slow please"):

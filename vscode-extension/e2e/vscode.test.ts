@@ -115,6 +115,50 @@ e2e('a two-round tool turn whose calls are both call_0: rows in order between th
   await wb.shot('tool-rounds-after-reload');
 });
 
+e2e('in the side bar a wide table scrolls in its own box, long words wrap, and a long code block is highlighted with its Copy bar in reach ("Copied")', 5, async () => {
+  await wb.openQwen();
+  const prompt = wb.chat().locator('#prompt');
+  await prompt.fill('Show me a wide table and a long code block');
+  await prompt.press('Enter');
+  const answer = wb.chat().locator('.msg.assistant:not(.streaming) .markdown', { hasText: 'Done.' }).last();
+  await answer.waitFor({ timeout: LONG });
+  const m = await answer.evaluate((md) => {
+    const box = md.querySelector<HTMLElement>('.table-scroll')!;
+    const transcript = document.getElementById('transcript')!;
+    const block = md.querySelector<HTMLElement>('.code-block')!;
+    const keyword = block.querySelector('.hljs-keyword');
+    const plain = block.querySelector('code')!;
+    const overflowing = Array.from(md.querySelectorAll<HTMLElement>('p')).filter((el) => el.scrollWidth > el.clientWidth + 1).length;
+    // Halfway down the 85-line block: its toolbar is still on screen, and nothing covers Copy.
+    transcript.scrollTop += block.getBoundingClientRect().top - transcript.getBoundingClientRect().top + block.offsetHeight / 2;
+    const view = transcript.getBoundingClientRect();
+    const copy = block.querySelector<HTMLElement>('[data-code-action="copy"]')!.getBoundingClientRect();
+    const hit = document.elementFromPoint(copy.left + copy.width / 2, copy.top + copy.height / 2) as HTMLElement | null;
+    return {
+      tableWider: box.querySelector('table')!.scrollWidth > box.clientWidth,
+      boxScrolls: getComputedStyle(box).overflowX,
+      transcriptOverflow: transcript.scrollWidth - transcript.clientWidth,
+      overflowing,
+      keywordColoured: !!keyword && getComputedStyle(keyword).color !== getComputedStyle(plain).color,
+      blockTopAbove: block.getBoundingClientRect().top < view.top,
+      copyInView: copy.top >= view.top - 1 && copy.bottom <= view.bottom,
+      hit: hit?.dataset?.codeAction,
+    };
+  });
+  assert.ok(m.tableWider, 'the table is wider than the side bar: the case under test');
+  assert.equal(m.boxScrolls, 'auto', 'the table scrolls in its own box');
+  assert.ok(m.transcriptOverflow <= 0, `the transcript does not scroll sideways (${m.transcriptOverflow}px)`);
+  assert.equal(m.overflowing, 0, 'the long word and the URL wrap inside the side bar');
+  assert.ok(m.keywordColoured, 'keywords are coloured apart from the rest of the code');
+  assert.ok(m.blockTopAbove, 'the block starts above the visible area');
+  assert.ok(m.copyInView, 'the Copy / Insert bar stays in view on a long block');
+  assert.equal(m.hit, 'copy', 'nothing covers Copy');
+  const copy = answer.locator('[data-code-action="copy"]');
+  await copy.click();
+  await answer.locator('[data-code-action="copy"]', { hasText: 'Copied' }).waitFor({ timeout: 15_000 });
+  await wb.shot('rendering-side-bar');
+});
+
 e2e('after a window reload the transcript comes back from the server', 4, async () => {
   await wb.command('Developer: Reload Window');
   await wb.page.waitForSelector('.monaco-workbench .statusbar', { timeout: LONG });
