@@ -99,7 +99,9 @@ class Engine:
             return open_
         if session_id:
             return self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id))
-        session = self.sessions.adopt(await asyncio.to_thread(self.sessions.new))
+        context = SessionContext(self.context)
+        context.start_git_snapshot()  # its processes run while the rest of the chat is set up
+        session = self.sessions.adopt(await asyncio.to_thread(self.sessions.new, context))
         # Files already open in the editor count for a new chat too.
         session.context.activate_rules(sorted(self._open_documents))
         return session

@@ -391,3 +391,21 @@ async def test_an_event_that_is_json_but_not_an_object_is_skipped_with_a_warning
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "ab"
     assert events[-1] == FinishEvent("stop")
     assert caplog.text.count("JSON but not an object") == 2
+
+
+async def test_turns_reuse_one_connection(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    """The stream is read to its end after ``[DONE]``, so the next turn reuses the keep-alive connection
+    (against a real provider, a new one is a TLS handshake per turn)."""
+    for i in range(3):
+        scripted.enqueue(Reply(chunks=[f"turn {i}"]))
+        assert (await collect(client))[-1] == FinishEvent("stop")
+    assert scripted.connections == 1
+
+
+async def test_a_server_that_drops_the_connection_after_done_still_finishes(scripted: ScriptedOpenAI, client: ChatClient) -> None:
+    """A body cut right after ``[DONE]`` (no end of the chunked body) is a finished turn; the next one connects again."""
+    scripted.enqueue(Raw(events=[{"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}, "[DONE]"], done=False))
+    assert (await collect(client))[-2:] == [TextDelta("hi"), FinishEvent("stop")]
+    scripted.enqueue(Reply(chunks=["again"]))
+    assert TextDelta("again") in await collect(client)
+    assert scripted.connections == 2

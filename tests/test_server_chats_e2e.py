@@ -64,3 +64,13 @@ async def test_two_chats_never_share_snapshot_or_rules(lsp, scripted: ScriptedOp
     a_third = last_request(scripted)
     assert not any("JS RULE" in t for t in user_texts(a_third))
     assert a_third["messages"][0] == a_system
+
+
+async def test_turns_and_chats_share_one_model_connection(lsp, scripted: ScriptedOpenAI) -> None:
+    """The server reads each model stream to its end, so its turns reuse one keep-alive connection
+    (a new one per turn is a TLS handshake against a real provider)."""
+    a = as_dict(await chat(lsp, "one"))["sessionId"]
+    await chat(lsp, "two", sessionId=a)
+    await chat(lsp, "three")
+    assert len(scripted.chat_requests()) == 3
+    assert scripted.connections == 1

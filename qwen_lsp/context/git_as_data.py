@@ -29,12 +29,15 @@ since nothing the repository configures runs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,17 +71,12 @@ def run_git_as_data(cwd: str, commands: Sequence[GitCommand], *, timeout: float)
     its first request; they only read (``GIT_OPTIONAL_LOCKS=0``), so they cannot disturb each other.
     """
     worktree, gitdir = _locate(Path(cwd))
-    common = _common_dir(gitdir)
-    with tempfile.TemporaryDirectory(prefix="qwen-lsp-git-") as scratch:
-        shadow = Path(scratch)
-        (shadow / "config").write_text(_our_config(common / "config"))
-        for name in _DATA:
-            if os.path.lexists(common / name):
-                (shadow / name).symlink_to(common / name)
+    shadow = _shadow_for(_common_dir(gitdir))
+    with shadow.synced() as scratch:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         env.update(
             GIT_DIR=str(gitdir),
-            GIT_COMMON_DIR=str(shadow),
+            GIT_COMMON_DIR=str(scratch),
             GIT_WORK_TREE=str(worktree),
             GIT_CONFIG_NOSYSTEM="1",
             GIT_CONFIG_GLOBAL=os.devnull,
@@ -111,6 +109,59 @@ def run_git_as_data(cwd: str, commands: Sequence[GitCommand], *, timeout: float)
                 if proc.poll() is None:
                     proc.kill()
                 proc.communicate()
+
+
+class _Shadow:
+    """Our common directory for one repository, kept while it is in use or among the recent ones.
+
+    Made once instead of per snapshot: creating the scratch directory, its config and links and
+    removing them again were ~4 ms of file-system work on every new chat's path. Each use still
+    re-reads the repository's config and re-checks which data entries exist, so the directory
+    always matches the repository as it is now; it is removed when dropped or at exit.
+    """
+
+    def __init__(self, common: Path) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="qwen-lsp-git-")
+        self.path = Path(self._dir.name)
+        self._common = common
+        self._lock = threading.Lock()
+        self._config: str | None = None
+
+    @contextlib.contextmanager
+    def synced(self) -> Iterator[Path]:
+        """The directory, brought in line with the repository; held (not removed) until the block ends."""
+        config = _our_config(self._common / "config")
+        with self._lock:
+            if config != self._config:
+                staged = self.path / "config.new"
+                staged.write_text(config)
+                os.replace(staged, self.path / "config")  # a git reading it sees the old or the new file whole
+                self._config = config
+            for name in _DATA:
+                theirs, ours = self._common / name, self.path / name
+                if os.path.lexists(theirs) != os.path.lexists(ours):
+                    if os.path.lexists(ours):
+                        ours.unlink()
+                    else:
+                        ours.symlink_to(theirs)
+        yield self.path
+
+
+_SHADOWS: OrderedDict[Path, _Shadow] = OrderedDict()
+_SHADOWS_LOCK = threading.Lock()
+_MAX_SHADOWS = 16
+"""Repositories whose shadow is kept; an older one is removed once no snapshot uses it."""
+
+
+def _shadow_for(common: Path) -> _Shadow:
+    with _SHADOWS_LOCK:
+        shadow = _SHADOWS.pop(common, None)
+        if shadow is None or not shadow.path.is_dir():  # new, or removed under us (a /tmp cleaner)
+            shadow = _Shadow(common)
+        _SHADOWS[common] = shadow
+        while len(_SHADOWS) > _MAX_SHADOWS:
+            _SHADOWS.popitem(last=False)  # removed by its finalizer when its last user lets go
+        return shadow
 
 
 def _locate(start: Path) -> tuple[Path, Path]:

@@ -13,11 +13,14 @@ disk, the cached prefix of the system prompt).
 :meth:`SessionContext.prepare` does the blocking part (``git`` subprocesses,
 the folder walk of the prelude, a cold context build) and is meant to run
 on a worker thread; everything else is cheap and runs on the event loop.
+A new chat starts its git snapshot first (:meth:`SessionContext.start_git_snapshot`),
+so the ``git`` processes run while the rest of the chat is set up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol
 from .environment import git_snapshot, startup_reminder, wrap_reminder
@@ -44,12 +47,16 @@ class SharedContext(Protocol):
     def rule_name(self, rule: Rule) -> str: ...
     def format_rules(self, rules: Iterable[Rule]) -> str: ...
 
+_SNAPSHOTS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="git-snapshot")
+"""Where new chats' git snapshots are taken: mostly waiting for ``git``, so two threads are plenty."""
+
 
 class SessionContext:
     def __init__(self, assembler: SharedContext) -> None:
         self._assembler = assembler
         self._git: str | None = None
         self._git_taken = False
+        self._git_started: Future[str | None] | None = None
         self._startup: str | None = None
         self._injected: set[str] = set()
         self._pending: list[Rule] = []
@@ -63,10 +70,25 @@ class SessionContext:
         self.git_snapshot()
         self.startup_reminder()
 
+    def start_git_snapshot(self) -> None:
+        """Start taking the snapshot now, on a thread of its own; :meth:`git_snapshot` waits for it.
+
+        On a new chat's way to its first request the snapshot was the longest step (``git status``
+        and ``git log`` are process starts, ~5-15 ms); started when the chat is opened, the processes
+        run on another core while the session, the workspace context and the prelude are prepared.
+        It is still taken at the chat's start, so a commit or an edit made before it always shows.
+        """
+        if not self._git_taken and self._git_started is None:
+            self._git_started = _SNAPSHOTS.submit(self._take_git_snapshot)
+
+    def _take_git_snapshot(self) -> str | None:
+        return git_snapshot(self._assembler.cwd, in_git=self._assembler.in_git())
+
     def git_snapshot(self) -> str | None:
         """Branch, status and recent commits, taken once at the chat's start and then frozen."""
         if not self._git_taken:
-            self._git = git_snapshot(self._assembler.cwd, in_git=self._assembler.in_git())
+            started = self._git_started
+            self._git = started.result() if started is not None else self._take_git_snapshot()
             self._git_taken = True
         return self._git
 

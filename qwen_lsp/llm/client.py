@@ -304,6 +304,28 @@ def _is_dns_failure(exc: BaseException) -> bool:
     return False
 
 
+AFTER_DONE_EVENTS = 8
+AFTER_DONE_S = 0.05
+"""How much of a stream :func:`_read_to_end` reads past ``[DONE]``: normally nothing but the end of the body."""
+
+
+async def _read_to_end(source: AsyncIterator[Any]) -> None:
+    """Read what follows ``[DONE]`` (a server sends the end of its chunked body right after) so that
+    closing the response hands the connection back to the pool instead of closing it: an unread body
+    is dropped with its socket, and every next turn paid a new TCP and TLS handshake.
+
+    Bounded by count and time: a server that keeps talking, or holds the body open, past ``[DONE]``
+    costs at most :data:`AFTER_DONE_S`, and then its connection is closed as before.
+    """
+    try:
+        async with asyncio.timeout(AFTER_DONE_S):
+            for _ in range(AFTER_DONE_EVENTS):
+                if await anext(source, None) is None:
+                    return
+    except (TimeoutError, SSEError, httpx.TransportError) as exc:
+        log.debug("not reusing the connection: %s after [DONE]", type(exc).__name__)
+
+
 def _retry_after(value: str | None) -> float | None:
     """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
     if not value:
@@ -501,6 +523,7 @@ class ChatClient:
                     continue
                 if data == "[DONE]":
                     saw_done = True
+                    await _read_to_end(source)
                     break
                 try:
                     chunk = loads_bounded(data, MAX_STREAM_EVENT_DEPTH)

@@ -106,10 +106,11 @@ class SessionRegistry:
         self._open.pop(session_id, None)
 
     # ------------------------------------------------------------------ blocking (worker thread)
-    def new(self) -> ChatSession:
-        """A fresh chat (nothing is written until its first record)."""
+    def new(self, context: SessionContext | None = None) -> ChatSession:
+        """A fresh chat (nothing is written until its first record), with ``context`` if the caller made it
+        first (to start its git snapshot before this hop)."""
         sid = str(uuid.uuid4())
-        return ChatSession(id=sid, recorder=self._recorder(sid), context=self._new_context())
+        return ChatSession(id=sid, recorder=self._recorder(sid), context=context or self._new_context())
 
     def load(self, session_id: str) -> ChatSession:
         """A chat rebuilt from its JSONL (ours or the Qwen Code CLI's), not yet registered.

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -121,6 +123,29 @@ def test_a_linked_worktree_and_a_subdirectory_get_their_snapshot(tmp_path: Path)
     inner = git_snapshot(str(repo / "sub"))
     assert side is not None and "Current branch: side" in side and "first commit" in side
     assert inner is not None and "Current branch: main" in inner and "?? ../.gitattributes" in inner
+    assert not canary.exists()
+
+
+def test_the_kept_scratch_directory_follows_the_repository(tmp_path: Path) -> None:
+    """Our common directory is made once per repository and re-checked at each snapshot: refs packed
+    after the first one (``packed-refs`` appears, the loose ref goes), a commit made since, and the
+    directory removed under us (a /tmp cleaner) all show in the next snapshot; still nothing runs."""
+    repo, canary = hostile_repo(tmp_path, *ATTACKS)
+    tame = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=", "-c", "filter.x.required=false", "-c", "filter.x.clean=cat",
+            "-c", "filter.x.smudge=cat", "-c", "filter.x.process=")
+    first = git_snapshot(str(repo))
+    assert first is not None and "first commit" in first
+    git(repo, *tame, "branch", "other")
+    git(repo, *tame, "pack-refs", "--all")  # refs/heads/* now only in packed-refs
+    assert not (repo / ".git" / "refs" / "heads" / "main").exists() and (repo / ".git" / "packed-refs").exists()
+    git(repo, *tame, "symbolic-ref", "HEAD", "refs/heads/other")
+    packed = git_snapshot(str(repo))
+    assert packed is not None and "Current branch: other" in packed and "first commit" in packed
+    scratch = next(Path(d) for d in Path(tempfile.gettempdir()).glob("qwen-lsp-git-*") if (d / "refs").resolve() == (repo / ".git" / "refs").resolve())
+    shutil.rmtree(scratch)
+    git(repo, *tame, "commit", "-q", "--allow-empty", "--no-verify", "-m", "second commit")
+    again = git_snapshot(str(repo))
+    assert again is not None and "second commit" in again
     assert not canary.exists()
 
 

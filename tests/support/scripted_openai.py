@@ -198,6 +198,7 @@ class ScriptedOpenAI:
         self._lock = threading.Lock()
         self._disconnected = threading.Condition(self._lock)
         self._disconnects = 0
+        self._accepted = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
         self._thread: threading.Thread | None = None
@@ -277,6 +278,12 @@ class ScriptedOpenAI:
         with self._lock:
             return self._disconnects
 
+    @property
+    def connections(self) -> int:
+        """How many TCP connections were accepted: a client that reuses its keep-alive connection opens one."""
+        with self._lock:
+            return self._accepted
+
     def wait_for_disconnect(self, timeout: float = 5.0, count: int = 1) -> bool:
         """Block until at least ``count`` hang-ups were seen; False on timeout."""
         with self._disconnected:
@@ -296,6 +303,8 @@ class ScriptedOpenAI:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
+        with self._lock:
+            self._accepted += 1
         try:
             while await self._one_request(reader, writer):
                 pass
