@@ -159,13 +159,16 @@ e2e('in the side bar a wide table scrolls in its own box, long words wrap, and a
   await wb.shot('rendering-side-bar');
 });
 
-e2e('after a window reload the transcript comes back from the server', 4, async () => {
+e2e('after a window reload the transcript comes back from the server, the stopped answer still marked Interrupted', 4, async () => {
   await wb.command('Developer: Reload Window');
   await wb.page.waitForSelector('.monaco-workbench .statusbar', { timeout: LONG });
   const first = wb.chat().locator('.msg.user').first();
   await first.waitFor({ timeout: LONG });
   assert.equal((await first.textContent())?.replace(/^You/, '').trim(), 'Write a greeting function');
   await wb.chat().locator('.msg.assistant .markdown pre code').first().waitFor({ timeout: LONG });
+  // The answer stopped earlier comes back marked as such, not as a complete answer.
+  const stopped = wb.chat().locator('.msg.assistant', { has: wb.chat().locator('.markdown', { hasText: /^step0 step1 step2/ }) });
+  await stopped.locator('.badge', { hasText: 'Interrupted' }).waitFor({ timeout: LONG });
   await wb.shot('after-reload');
 });
 
