@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
-from support.scripted_openai import HttpError, Reply, ScriptedOpenAI, Stall, ToolCallSpec
+from support.scripted_openai import Cut, HttpError, Reply, ScriptedOpenAI, Stall, ToolCallSpec
 
 from lsp_harness import as_dict, chat, running_server
 from qwen_lsp.sessions.failures import REDACTED
@@ -88,7 +88,10 @@ async def test_resume_returns_tool_rows_in_place_the_failed_turn_and_the_interru
 async def test_a_turn_the_model_failed_with_http_500_reopens_with_its_error_and_kind_without_the_key(
     home: Path, tmp_path: Path, scripted: ScriptedOpenAI
 ) -> None:
-    """The endpoint echoes the key (some do, in "Incorrect API key provided: …"); the file and the reopened error must not."""
+    """The endpoint echoes the key (some do, in "Incorrect API key provided: …"); the file and the reopened error must not.
+
+    A stream that breaks after some text reopens with that text and its error, as it ended live.
+    """
     workspace = tmp_path / "ws"
     workspace.mkdir()
     # An older file: a prompt with nothing recorded after it still reopens with the generic line.
@@ -102,6 +105,9 @@ async def test_a_turn_the_model_failed_with_http_500_reopens_with_its_error_and_
             await chat(lsp, "why is it slow?", sessionId=old.session_id)
         live = failed.value.message
         assert "HTTP 500" in live and "upstream exploded" in live
+        scripted.enqueue(Cut(chunks=["Half an ans"]))  # a stream that breaks after some text
+        with pytest.raises(JsonRpcException) as broken:
+            await chat(lsp, "go on", sessionId=old.session_id)
         resumed = as_dict(await lsp.protocol.send_request_async("qwen/sessions/resume", {"sessionId": old.session_id}))
 
     assert "test-key" not in old.path.read_text("utf-8")
@@ -111,7 +117,11 @@ async def test_a_turn_the_model_failed_with_http_500_reopens_with_its_error_and_
         ("assistant", ""),
         ("user", "why is it slow?"),
         ("assistant", ""),
+        ("user", "go on"),
+        ("assistant", "Half an ans"),
     ]
     assert messages[1] == {"role": "assistant", "text": "", "error": NO_ANSWER}
     assert messages[3]["errorKind"] == "server"
     assert messages[3]["error"] == live.replace("test-key", REDACTED)
+    assert messages[5]["error"] == broken.value.message
+    assert messages[5]["errorKind"] == broken.value.data["kind"]
