@@ -349,7 +349,11 @@ class TranscriptMessage(WireResult):
     interrupted: bool | None = None
     """The answer was stopped before it was complete."""
     error: str | None = None
-    """An answer that never came: why, as far as the session file tells."""
+    """Why the turn failed: the error shown live when the session recorded it (cut to 2,000 characters,
+    credentials redacted), otherwise a line saying no answer was recorded."""
+    error_kind: str | None = Field(None, alias="errorKind")
+    """The recorded error's ``data.kind`` (``server``, ``auth``, ``connect``, …), as the live error carried it;
+    absent when the session file does not say."""
 
 
 class SessionResumeResult(WireResult):

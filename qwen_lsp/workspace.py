@@ -486,6 +486,7 @@ class Workspace:
                 or None,
                 interrupted=m.interrupted or None,
                 error=m.error,
+                error_kind=m.error_kind,
             )
             for m in shown_transcript(recorded)
         ]

@@ -4,8 +4,8 @@ One turn takes two model rounds whose tool calls both carry the id
 ``call_0`` (as several OpenAI-compatible servers number them), a second turn
 fails, a third is stopped mid-answer. ``qwen/sessions/resume`` must return the
 first answer as one message with both rows at the offsets where they
-streamed and each result on its own row, the failed turn as an answer that
-says none was recorded, and the stopped one marked interrupted.
+streamed and each result on its own row, the failed turn with the error and
+kind it failed with live, and the stopped one marked interrupted.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
-from support.scripted_openai import HttpError, Reply, ScriptedOpenAI, Stall, ToolCallSpec
+from support.scripted_openai import Cut, HttpError, Reply, ScriptedOpenAI, Stall, ToolCallSpec
 
 from lsp_harness import as_dict, chat, running_server
+from qwen_lsp.sessions.failures import REDACTED
+from qwen_lsp.sessions.recording import SessionRecorder
 from qwen_lsp.sessions.shown import NO_ANSWER
 
 
@@ -41,7 +43,7 @@ async def test_resume_returns_tool_rows_in_place_the_failed_turn_and_the_interru
         live = [as_dict(e) for e in lsp.rec.chat_events if as_dict(e)["turnId"] == first["turnId"]]
 
         scripted.enqueue(HttpError(400, "context too long"))
-        with pytest.raises(JsonRpcException):
+        with pytest.raises(JsonRpcException) as failed:
             await chat(lsp, "and the tests?", sessionId=session_id)
 
         scripted.enqueue(Stall(chunks=["Partial answ"]))
@@ -78,5 +80,48 @@ async def test_resume_returns_tool_rows_in_place_the_failed_turn_and_the_interru
     assert "def list_users()" in results[0]["tool"]["output"]
     assert "interrupted" not in answer and "error" not in answer
 
-    assert messages[3] == {"role": "assistant", "text": "", "error": NO_ANSWER}
+    assert messages[3] == {"role": "assistant", "text": "", "error": failed.value.message, "errorKind": "bad_request"}
+    assert "context too long" in messages[3]["error"]
     assert messages[5]["text"] == "Partial answ" and messages[5]["interrupted"] is True
+
+
+async def test_a_turn_the_model_failed_with_http_500_reopens_with_its_error_and_kind_without_the_key(
+    home: Path, tmp_path: Path, scripted: ScriptedOpenAI
+) -> None:
+    """The endpoint echoes the key (some do, in "Incorrect API key provided: …"); the file and the reopened error must not.
+
+    A stream that breaks after some text reopens with that text and its error, as it ended live.
+    """
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    # An older file: a prompt with nothing recorded after it still reopens with the generic line.
+    old = SessionRecorder(workspace, version="0.1.0")
+    old.record_user("an old failed prompt")
+
+    async with running_server(home, workspace, scripted.base_url) as lsp:
+        failing = HttpError(500, "upstream exploded for key test-key, Authorization: Bearer test-key", headers={"Retry-After": "0"})
+        scripted.enqueue(*[failing] * 4)  # the first attempt and the client's three retries
+        with pytest.raises(JsonRpcException) as failed:
+            await chat(lsp, "why is it slow?", sessionId=old.session_id)
+        live = failed.value.message
+        assert "HTTP 500" in live and "upstream exploded" in live
+        scripted.enqueue(Cut(chunks=["Half an ans"]))  # a stream that breaks after some text
+        with pytest.raises(JsonRpcException) as broken:
+            await chat(lsp, "go on", sessionId=old.session_id)
+        resumed = as_dict(await lsp.protocol.send_request_async("qwen/sessions/resume", {"sessionId": old.session_id}))
+
+    assert "test-key" not in old.path.read_text("utf-8")
+    messages = resumed["messages"]
+    assert [(m["role"], m["text"]) for m in messages] == [
+        ("user", "an old failed prompt"),
+        ("assistant", ""),
+        ("user", "why is it slow?"),
+        ("assistant", ""),
+        ("user", "go on"),
+        ("assistant", "Half an ans"),
+    ]
+    assert messages[1] == {"role": "assistant", "text": "", "error": NO_ANSWER}
+    assert messages[3]["errorKind"] == "server"
+    assert messages[3]["error"] == live.replace("test-key", REDACTED)
+    assert messages[5]["error"] == broken.value.message
+    assert messages[5]["errorKind"] == broken.value.data["kind"]

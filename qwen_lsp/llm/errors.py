@@ -61,26 +61,38 @@ def server_message(body: bytes | str) -> str:
     return message
 
 
+def status_kind(status: int) -> ErrorKind:
+    """The kind of a non-2xx response (also how a session record that names only a status is read back)."""
+    if status in (401, 403):
+        return "auth"
+    if status == 404:
+        return "not_found"
+    if status == 429:
+        return "rate_limit"
+    return "server" if status >= 500 else "bad_request"
+
+
 def http_error(status: int, body: bytes | str, *, base_url: str, model: str) -> LLMError:
     """Map a non-2xx response to an ``LLMError``."""
     said = server_message(body)
     suffix = f" Server said: {said}" if said else ""
-    if status in (401, 403):
+    kind = status_kind(status)
+    if kind == "auth":
         return LLMError(
             "auth",
             f"The API key was rejected by {base_url} (HTTP {status}). Check OPENAI_API_KEY or model.apiKey.{suffix}",
             status,
         )
-    if status == 404:
+    if kind == "not_found":
         return LLMError(
             "not_found",
             f"Model '{model}' or path not found at {base_url} (HTTP 404). "
             f"Check OPENAI_MODEL / model.name and the base URL (it usually ends in /v1).{suffix}",
             status,
         )
-    if status == 429:
+    if kind == "rate_limit":
         return LLMError("rate_limit", f"{base_url} is rate limiting requests (HTTP 429). Wait and try again.{suffix}", status)
-    if status >= 500:
+    if kind == "server":
         return LLMError("server", f"The model server at {base_url} failed (HTTP {status}).{suffix}", status)
     return LLMError("bad_request", f"{base_url} rejected the request (HTTP {status}).{suffix}", status)
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from qwen_lsp.llm.content import Content
+from qwen_lsp.sessions.failures import recorded_failure
 from qwen_lsp.sessions.files import is_valid_session_id, session_path
 from qwen_lsp.sessions.lines import MAX_LINE_BYTES, RawLine, raw_lines
 from qwen_lsp.sessions.records import MAX_NESTING, check_record
@@ -239,7 +240,7 @@ def build_history(records: Sequence[dict[str, Any]], *, strip_thoughts: bool = F
     return history
 
 
-def build_conversation(records: Sequence[dict[str, Any]]) -> list[tuple[Content, dict[str, Any]]]:
+def build_conversation(records: Sequence[dict[str, Any]]) -> list[tuple[Content | None, dict[str, Any]]]:
     """Every message of the active branch as it was recorded, compression checkpoints ignored.
 
     What the user saw (and sees again on resume), as opposed to
@@ -248,12 +249,17 @@ def build_conversation(records: Sequence[dict[str, Any]]) -> list[tuple[Content,
     conversation (the Qwen Code CLI shows it the same way). Each message comes
     with its record, whose ``interrupted`` mark (``sessions.recording``) and
     ``toolCallResult`` say how it looked: a stopped answer reopens as stopped.
+    A failed model request's record (``sessions.failures``) comes with no
+    Content, in its place among the messages, so the failed turn reopens
+    with its error.
     """
-    return [
-        (copy.deepcopy(r["message"]), r)
-        for r in active_branch(records)
-        if r.get("type") != "system" and is_content(r.get("message"))
-    ]
+    conversation: list[tuple[Content | None, dict[str, Any]]] = []
+    for r in active_branch(records):
+        if r.get("type") != "system" and is_content(r.get("message")):
+            conversation.append((copy.deepcopy(r["message"]), r))
+        elif recorded_failure(r) is not None:
+            conversation.append((None, r))
+    return conversation
 
 
 def _without_thoughts(history: list[Content]) -> list[Content]:

@@ -66,9 +66,10 @@ class ChatSession:
     skills_tracker: SkillListingTracker = field(default_factory=SkillListingTracker)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     prompt_tokens: int = 0
-    conversation: list[tuple[Content, dict[str, Any]]] | None = None
+    conversation: list[tuple[Content | None, dict[str, Any]]] | None = None
     """For a chat loaded from disk: every recorded message, also those a compression summarised,
-    with its record (what a resume shows the user); None for a chat started here."""
+    with its record, and each failed request's record without a Content (what a resume shows the
+    user); None for a chat started here."""
     slots: dict[Slot[Any], Any] = field(default_factory=dict)
     """Each feature's state for this chat (:meth:`slot`)."""
 

@@ -10,11 +10,15 @@ Offsets count UTF-16 code units, as the editor's JavaScript measures the
 streamed text (an emoji is two), so a row lands in the same place live and
 reopened.
 
-Two endings are kept: an answer marked ``interrupted`` (Stop, or the pieces a
-crash left, see ``sessions.recording``) and a prompt with no answer recorded
-after it (the request failed, or was stopped before any text arrived): the
-error itself is not in the session file, which Qwen Code 0.24.4's format has
-no record for, so the answer says that none was recorded.
+Three endings are kept: an answer marked ``interrupted`` (Stop, or the
+pieces a crash left, see ``sessions.recording``); a turn whose model request
+failed, which shows the error recorded for it (``sessions.failures``), its
+text and kind as the editor showed them live, after whatever part of the
+answer had arrived; and a prompt with nothing after it (stopped before any
+text arrived, or a file written before errors were recorded), whose answer
+says that none was recorded. A recorded error followed by an answer in the
+same turn is not shown: the Qwen Code CLI records every failed attempt, and
+a later attempt answered.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..llm.content import Content, function_response_text, visible_text
+from .failures import RecordedFailure, recorded_failure
 
 NO_ANSWER = "No answer was recorded for this message: the request failed or was stopped before any text arrived."
 
@@ -46,25 +51,46 @@ class ShownMessage:
     tools: list[ShownTool] = field(default_factory=list)
     interrupted: bool = False
     error: str | None = None
+    error_kind: str | None = None
+    """The recorded error's kind (``llm.errors.ErrorKind``) when the session file names one."""
 
 
 def _utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def shown_transcript(conversation: Iterable[tuple[Content, dict[str, Any]]]) -> list[ShownMessage]:
+def shown_transcript(conversation: Iterable[tuple[Content | None, dict[str, Any]]]) -> list[ShownMessage]:
     """The chat as the user saw it, from its Contents and their records (``interrupted``, ``toolCallResult``).
 
-    Tool results are matched to the oldest unanswered call with their id, as
-    the editor matches them live: several OpenAI-compatible servers number
-    calls ``call_0`` in every round, so an id alone is not unique in a turn.
+    A pair without a Content is a failed request's record
+    (``reader.build_conversation``). Tool results are matched to the oldest
+    unanswered call with their id, as the editor matches them live: several
+    OpenAI-compatible servers number calls ``call_0`` in every round, so an
+    id alone is not unique in a turn.
     """
     out: list[ShownMessage] = []
     answer: ShownMessage | None = None
     waiting: list[ShownTool] = []
+    failure: RecordedFailure | None = None
+    """The last error recorded in the turn so far; a model record after it means a retry answered."""
+
+    def end_turn() -> None:
+        nonlocal answer
+        if failure is not None and out and out[-1].role == "user":
+            answer = ShownMessage("assistant")
+            out.append(answer)
+        if failure is not None and answer is not None:
+            answer.error, answer.error_kind = failure.message, failure.kind
+        elif out and out[-1].role == "user":
+            out.append(ShownMessage("assistant", error=NO_ANSWER))
+
     for content, record in conversation:
+        if content is None:
+            failure = recorded_failure(record) or failure
+            continue
         parts = [p for p in content.get("parts", []) if isinstance(p, dict)]
         if content.get("role") == "model":
+            failure = None
             if answer is None:
                 answer = ShownMessage("assistant")
                 out.append(answer)
@@ -95,11 +121,10 @@ def shown_transcript(conversation: Iterable[tuple[Content, dict[str, Any]]]) -> 
                 answered.is_error = isinstance(body, dict) and "error" in body and "output" not in body
         text = visible_text(content)
         if text.strip():
-            if out and out[-1].role == "user":
-                out.append(ShownMessage("assistant", error=NO_ANSWER))
+            end_turn()
             out.append(ShownMessage("user", text))
             answer = None
             waiting = []
-    if out and out[-1].role == "user":
-        out.append(ShownMessage("assistant", error=NO_ANSWER))
+            failure = None
+    end_turn()
     return out

@@ -35,7 +35,6 @@ export class ChatController implements vscode.Disposable {
   private attachments: AttachmentChip[] = [];
   private notices: Notice[] = [];
   private cts: vscode.CancellationTokenSource | undefined;
-  private lastPrompt: string | undefined;
   private restored: Promise<void> | undefined;
   private lastEditor: vscode.TextEditor | undefined = vscode.window.activeTextEditor;
   private noticeCounter = 0;
@@ -352,7 +351,6 @@ export class ChatController implements vscode.Disposable {
   async send(prompt: string): Promise<void> {
     if (this.transcript.running || !prompt.trim()) return;
     this.followups.clear(false); // the server aborts the suggestion's speculation on any new qwen/chat
-    this.lastPrompt = prompt;
     const attachments = this.attachments.map(({ uri, range }) => (range ? { uri, range } : { uri }));
     this.attachments = [];
     this.broadcast({ type: 'attachments', attachments: [] });
@@ -380,7 +378,6 @@ export class ChatController implements vscode.Disposable {
     if (this.transcript.running || !sessionId) return;
     const s = this.followups.take(id);
     if (!s) return;
-    this.lastPrompt = s.text; // Retry after a failure sends it as a normal message
     await this.runTurn(s.text, (send) => acceptSuggestionTurn(send, s.id));
   }
 
@@ -634,8 +631,8 @@ export class ChatController implements vscode.Disposable {
 
   /** Retry sends the failed prompt again in place of the failed turn; an older failed turn's Retry does nothing. */
   private async retry(): Promise<void> {
-    const prompt = this.lastPrompt;
-    if (!prompt || this.transcript.running || !this.transcript.takeBackFailedTurn()) return;
+    const prompt = this.transcript.takeBackFailedTurn();
+    if (!prompt) return;
     this.broadcast(this.snapshot());
     await this.send(prompt);
   }

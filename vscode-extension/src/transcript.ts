@@ -8,6 +8,7 @@
  */
 import type { ChatEvent, ResumeResult } from './shared/protocol';
 import type { InlineError, Snapshot, StatusTone, StreamPatch, ToolCard, TranscriptMessage } from './shared/messages';
+import { describeError } from './errors';
 
 let counter = 0;
 const newId = (): string => `m${Date.now().toString(36)}${(counter++).toString(36)}`;
@@ -94,7 +95,8 @@ export class Transcript {
         }));
       }
       if (m.interrupted) msg.interrupted = true;
-      if (m.error) msg.error = { kind: 'noAnswer', message: m.error, actions: [] };
+      // A recorded error comes back with its kind: the same text and actions (Retry, Set API key…) as live.
+      if (m.error) msg.error = m.errorKind ? describeError({ message: m.error, data: { kind: m.errorKind } }) : { kind: 'noAnswer', message: m.error, actions: [] };
       return msg;
     });
     if (resume.recap) this.addStatus(`Recap: ${resume.recap}`, { tone: 'recap' });
@@ -112,13 +114,14 @@ export class Transcript {
 
   /**
    * Retry takes the failed turn back out (the retried turn shows the prompt once, with its new
-   * answer); only the last turn, and only when it failed with Retry offered. Returns whether it did.
+   * answer); only the last turn, and only when it failed with Retry offered. Returns the prompt to
+   * send again (also for a reopened chat, whose prompt was typed in an earlier window), or undefined.
    */
-  takeBackFailedTurn(): boolean {
+  takeBackFailedTurn(): string | undefined {
     const [user, answer] = this.messages.slice(-2);
-    if (this.turn || user?.role !== 'user' || !answer?.error?.actions.includes('retry')) return false;
+    if (this.turn || user?.role !== 'user' || !answer?.error?.actions.includes('retry')) return undefined;
     this.messages.splice(-2, 2);
-    return true;
+    return user.text;
   }
 
   /** Folds one server event into the answer; returns what the webview must change, if anything. */

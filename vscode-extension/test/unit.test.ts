@@ -109,6 +109,32 @@ test('transcript: a resumed session with a recap shows it as a recap line after 
   assert.deepEqual(t.messages.map((m) => m.role), ['user']);
 });
 
+test('transcript: a reopened failed turn shows its recorded error with the live actions, and Retry sends its prompt again', () => {
+  const message = 'The model server at http://127.0.0.1:9/v1 failed (HTTP 500). Server said: upstream exploded';
+  const t = new Transcript();
+  t.load({
+    sessionId: 'abc',
+    messages: [
+      { role: 'user', text: 'an old one' },
+      { role: 'assistant', text: '', error: 'No answer was recorded for this message.' },
+      { role: 'user', text: 'why is it slow?' },
+      { role: 'assistant', text: '', error: message, errorKind: 'server' },
+    ],
+    promptTokens: 5,
+  });
+  const live = describeError({ message, data: { kind: 'server' } });
+  assert.deepEqual(t.messages[3].error, live);
+  assert.deepEqual(live.actions, ['retry']);
+  // A file written before errors were recorded: the generic line, no actions.
+  assert.deepEqual(t.messages[1].error, { kind: 'noAnswer', message: 'No answer was recorded for this message.', actions: [] });
+  assert.equal(t.takeBackFailedTurn(), 'why is it slow?');
+  assert.deepEqual(t.messages.map((m) => m.text), ['an old one', '']);
+  assert.equal(t.takeBackFailedTurn(), undefined, 'the generic line offers no Retry');
+
+  t.load({ sessionId: 'abc', messages: [{ role: 'user', text: 'u' }, { role: 'assistant', text: '', error: 'rejected', errorKind: 'auth' }], promptTokens: 5 });
+  assert.deepEqual(t.messages[1].error, { kind: 'auth', message: 'rejected', actions: ['setApiKey', 'retry'] });
+});
+
 function fakeTimer(): Timer & { fire(): void; pending: number } {
   let fn: (() => void) | undefined;
   return {

@@ -254,8 +254,16 @@ export interface TranscriptMessage {
   tools?: TranscriptTool[];
   /** The answer was stopped before it was complete. */
   interrupted?: boolean;
-  /** An answer that never came: why, as far as the session file tells. */
+  /**
+   * Why the turn failed: the error shown live when the session recorded it (cut to 2,000 characters,
+   * credentials redacted), otherwise a line saying no answer was recorded.
+   */
   error?: string;
+  /**
+   * The recorded error's `data.kind` (`server`, `auth`, `connect`, …), as the live error carried it;
+   * absent when the session file does not say.
+   */
+  errorKind?: string;
 }
 
 export interface SessionResumeResult {
