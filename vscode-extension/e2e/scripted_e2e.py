@@ -3,7 +3,8 @@ streamed a few words at a time; a prompt containing "slow" gets a long answer st
 so Stop can interrupt it; "find list_users with tools" takes two tool rounds that both call
 their tool call_0; "what do I have selected?" is answered with the selection the
 editor-context reminder carried (or that none came); "a wide table and a long code block" gets
-a six-column table, a long word and URL, and an 85-line Python block; the compression request ("Compact") gets a drafted <analysis> and a
+a six-column table, a long word and URL, and an 85-line Python block; "this one fails" gets an
+HTTP 400; the compression request ("Compact") gets a drafted <analysis> and a
 <state_snapshot>, the shape Qwen Code's prompt asks for. Prints the base URL, then serves until killed."""
 
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
 
-from tests.support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec  # noqa: E402
+from tests.support.scripted_openai import HttpError, Reply, ScriptedOpenAI, ToolCallSpec  # noqa: E402
 
 ANSWER = (
     "Here is a **greeting** function:\n\n"
@@ -79,7 +80,7 @@ def tool_round(messages: list) -> Reply | None:
     return TOOL_ROUNDS[min(sum(m.get("role") == "tool" for m in after), 2)]
 
 
-def reply(body: dict) -> Reply:
+def reply(body: dict) -> Reply | HttpError:
     messages = body.get("messages", [])
     if (round_reply := tool_round(messages)) is not None:
         return round_reply
@@ -89,6 +90,8 @@ def reply(body: dict) -> Reply:
     text = " ".join(parts)
     if text.rstrip().endswith("what do I have selected?"):
         return Reply(chunks=words(editor_answer(parts)), delay=0.01)
+    if text.rstrip().endswith("this one fails"):
+        return HttpError(400, "The e2e model refuses this prompt")
     if text.rstrip().endswith("a wide table and a long code block"):
         return Reply(chunks=[WIDE[i : i + 200] for i in range(0, len(WIDE), 200)], delay=0.01)
     if "<state_snapshot>" in text:  # compaction's SNAPSHOT_REQUEST (qwen_lsp/compaction/summary.py)

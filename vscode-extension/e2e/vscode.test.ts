@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { startEditingModel, tempDir, waitFor } from '../test/support';
 import type { Scripted } from '../test/support';
 import { LONG, Workbench, e2e as e2eIn } from './workbench';
+import type { Locator } from 'playwright-core';
 
 let wb: Workbench;
 let editing: Scripted | undefined;
@@ -159,7 +160,17 @@ e2e('in the side bar a wide table scrolls in its own box, long words wrap, and a
   await wb.shot('rendering-side-bar');
 });
 
-e2e('after a window reload the transcript comes back from the server, the stopped answer still marked Interrupted', 4, async () => {
+e2e('after a window reload the transcript comes back from the server, the stopped answer still marked Interrupted and a failed turn with its error and buttons', 5, async () => {
+  const prompt = wb.chat().locator('#prompt');
+  await prompt.fill('Ask the model something; this one fails');
+  await prompt.press('Enter');
+  const live = wb.chat().locator('.msg.assistant .error .error-text', { hasText: 'The e2e model refuses this prompt' });
+  await live.waitFor({ timeout: LONG });
+  const liveText = (await live.textContent())!;
+  const actionsOf = (error: Locator) => error.locator('.error-actions button').allTextContents();
+  const liveActions = await actionsOf(wb.chat().locator('.msg.assistant .error', { hasText: 'The e2e model refuses this prompt' }));
+  assert.ok(liveActions.length > 0, 'the live error offers its fix');
+  await wb.chat().locator('#send:not([disabled])').waitFor({ timeout: 30_000 });
   await wb.command('Developer: Reload Window');
   await wb.page.waitForSelector('.monaco-workbench .statusbar', { timeout: LONG });
   const first = wb.chat().locator('.msg.user').first();
@@ -169,6 +180,11 @@ e2e('after a window reload the transcript comes back from the server, the stoppe
   // The answer stopped earlier comes back marked as such, not as a complete answer.
   const stopped = wb.chat().locator('.msg.assistant', { has: wb.chat().locator('.markdown', { hasText: /^step0 step1 step2/ }) });
   await stopped.locator('.badge', { hasText: 'Interrupted' }).waitFor({ timeout: LONG });
+  // The failed turn comes back with the error it showed live (recorded in the session), not a generic line.
+  const reopened = wb.chat().locator('.msg.assistant .error', { hasText: 'The e2e model refuses this prompt' });
+  await reopened.waitFor({ timeout: LONG });
+  assert.equal(await reopened.locator('.error-text').textContent(), liveText);
+  assert.deepEqual(await actionsOf(reopened), liveActions, 'the same buttons as live');
   await wb.shot('after-reload');
 });
 
