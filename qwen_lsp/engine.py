@@ -19,7 +19,6 @@ message a person can act on.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -44,15 +43,11 @@ from .llm.errors import LLMError
 from .llm.tokens import TokenCounter
 from .protocol import ChatResult, ContextStatus, Usage
 from .sessions.draft import AnswerDraft
-from .sessions.failures import TELEMETRY_SUBTYPE, failure_payload
-from .sessions.recording import SessionWriteError, iso_timestamp
 from .sessions.registry import ChatSession, SessionRegistry, turn_recorder
 from .settings.config import Settings
 from .skills import SkillManager
 
 __all__ = ["Attachment", "Engine", "EngineError"]
-
-log = logging.getLogger(__name__)
 
 
 def tool_list(base_tools: Sequence[Tool], features: Sequence[Feature]) -> list[Tool]:
@@ -238,7 +233,15 @@ class Engine:
         except LLMError as exc:
             for feature in self.features:
                 feature.turn_failed(session)
-            self._record_failure(session, turn, exc, model_name, started)
+            # Kept in the session file (off the loop: a file write) so a reopened chat shows this error.
+            await asyncio.to_thread(
+                session.recorder.record_failure,
+                exc,
+                model=model_name,
+                duration_ms=round((time.monotonic() - started) * 1000),
+                prompt_id=f"{session.id}########{turn.turn_id}",
+                secrets=[key] if (key := self._settings().api_key()) else [],
+            )
             raise EngineError(exc.message, kind=exc.kind) from exc
         self.after_turn(TurnDone(session, outcome, lambda: ParentRequest.of_turn(req)))
         return ChatResult(
@@ -248,26 +251,6 @@ class Engine:
             finish_reason="length" if outcome.finish_reason == "length" else "stop",
             usage=Usage(prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens),
         )
-
-    def _record_failure(self, session: ChatSession, turn: Turn, exc: LLMError, model: str | None, started: float) -> None:
-        """The failed turn's error in the session file (``sessions.failures``), so reopening the chat shows it.
-
-        A write that fails is logged, not raised: the user must see the model's error, not the disk's.
-        """
-        payload = failure_payload(
-            exc.message,
-            exc.kind,
-            status=exc.status,
-            model=model,
-            duration_ms=round((time.monotonic() - started) * 1000),
-            prompt_id=f"{session.id}########{turn.turn_id}",
-            timestamp=iso_timestamp(),
-            secrets=[key] if (key := self._settings().api_key()) else [],
-        )
-        try:
-            session.recorder.record_system(TELEMETRY_SUBTYPE, payload)
-        except SessionWriteError as err:
-            log.warning("The failed turn's error was not saved: %s", err)
 
     async def _managed_writes(self) -> ManagedWrites | None:
         for feature in self.features:

@@ -50,6 +50,8 @@ from pathlib import Path
 from typing import Any
 
 from qwen_lsp.llm.content import Content, Part
+from qwen_lsp.llm.errors import LLMError
+from qwen_lsp.sessions.failures import TELEMETRY_SUBTYPE, failure_payload
 from qwen_lsp.sessions.files import session_path
 from qwen_lsp.sessions.reader import read_records
 from qwen_lsp.sessions.records import content_problem
@@ -229,6 +231,26 @@ class SessionRecorder:
     def record_system(self, subtype: str, payload: Mapping[str, Any]) -> str:
         """A system event such as ``custom_title``; compression has :meth:`record_chat_compression`."""
         return self._append("system", {"subtype": subtype, "systemPayload": dict(payload)})
+
+    def record_failure(self, exc: LLMError, *, model: str | None, duration_ms: int, prompt_id: str, secrets: Sequence[str] = ()) -> None:
+        """A failed turn's error as Qwen Code 0.24.4's ``api_error`` record (``sessions.failures``), so a reopened chat shows it.
+
+        A write that fails is logged, not raised: the user must see the model's error, not the disk's.
+        """
+        payload = failure_payload(
+            exc.message,
+            exc.kind,
+            status=exc.status,
+            model=model,
+            duration_ms=duration_ms,
+            prompt_id=prompt_id,
+            timestamp=iso_timestamp(),
+            secrets=secrets,
+        )
+        try:
+            self.record_system(TELEMETRY_SUBTYPE, payload)
+        except SessionWriteError as err:
+            log.warning("The failed turn's error was not saved: %s", err)
 
     def record_chat_compression(
         self,
