@@ -2,27 +2,14 @@
 // bar (stray typing cannot approve) and its parts of 9 (restored from the snapshot), 10 (no focus
 // stealing) and 13 (keyboard-only). The tests post approvals as the host does for the server's
 // qwen/permission (src/permission.ts; the host side is tested in permission*.test.ts).
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
-import type { Server } from 'node:http';
-import { launch, msg, openPanel, snapshot, startPageServer } from './webviewHarness';
+import { msg, snapshot, useWebview } from './webviewHarness';
 import type { Panel } from './webviewHarness';
 import type { ApprovalRequest } from '../src/shared/messages';
 import { approvalRequestFor } from '../src/permission';
 
-let browser: Browser;
-let server: Server;
-let origin: string;
-
-before(async () => {
-  ({ server, origin } = await startPageServer());
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const web = useWebview();
 
 /** Longer than the card's arming delay (ARM_MS in webview/approval.ts). */
 const ARMED_AFTER_MS = 800;
@@ -53,7 +40,7 @@ async function running(p: Panel): Promise<void> {
 }
 
 test('B11 stray typing cannot approve: digits, Enter and Esc typed in the composer never answer the card; the draft is kept', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await running(p);
   const box = p.page.locator('#prompt');
   await box.click();
@@ -77,7 +64,7 @@ test('B11 stray typing cannot approve: digits, Enter and Esc typed in the compos
 });
 
 test('B11 a click or Enter that lands on Allow as the card appears does nothing; after the arming delay it answers', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await running(p);
   await p.stopClock(); // the page's timers wait for the test: however slow the machine, the presses below come early
   const req = request();
@@ -100,7 +87,7 @@ test('B11 a click or Enter that lands on Allow as the card appears does nothing;
 });
 
 test('B11/B13 keyboard: Tab reaches the options; hotkeys work only inside the card; Esc rejects with the typed reason; focus returns to the composer', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await running(p);
   const req = request();
   await p.host({ type: 'approval', approval: req });
@@ -135,7 +122,7 @@ test('B11/B13 keyboard: Tab reaches the options; hotkeys work only inside the ca
 });
 
 test('B9 a pending approval comes back with the snapshot after hide or reload; clearing it removes the card', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   const req = request();
   await p.host(snapshot([msg('user', 'clean the build'), msg('assistant', '', { streaming: true })], { running: true, approval: req }));
   const card = p.page.getByRole('group', { name: 'Approval needed: Run shell command?' });
@@ -153,7 +140,7 @@ test('B9 a pending approval comes back with the snapshot after hide or reload; c
 });
 
 test('the card shows the command that will run, hidden characters written out, even when the model describes it as something else', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   const command = 'git status' + '\n'.repeat(12) + 'touch X # \u202eevil\u200b\r\x1b[2K';
   const req = approvalRequestFor('permHidden', { sessionId: 's', turnId: 't', toolCallId: 'c', tool: 'run_shell_command', title: 'Run: git status', command });
   await running(p);

@@ -2,30 +2,17 @@
 // ChatController drives it: the header button posts the request and is keyboard-operable, the
 // "Compacting…" status line renders without taking focus or locking the composer, the result
 // replaces it in place with the conversation kept, and a turn that compacted first shows a note.
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
-import type { Browser } from 'playwright-core';
-import type { Server } from 'node:http';
-import { ARTIFACTS, launch, msg, openPanel, snapshot, startPageServer } from './webviewHarness';
+import { ARTIFACTS, msg, snapshot, useWebview } from './webviewHarness';
 import type { Panel } from './webviewHarness';
 import { compactingText, compactResultText } from '../src/compaction';
 import type { HostToWebview, TranscriptMessage } from '../src/shared/messages';
 
-let browser: Browser;
-let server: Server;
-let origin: string;
-
-before(async () => {
-  ({ server, origin } = await startPageServer());
-  browser = await launch();
-  mkdirSync(ARTIFACTS, { recursive: true });
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const web = useWebview();
+before(() => mkdirSync(ARTIFACTS, { recursive: true }));
 
 const CONVERSATION = (): TranscriptMessage[] => [
   msg('user', 'Refactor the session store to use one lock per session.'),
@@ -45,7 +32,7 @@ async function startCompacting(p: Panel, mode: 'full' | 'fast' = 'full'): Promis
 }
 
 test('Compact: disabled without a session; enabled with one, a click posts compact (full) once, and New chat is beside it', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([]));
   const compact = p.page.getByRole('button', { name: 'Compact conversation' });
   assert.equal(await compact.isDisabled(), true, 'nothing to compact in an empty chat');
@@ -62,7 +49,7 @@ test('Compact: disabled without a session; enabled with one, a click posts compa
 });
 
 test('Compact by keyboard: Tab reaches it, Enter and Space press it, and focus stays on it while it runs', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot(CONVERSATION(), { compact: { available: true, compacting: false } }));
   await p.page.locator('#new-chat').focus();
   await p.page.keyboard.press('Tab');
@@ -85,7 +72,7 @@ test('Compact by keyboard: Tab reaches it, Enter and Space press it, and focus s
 });
 
 test('Compacting…: a quiet status line, the composer keeps focus and can send; the result replaces it and the conversation stays (screenshot)', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   const conversation = CONVERSATION();
   await p.host(snapshot(conversation, { compact: { available: true, compacting: false } }));
   const composer = p.page.locator('#prompt');
@@ -121,7 +108,7 @@ test('Compacting…: a quiet status line, the composer keeps focus and can send;
 });
 
 test('Compaction failures and the old-server line render as quiet status lines with their tone, from the snapshot', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   const failed = compactResultText({ status: 'failed_empty_summary', tokensBefore: 100, tokensAfter: 100 });
   const lines: TranscriptMessage[] = [
     { id: 's1', role: 'status', text: failed.text, tone: failed.tone },
@@ -147,7 +134,7 @@ test('Compaction failures and the old-server line render as quiet status lines w
 });
 
 test('a turn that compacted first: the server’s status note shows at the top of the answer, streamed and from a snapshot', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot(CONVERSATION(), { compact: { available: true, compacting: false } }));
   const user = msg('user', 'And the docs?');
   const a = msg('assistant', '', { streaming: true });

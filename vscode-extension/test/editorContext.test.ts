@@ -1,11 +1,9 @@
 // What the panel says goes along from the editor, and the qwen/editorContext params (pure functions),
 // plus the line above the composer in the real webview bundle (headless Chromium).
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
-import type { Server } from 'node:http';
 import { editorContextLabel, editorContextParams } from '../src/editorContextLabel';
-import { launch, msg, openPanel, snapshot, startPageServer } from './webviewHarness';
+import { msg, snapshot, useWebview } from './webviewHarness';
 
 const at = (line: number, character = 0) => ({ line, character });
 
@@ -29,20 +27,10 @@ test('params: 0-based positions as LSP counts them; an empty selection is not se
   });
 });
 
-let browser: Browser;
-let server: Server;
-let origin: string;
-before(async () => {
-  ({ server, origin } = await startPageServer());
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const web = useWebview();
 
 test('webview: the editor line shows what goes along, × leaves it out (the host decides), Include takes it back', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([msg('user', 'hi')]));
   const line = p.page.locator('#editor-context');
   assert.equal(await line.isVisible(), false, 'nothing shown without an editor');
@@ -59,7 +47,7 @@ test('webview: the editor line shows what goes along, × leaves it out (the host
 });
 
 test('webview: the editor line survives a reload from the snapshot', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([msg('user', 'hi')], { editorContext: { label: 'util.ts · line 7', leftOut: false } }));
   assert.equal(await p.page.locator('.editor-context-label').textContent(), 'util.ts · line 7');
 });

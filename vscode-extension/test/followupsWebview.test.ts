@@ -3,26 +3,13 @@
 // the "result ready" marker, replacement, restore from the snapshot, B13: Tab is never taken
 // otherwise) and the proposed-skill cards (Accept / Discard, arming as the approval card's B11,
 // no focus stealing B10). The host side is tested in followups.test.ts.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
-import type { Server } from 'node:http';
-import { launch, msg, openPanel, snapshot, startPageServer } from './webviewHarness';
+import { msg, snapshot, useWebview } from './webviewHarness';
 import type { Panel } from './webviewHarness';
 import type { SkillProposal, Suggestion } from '../src/shared/messages';
 
-let browser: Browser;
-let server: Server;
-let origin: string;
-
-before(async () => {
-  ({ server, origin } = await startPageServer());
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const web = useWebview();
 
 /** Longer than the cards' arming delay (ARM_MS in webview/approval.ts). */
 const ARMED_AFTER_MS = 800;
@@ -34,7 +21,7 @@ const focused = (p: Panel) => p.page.evaluate(() => document.activeElement?.id |
 const chipShown = (p: Panel) => p.page.locator('#suggestion').isVisible();
 
 test('B13 suggestion keys: Tab or Enter in the empty composer accepts; with text, Shift, a running turn or no suggestion Tab moves focus', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(chat());
   const box = p.page.locator('#prompt');
   await box.focus();
@@ -85,7 +72,7 @@ test('B13 suggestion keys: Tab or Enter in the empty composer accepts; with text
 });
 
 test('typing anything dismisses the suggestion (one dismiss, with its id); after that Tab with text moves focus and sends nothing', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host([chat(), { type: 'suggestion', suggestion: suggest('s1', 'Run the tests') }]);
   const box = p.page.locator('#prompt');
   await box.focus();
@@ -121,7 +108,7 @@ test('typing anything dismisses the suggestion (one dismiss, with its id); after
 });
 
 test('"result ready" marker for the same id; a new suggestion replaces the old; the chip is a named button for the mouse and keyboard', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host([chat(), { type: 'suggestion', suggestion: suggest('s1', 'Run the tests') }]);
   const ready = p.page.locator('.suggestion-ready');
   assert.equal(await ready.isVisible(), false, 'no marker while the speculation runs');
@@ -148,7 +135,7 @@ test('"result ready" marker for the same id; a new suggestion replaces the old; 
 });
 
 test('a suggestion is readable in a side-bar-wide panel: the text wraps to two lines before it is cut, the markers move below it', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.page.setViewportSize({ width: 300, height: 640 });
   await p.host(chat());
   const text = 'Make list_users return ada and bob';
@@ -166,7 +153,7 @@ test('a suggestion is readable in a side-bar-wide panel: the text wraps to two l
 });
 
 test('B9 the suggestion comes back with the snapshot after hide or reload, ready marker included; a snapshot without one clears it', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   const withChip = snapshot([msg('user', 'q'), msg('assistant', 'a')], { suggestion: suggest('s1', 'Run the tests', true) });
   await p.host(withChip);
   assert.equal(await chipShown(p), true);
@@ -195,7 +182,7 @@ function proposal(name = 'run-tests'): SkillProposal {
 }
 
 test('B11 a proposed skill: name, description, SKILL.md as code (collapsed); an early click does nothing; after arming Accept and Discard answer', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(chat());
   await p.stopClock(); // the page's timers wait for the test: however slow the machine, the presses below come early
   const a = proposal();
@@ -233,7 +220,7 @@ test('B11 a proposed skill: name, description, SKILL.md as code (collapsed); an 
 });
 
 test('B10 a proposed skill never takes focus: typing, Enter and digits in the composer go to the draft; the card comes back with the snapshot', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(chat());
   const box = p.page.locator('#prompt');
   await box.focus();

@@ -1,29 +1,16 @@
 // The welcome and prompt recall in the chat webview (headless Chromium, the real bundle, CSS and
 // CSP), driven as ChatController drives them.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
-import type { Server } from 'node:http';
-import { launch, msg, openPanel, snapshot, startPageServer } from './webviewHarness';
+import { msg, snapshot, useWebview } from './webviewHarness';
 import type { SetupState } from '../src/shared/messages';
 
-let browser: Browser;
-let server: Server;
-let origin: string;
-
-before(async () => {
-  ({ server, origin } = await startPageServer());
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const web = useWebview();
 
 const FRESH: SetupState = { server: 'running', apiKey: false };
 
 test('welcome: while the chat is empty, each step with its fix; a failed server offers its path; the test message is a send; gone once the chat has messages', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([], { setup: { server: 'failed', serverProblem: { message: 'No python3 found.', missing: true }, apiKey: false } }));
   const welcome = p.page.locator('#welcome');
   assert.equal(await welcome.isVisible(), true);
@@ -44,7 +31,7 @@ test('welcome: while the chat is empty, each step with its fix; a failed server 
 });
 
 test('Up / Down in the empty composer recall sent prompts; a draft keeps its arrows', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([], { setup: FRESH }));
   const prompt = p.page.locator('#prompt');
   for (const text of ['first question', 'second question']) {

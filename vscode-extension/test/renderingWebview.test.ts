@@ -1,32 +1,19 @@
 // The chat webview's rendering in a narrow side bar, in headless Chromium (the real bundle, CSS
 // and CSP): tables and long tokens, highlighted code blocks with a toolbar that stays reachable,
 // multi-round tool calls in the order they happened, and a reopened chat rendered as it was live.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
-import type { Server } from 'node:http';
-import { launch, msg, openPanel, snapshot, startPageServer } from './webviewHarness';
+import { msg, snapshot, useWebview } from './webviewHarness';
 import type { Panel } from './webviewHarness';
 import { Transcript } from '../src/transcript';
 import type { ChatEvent } from '../src/shared/protocol';
 import type { StreamPatch } from '../src/shared/messages';
 
-let browser: Browser;
-let server: Server;
-let origin: string;
-
-before(async () => {
-  ({ server, origin } = await startPageServer());
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const web = useWebview();
 
 /** A side bar about 250 px wide, as the report measured. */
 async function narrowPanel(theme: 'dark' | 'light' = 'dark'): Promise<Panel> {
-  const p = await openPanel(browser, origin, { theme });
+  const p = await web.open({ theme });
   await p.page.setViewportSize({ width: 250, height: 600 });
   return p;
 }

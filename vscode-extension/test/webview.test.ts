@@ -1,29 +1,16 @@
 // The chat webview in headless Chromium (the real bundle, CSS and CSP), driven as the host would
 // drive it. Test names carry the number (B1–B15) of the panel behaviour they prove
 // (docs/vscode-panel.md).
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
-import type { Browser } from 'playwright-core';
-import type { Server } from 'node:http';
-import { ARTIFACTS, launch, msg, openPanel, snapshot, startPageServer } from './webviewHarness';
+import { ARTIFACTS, msg, snapshot, useWebview } from './webviewHarness';
 import type { Panel } from './webviewHarness';
 import type { HostToWebview } from '../src/shared/messages';
 
-let browser: Browser;
-let server: Server;
-let origin: string;
-
-before(async () => {
-  ({ server, origin } = await startPageServer());
-  browser = await launch();
-  mkdirSync(ARTIFACTS, { recursive: true });
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const web = useWebview();
+before(() => mkdirSync(ARTIFACTS, { recursive: true }));
 
 const ANSWER = [
   '# Plan\n\n',
@@ -60,7 +47,7 @@ async function finish(p: Panel, id: string, text: string, extra: Record<string, 
 }
 
 test('streamed Markdown renders in order (heading, paragraph, code block, list) with Copy and Insert on the code', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([]));
   const id = await startTurn(p);
   await stream(p, id, chunks(ANSWER.join(''), 7), true);
@@ -85,7 +72,7 @@ test('streamed Markdown renders in order (heading, paragraph, code block, list) 
 });
 
 test('B6 incremental Markdown: finished messages and finished blocks keep their DOM nodes while the tail streams', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   const done = msg('assistant', ANSWER.join(''));
   await p.host(snapshot([msg('user', 'before'), done]));
   const id = await startTurn(p);
@@ -113,7 +100,7 @@ test('B6 incremental Markdown: finished messages and finished blocks keep their 
 });
 
 test('B5 webview coalescing: 60 patch messages arriving within a frame cause at most a few DOM updates', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([]));
   const id = await startTurn(p);
   const mutations = await p.page.evaluate(async (i) => {
@@ -132,7 +119,7 @@ test('B5 webview coalescing: 60 patch messages arriving within a frame cause at 
 });
 
 test('B1 Stop posts stop, keeps the partial answer, marks it interrupted, re-enables Send only when the host confirms', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([]));
   const id = await startTurn(p);
   await stream(p, id, ['Partial ', 'answer ']);
@@ -156,7 +143,7 @@ test('B1 Stop posts stop, keeps the partial answer, marks it interrupted, re-ena
 });
 
 test('B2 composer keys: Enter sends, Shift+Enter adds a newline, Enter during IME composition never sends, Esc stops and keeps the draft', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([]));
   const box = p.page.locator('#prompt');
   await box.click();
@@ -204,7 +191,7 @@ async function settle(p: Panel): Promise<void> {
 }
 
 test('B3 auto-scroll follows at the bottom, pauses on one wheel tick up and on PageUp, resumes at the bottom', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   const id = await longTranscript(p);
   await stream(p, id, Array.from({ length: 10 }, (_, i) => `Line ${i}.\n\n`));
   let s = await scrollState(p);
@@ -238,7 +225,7 @@ test('B3 auto-scroll follows at the bottom, pauses on one wheel tick up and on P
 });
 
 test('B3 a scrollbar drag upward pauses auto-scroll', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   const id = await longTranscript(p);
   await stream(p, id, ['Start.\n\n']);
   const box = (await p.page.locator('#transcript').boundingBox())!;
@@ -257,7 +244,7 @@ test('B3 a scrollbar drag upward pauses auto-scroll', async () => {
 });
 
 test('B4 no jumps: streamed chunks scroll instantly; sending while scrolled up does not teleport the reader', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   const id = await longTranscript(p);
   assert.equal(await p.page.locator('#transcript').evaluate((el) => getComputedStyle(el).scrollBehavior), 'auto');
   await stream(p, id, ['Answer.\n\n']);
@@ -276,7 +263,7 @@ test('B4 no jumps: streamed chunks scroll instantly; sending while scrolled up d
 });
 
 test('B4 no jumps: expanding or collapsing a Thinking row keeps it where it is on screen, also while following the bottom', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   const earlier = Array.from({ length: 20 }, (_, i) => msg(i % 2 ? 'assistant' : 'user', `Message ${i}\n\n${'Some text. '.repeat(30)}`));
   const thinking = msg('assistant', 'The answer.', { thought: Array.from({ length: 30 }, (_, i) => `Reasoning step ${i}.`).join('\n') });
   await p.host(snapshot([...earlier, msg('user', 'Why?'), thinking]));
@@ -306,7 +293,7 @@ test('B4 no jumps: expanding or collapsing a Thinking row keeps it where it is o
 });
 
 test('B9 state survives reload: draft, scroll position and the transcript snapshot come back', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   const earlier = Array.from({ length: 30 }, (_, i) => msg(i % 2 ? 'assistant' : 'user', `Message ${i}\n\n${'Some text. '.repeat(30)}`));
   await p.host(snapshot(earlier));
   await p.page.locator('#prompt').fill('half-written question');
@@ -325,7 +312,7 @@ test('B9 state survives reload: draft, scroll position and the transcript snapsh
 });
 
 test('B9 a stream that arrived while hidden is shown: a running snapshot continues streaming after show', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   const a = msg('assistant', 'Written while the view was hidden. ', { streaming: true });
   await p.host(snapshot([msg('user', 'q'), a], { running: true }));
   await stream(p, a.id, ['And more after show.']);
@@ -335,7 +322,7 @@ test('B9 a stream that arrived while hidden is shown: a running snapshot continu
 });
 
 test('B10 no focus stealing: typing in the composer continues while an answer, notices and errors arrive', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([]));
   const id = await startTurn(p);
   await p.page.locator('#prompt').click();
@@ -351,7 +338,7 @@ test('B10 no focus stealing: typing in the composer continues while an answer, n
 });
 
 test('errors inline with the fixing action: auth offers Set API key and posts it', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([]));
   const id = await startTurn(p);
   await finish(p, id, '', { error: { kind: 'auth', message: 'The API key was rejected by http://x/v1 (HTTP 401).', actions: ['setApiKey', 'retry'] } });
@@ -364,7 +351,7 @@ test('errors inline with the fixing action: auth offers Set API key and posts it
 });
 
 test('tool calls render as compact cards (tool, path, one-line result)', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([]));
   const id = await startTurn(p);
   await p.host({ type: 'patches', patches: [{ op: 'tool', id, card: { id: 'c1', key: '0', at: 0, name: 'read_file', detail: 'src/app.py' } }] });
@@ -378,7 +365,7 @@ test('tool calls render as compact cards (tool, path, one-line result)', async (
 });
 
 test('an edit tool card shows how it was approved (denied in the error colour)', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([]));
   const id = await startTurn(p);
   const edit = { id: 'e1', key: '0', at: 0, name: 'edit', detail: '/w/src/x.py' };
@@ -392,7 +379,7 @@ test('an edit tool card shows how it was approved (denied in the error colour)',
 });
 
 test('notices, attachment chips, History and the context figure post the right messages', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([], {
     attachments: [{ uri: 'file:///w/a.py', label: 'a.py' }, { uri: 'file:///w/b.py', label: 'b.py:1-3', range: { start: { line: 0, character: 0 }, end: { line: 2, character: 4 } } }],
     notices: [{ id: 'n1', text: 'Activated api-helper — triggered by src/api/users.py', uri: 'file:///w/src/api/users.py' }],
@@ -418,7 +405,7 @@ test('notices, attachment chips, History and the context figure post the right m
 });
 
 test('notices sit in the transcript where they happened: after two notices and a streamed answer the whole answer is in view, and a reload puts them back', async () => {
-  const p = await openPanel(browser, origin, { height: 560 });
+  const p = await web.open({ height: 560 });
   const first = [msg('user', 'Where are the API handlers?'), msg('assistant', 'In `src/api/`.')];
   await p.host(snapshot(first));
   const skill = { id: 'n1', at: 2, text: 'Activated api-helper — triggered by src/api/users.py', uri: 'file:///w/src/api/users.py' };
@@ -451,7 +438,7 @@ test('notices sit in the transcript where they happened: after two notices and a
 });
 
 test('qwen/memoryChanged notice: "Memory updated" names the file, opens it by notice id, and leaves the composer alone', async () => {
-  const p = await openPanel(browser, origin, { theme: 'light' });
+  const p = await web.open({ theme: 'light' });
   await p.host(snapshot([msg('user', 'Remember that tests never mock the database'), msg('assistant', 'Noted.')]));
   const composer = p.page.locator('textarea');
   await composer.click();
@@ -479,7 +466,7 @@ test('qwen/memoryChanged notice: "Memory updated" names the file, opens it by no
 });
 
 test('B15 model output cannot run script: <img onerror>, <script>, javascript: links and raw HTML stay inert', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([]));
   const id = await startTurn(p);
   const evil = [
@@ -505,12 +492,12 @@ test('B15 model output cannot run script: <img onerror>, <script>, javascript: l
   // Clicking every link goes through the host (which allow-lists the scheme), never navigates.
   await body.locator('a').click();
   assert.ok((await p.posted()).some((m) => m.type === 'openLink' && m.href === 'https://example.com/docs'));
-  assert.equal(p.page.url(), `${origin}/`);
+  assert.equal(p.page.url(), `${web.origin}/`);
   await p.page.context().close();
 });
 
 test('B15 the page runs under the strict CSP: an injected inline script is blocked', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.page.evaluate(() => {
     const s = document.createElement('script');
     s.textContent = 'window.__inline = 1';
@@ -527,7 +514,7 @@ test('B15 the page runs under the strict CSP: an injected inline script is block
 });
 
 test('B13 keyboard-only: every control is a named <button>, Tab moves out of the composer, Stop is reachable', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([msg('user', 'q'), msg('assistant', '```js\nx()\n```')], { notices: [{ id: 'n', text: 'Activated x' }], attachments: [{ uri: 'file:///a', label: 'a' }] }));
   await p.host({ type: 'running', running: true });
   const unnamed = await p.page.evaluate(() =>
@@ -552,7 +539,7 @@ test('B13 keyboard-only: every control is a named <button>, Tab moves out of the
 });
 
 test('B14 accessibility: aria-live announces completion and errors; reduced motion turns animation off', async () => {
-  const p = await openPanel(browser, origin, { reducedMotion: 'reduce' });
+  const p = await web.open({ reducedMotion: 'reduce' });
   await p.host(snapshot([]));
   const id = await startTurn(p);
   const anim = await p.page.locator(`[data-id="${id}"] .markdown`).evaluate((el) => getComputedStyle(el, '::after').animationName);
@@ -563,7 +550,7 @@ test('B14 accessibility: aria-live announces completion and errors; reduced moti
   const id2 = await startTurn(p);
   await finish(p, id2, '', { error: { kind: 'connect', message: 'Nothing is listening', actions: ['openSettings'] } });
   await p.page.waitForFunction(() => document.getElementById('live')!.textContent === 'Error: Nothing is listening');
-  const p2 = await openPanel(browser, origin, { reducedMotion: 'no-preference' });
+  const p2 = await web.open({ reducedMotion: 'no-preference' });
   await p2.host(snapshot([]));
   const id3 = await startTurn(p2);
   assert.equal(await p2.page.locator(`[data-id="${id3}"] .markdown`).evaluate((el) => getComputedStyle(el, '::after').animationName), 'blink');
@@ -573,7 +560,7 @@ test('B14 accessibility: aria-live announces completion and errors; reduced moti
 
 test('B14 themes: light, dark, high-contrast dark and light take every colour from --vscode-* variables (screenshots)', async () => {
   for (const theme of ['light', 'dark', 'hc-dark', 'hc-light'] as const) {
-    const p = await openPanel(browser, origin, { theme });
+    const p = await web.open({ theme });
     await p.host(snapshot([
       msg('user', 'How do I greet in Python?'),
       msg('assistant', 'Use a function:\n\n```python\ndef hello(name):\n    return f"Hello, {name}!"\n```\n\nThen call `hello("Qwen")`. See [the docs](https://docs.python.org/3/).'),
@@ -598,7 +585,7 @@ test('B14 themes: light, dark, high-contrast dark and light take every colour fr
 });
 
 test('mode picker: shows the approval mode from the snapshot and host, and a choice posts setApprovalMode (Qwen Code 0.24.4 labels)', async () => {
-  const p = await openPanel(browser, origin);
+  const p = await web.open();
   await p.host(snapshot([], { approvalMode: 'plan' }));
   const picker = p.page.locator('#approval-mode');
   assert.equal(await picker.inputValue(), 'plan');

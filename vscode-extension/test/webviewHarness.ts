@@ -2,6 +2,7 @@
 // 127.0.0.1 and opens it in Debian's headless Chromium with a stub acquireVsCodeApi that records
 // posted messages and keeps setState() in sessionStorage (so it survives a page reload, as
 // VS Code's webview state does).
+import { after, before } from 'node:test';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import { readFileSync, existsSync } from 'node:fs';
@@ -135,4 +136,30 @@ export function msg(role: 'user' | 'assistant', text: string, extra: Partial<Tra
 
 export function snapshot(messages: TranscriptMessage[], extra: Partial<Snapshot> = {}): HostToWebview {
   return { type: 'snapshot', snapshot: { sessionId: 's1', messages, running: false, attachments: [], notices: [], ...extra } };
+}
+
+/** A test file's page server and Chromium: started before its tests, closed after; `open` gives a fresh panel. */
+export interface WebviewSuite {
+  readonly origin: string;
+  open(o?: Parameters<typeof openPanel>[2]): Promise<Panel>;
+}
+
+export function useWebview(): WebviewSuite {
+  let browser: Browser | undefined;
+  let server: Server | undefined;
+  let origin = '';
+  before(async () => {
+    ({ server, origin } = await startPageServer());
+    browser = await launch();
+  });
+  after(async () => {
+    await browser?.close();
+    server?.close();
+  });
+  return {
+    get origin() {
+      return origin;
+    },
+    open: (o) => openPanel(browser!, origin, o),
+  };
 }
