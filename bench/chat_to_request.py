@@ -36,7 +36,7 @@ The clients are raw JSON-RPC framing (``RawLsp`` from
 ``bench/server_startup.py``), so no client-side library lands inside a
 timed region.
 
-Run: ``python -m bench.chat_to_request [--quick]``.
+Run: ``python -m bench.chat_to_request [--quick] [--oneshot]`` (``--oneshot``: that figure only, no warm server).
 """
 
 from __future__ import annotations
@@ -333,10 +333,12 @@ def run_warm(root: Path, model: ScriptedOpenAI, arrivals: Arrivals, turns: int, 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     quick = "--quick" in args
+    oneshot_only = "--oneshot" in args
     arrivals = Arrivals()
     with ScriptedOpenAI(default=arrivals.answer) as model, scratch() as root:
         run_oneshot(root, model, arrivals, QUICK_RUNS if quick else RUNS, warm_up=not quick)
-        run_warm(root, model, arrivals, QUICK_WARM_TURNS if quick else WARM_TURNS, QUICK_SIZES if quick else SIZES)
+        if not oneshot_only:
+            run_warm(root, model, arrivals, QUICK_WARM_TURNS if quick else WARM_TURNS, QUICK_SIZES if quick else SIZES)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .agent.applier import Applier, DiskApplier
@@ -48,7 +48,6 @@ from .features.edits.feature import EditsFeature
 from .features.followups.feature import FollowupsFeature
 from .features.memory.feature import MemoryFeature
 from .features.skill_review.feature import SkillReviewFeature
-from .files.watching import DebouncedWatcher
 from .llm.client import ChatClient
 from .llm.client_cache import ModelEndpoint
 from .llm.tokens import TokenCounter
@@ -76,6 +75,9 @@ from .sessions.registry import ChatSession, SessionRegistry
 from .sessions.shown import shown_transcript
 from .settings.config import LoadedSettings, Settings, load_settings, overlay, settings_problems
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
+
+if TYPE_CHECKING:  # watchdog loads only when watching starts: a one-shot `qwen-lsp chat` never watches
+    from .files.watching import DebouncedWatcher
 
 log = logging.getLogger(__name__)
 
@@ -285,6 +287,8 @@ class Workspace:
 
         Registering the watches walks the skill trees, so it runs on a worker thread.
         """
+        from .files.watching import DebouncedWatcher  # here, not at the top: see the TYPE_CHECKING import
+
         await asyncio.to_thread(self.skills.start_watching, loop, self._apply_skill_change)
         self._watcher = DebouncedWatcher(self._on_context_files_changed, loop=loop, ignore=_ignored_path)
         # Whatever changed between construction and the watches going live is

@@ -9,9 +9,10 @@ accepts; what it gives up to promise that — backreferences and lookarounds
 
 from __future__ import annotations
 
-import re2
+from typing import TYPE_CHECKING
 
-Error = re2.error
+if TYPE_CHECKING:
+    import re2
 
 _UNSUPPORTED_HINT = (
     " (lookarounds such as (?=…) and (?<!…) and backreferences such as \\1 are not supported: "
@@ -25,6 +26,8 @@ class LinearRegexError(ValueError):
 
 def compile_linear(source: str, *, ignore_case: bool = False) -> re2._Regexp:
     """``source`` compiled by RE2 (no capture groups: callers only ask where a match is)."""
+    import re2  # imported where first used: a one-shot `qwen-lsp chat` compiles no pattern before its request
+
     options = re2.Options()
     options.log_errors = False  # the error becomes our message; RE2's own log line would be stderr noise
     options.never_capture = True

@@ -33,8 +33,6 @@ import logging
 import re
 from collections.abc import Callable
 
-import bracex
-
 from .linear_regex import LinearRegexError, compile_linear
 
 EXPANSION_LIMIT = 1000
@@ -69,6 +67,8 @@ class _Negation(Exception):
 
 def expand_braces(pattern: str) -> list[str]:
     """Brace alternatives of ``pattern`` (escapes kept); refuses expansions past :data:`EXPANSION_LIMIT`."""
+    import bracex  # imported where first used: a one-shot `qwen-lsp chat` expands no glob before its request
+
     try:
         return bracex.expand(pattern, keep_escapes=True, limit=EXPANSION_LIMIT)
     except bracex.ExpansionLimitException:  # not a ValueError: it used to escape every caller

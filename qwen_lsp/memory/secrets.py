@@ -42,8 +42,10 @@ import bisect
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
-import re2
+if TYPE_CHECKING:
+    import re2
 
 _BODY_MIN = 64
 _BODY_MAX = 16384
@@ -103,6 +105,8 @@ _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2
 
 
 def _compile(source: str) -> re2._Regexp:
+    import re2  # imported on the first scan, with the rules (see _compiled)
+
     options = re2.Options()
     options.encoding = re2.Options.Encoding.LATIN1
     options.never_capture = True

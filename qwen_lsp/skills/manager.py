@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..text.collation import locale_key
 from ..matching.globs import ActivationIndex, project_relative
-from ..files.watching import DebouncedWatcher
 from .discovery import ParseCache, default_bundled_dir, level_dirs, load_level
 from .listing import SkillEntry
 from .model import (
@@ -34,6 +34,9 @@ from .model import (
     SkillSetChange,
 )
 from .parse import SkillParseError, parse_skill, read_skill_file
+
+if TYPE_CHECKING:  # watchdog loads only when watching starts: a one-shot `qwen-lsp chat` never watches
+    from ..files.watching import DebouncedWatcher
 
 log = logging.getLogger(__name__)
 
@@ -214,6 +217,8 @@ class SkillManager:
         the skills first if :meth:`refresh` was never called, since only
         existing skill directories can be watched.
         """
+        from ..files.watching import DebouncedWatcher  # here, not at the top: see the TYPE_CHECKING import
+
         self.stop_watching()
         if not self._loaded:
             self.refresh()

@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 from pydantic import field_validator
-from wcmatch import glob as wc
 
 from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.base import (
@@ -84,6 +83,8 @@ class GlobTool(FileTool[GlobArgs]):
     )
 
     def execute_cancellable(self, params: GlobArgs, ctx: ToolContext, cancelled: threading.Event) -> Outcome:
+        from wcmatch import glob as wc  # imported when the tool first runs, not when it is declared
+
         base = search_root(params.path, ctx)
         if not base.is_dir():
             raise ToolInputError(f"Search path is not a directory: {base}")

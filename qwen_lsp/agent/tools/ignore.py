@@ -19,8 +19,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wcmatch import fnmatch, glob
-
 from qwen_lsp.files.containment import resolved_inside
 from ...files.reading import read_bytes
 
@@ -28,9 +26,6 @@ log = logging.getLogger(__name__)
 
 ALWAYS_SKIPPED = frozenset({".git", "node_modules"})
 IGNORE_FILES = (".gitignore", ".qwenignore")
-
-_GLOB_FLAGS = glob.GLOBSTAR | glob.DOTGLOB | glob.BRACE
-_NAME_FLAGS = fnmatch.DOTMATCH | fnmatch.BRACE
 
 
 @dataclass(frozen=True)
@@ -65,6 +60,10 @@ class IgnoreRules:
         """True when ``path`` (absolute, under ``root``) is skipped. Parents are not checked: callers prune."""
         if path.name in ALWAYS_SKIPPED:
             return True
+        if not self.patterns:
+            return False
+        from wcmatch import fnmatch, glob  # imported when a search first meets a pattern, not when the tools are declared
+
         try:
             rel = path.relative_to(self.root).as_posix()
         except ValueError:
@@ -73,9 +72,9 @@ class IgnoreRules:
             if pattern.dir_only and not is_dir:
                 continue
             if pattern.anchored:
-                if glob.globmatch(rel, pattern.text, flags=_GLOB_FLAGS):
+                if glob.globmatch(rel, pattern.text, flags=glob.GLOBSTAR | glob.DOTGLOB | glob.BRACE):
                     return True
-            elif fnmatch.fnmatch(path.name, pattern.text, flags=_NAME_FLAGS):
+            elif fnmatch.fnmatch(path.name, pattern.text, flags=fnmatch.DOTMATCH | fnmatch.BRACE):
                 return True
         return False
 

@@ -11,7 +11,6 @@ left out and of ignored entries. ``ignore`` patterns match entry names
 from __future__ import annotations
 
 from pydantic import Field
-from wcmatch import fnmatch
 
 from qwen_lsp.text.collation import locale_key
 from qwen_lsp.agent.tool import ToolContext, ToolResult
@@ -58,6 +57,8 @@ class ListDirectoryTool(FileTool[ListDirectoryArgs]):
     )
 
     def execute(self, params: ListDirectoryArgs, ctx: ToolContext) -> Outcome:
+        from wcmatch import fnmatch  # imported when the tool first runs, not when it is declared
+
         directory = resolve_in_workspace(params.path, ctx)
         if not directory.exists():
             raise ToolInputError(f"Directory not found: {directory}")
