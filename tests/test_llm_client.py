@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import socket
+import ssl
 from collections.abc import AsyncIterator
 
 import httpx
@@ -23,6 +24,7 @@ from qwen_lsp.llm.client import (
     ToolCallEvent,
     UsageEvent,
     _ChunkReader,
+    _tls_verification,
 )
 from qwen_lsp.llm.errors import LLMError
 
@@ -409,3 +411,22 @@ async def test_a_server_that_drops_the_connection_after_done_still_finishes(scri
     scripted.enqueue(Reply(chunks=["again"]))
     assert TextDelta("again") in await collect(client)
     assert scripted.connections == 2
+
+
+def test_a_plain_http_endpoint_skips_the_ca_bundle_and_would_fail_tls_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No TLS is ever used for http:// without a proxy, so the bundle is not loaded; the context given trusts nothing."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    context = _tls_verification("http://127.0.0.1:8000/v1")
+    assert isinstance(context, ssl.SSLContext)
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.cert_store_stats()["x509_ca"] == 0
+    assert _tls_verification("https://dashscope.aliyuncs.com/compatible-mode/v1") is True
+    assert _tls_verification("HTTPS://example.com/v1") is True
+
+
+@pytest.mark.parametrize("variable", ["HTTPS_PROXY", "http_proxy", "ALL_PROXY"])
+def test_any_proxy_keeps_the_default_verification(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    """A proxy may be reached over TLS with the endpoint's verification: it must be the real one."""
+    monkeypatch.setenv(variable, "https://proxy.example:3128")
+    assert _tls_verification("http://127.0.0.1:8000/v1") is True

@@ -30,7 +30,9 @@ import logging
 import math
 import random
 import socket
+import ssl
 import time
+import urllib.request
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -341,6 +343,23 @@ def _retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+def _tls_verification(base_url: str) -> ssl.SSLContext | bool:
+    """What httpx verifies TLS with: its default (``True``: the CA bundle) unless TLS can never be used.
+
+    Loading the bundle costs ~25 ms of CPU, and a one-shot ``qwen-lsp chat``
+    waits for it before its first request. A plain ``http://`` endpoint (a
+    local model server) reached with no proxy set never handshakes TLS:
+    requests go only to ``base_url`` and redirects are not followed. It gets
+    a context that trusts no certificate at all, so were TLS ever asked of
+    it, the handshake would fail closed, never go unverified. Any proxy in
+    the environment (which httpx reads through ``urllib.request.getproxies``)
+    keeps the default, since a proxy may be reached over TLS.
+    """
+    if not base_url.lower().startswith("http://") or urllib.request.getproxies():
+        return True
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verify_mode CERT_REQUIRED, check_hostname on, no CA loaded
+
+
 class ChatClient:
     """Streams chat completions from one endpoint; see the module docstring."""
 
@@ -371,6 +390,7 @@ class ChatClient:
         self._http = httpx.AsyncClient(
             headers=headers,
             transport=transport,
+            verify=_tls_verification(self.base_url),
             # Reads are bounded per event by asyncio.timeout (first_byte / stall), not by httpx.
             timeout=httpx.Timeout(connect=timeouts.connect, read=None, write=timeouts.first_byte, pool=timeouts.first_byte),
         )
