@@ -59,6 +59,41 @@ def test_chat_prints_the_reply_and_records_the_session(repo: Path, home: Path, s
     assert "save_memory" in offered  # the model's way to remember (docs/memory.md)
 
 
+ONE_SHOT_UNTIL_REQUEST = """
+import sys
+from urllib.parse import urlsplit
+
+port, out = urlsplit(sys.argv[1]).port, sys.argv[2]
+
+def at_the_request(event, args):
+    if event == "socket.connect" and isinstance(args[1], tuple) and args[1][1] == port:
+        with open(out, "x") as f:  # "x": only the first connection to the model is recorded
+            f.write("\\n".join(sorted(sys.modules)))
+
+sys.addaudithook(at_the_request)
+from qwen_lsp.cli import main
+sys.exit(main(["chat", "hi"]))
+"""
+"""``qwen-lsp chat hi`` with the names of the modules loaded when it connects to the model written to a file."""
+
+NOT_BEFORE_THE_FIRST_REQUEST = ("watchdog", "wcmatch", "bracex", "re2", "qwen_lsp.files.watching", "qwen_lsp.memory.forget_select")
+"""What a one-shot chat loads only when first used: a watch, a glob or ignore match, a regex search, ``memory forget``."""
+
+
+def test_a_one_shot_chat_loads_no_watcher_or_pattern_matcher_before_its_request(repo: Path, home: Path, scripted: ScriptedOpenAI):
+    """Its start is what the user waits for (``bench/chat_to_request.py``); these packages cost it ~40 ms and serve later turns."""
+    scripted.enqueue(Reply(chunks=["ok"]))
+    modules_file = home / "modules.txt"
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DASHSCOPE_", "QWEN_"))}
+    e.update(HOME=str(home), OPENAI_BASE_URL=scripted.base_url, OPENAI_API_KEY="x", OPENAI_MODEL="m")
+    out = subprocess.run([sys.executable, "-c", ONE_SHOT_UNTIL_REQUEST, scripted.base_url, str(modules_file)],
+                         cwd=repo, env=e, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout == "ok\n", out.stderr
+    loaded = set(modules_file.read_text().split())
+    assert {"httpx", "qwen_lsp.engine", "qwen_lsp.agent.tools.glob"} <= loaded  # recorded at the request, with the tools declared
+    assert not {m for m in loaded if m.split(".")[0] in NOT_BEFORE_THE_FIRST_REQUEST or m in NOT_BEFORE_THE_FIRST_REQUEST}
+
+
 def test_chat_reads_the_prompt_from_stdin_and_continues_a_session(repo: Path, home: Path, scripted: ScriptedOpenAI):
     first = run(["chat"], repo, home, scripted.base_url, stdin="from stdin\n")
     assert first.returncode == 0, first.stderr

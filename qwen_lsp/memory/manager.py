@@ -40,7 +40,6 @@ from ..protocol import (
 from ..errors import EngineError
 from .age import memory_age
 from .errors import TeamMemorySecurityError
-from .forget_select import select_forget_candidates
 from .model import SCOPES, MemoryDoc, Scope, Topic
 from .paths import is_within
 from .prompt_block import build_memory_block
@@ -244,6 +243,8 @@ class MemoryManager:
 
     async def forget_candidates(self, query: str) -> ForgetCandidatesResult:
         """Step one of forget: what matches ``query``; nothing is removed until :meth:`forget`."""
+        from .forget_select import select_forget_candidates  # only `memory forget` needs it, not a chat's start
+
         docs = await asyncio.to_thread(self.store.scan_all)
         select = await self._model.side_query()
         found = await select_forget_candidates(query, docs, select=select)
