@@ -36,6 +36,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -106,24 +107,27 @@ MAX_HISTORICAL_ACTIONS_TOTAL_CHARS = 40_000
 MAX_PENDING_ARGS_CHARS = 20_000
 MAX_REASON_CHARS = 200
 
-_PROTECTED = tuple(
-    re.compile(p)
-    for p in (
-        r"(^|/)\.git(?:/|$)",
-        r"(^|/)\.husky/",
-        r"(^|/)package\.json$",
-        r"(^|/)\.npmrc$",
-        r"(^|/)(makefile|gnumakefile)$",
-        r"(^|/)\.?justfile$",
-        r"(^|/)taskfile\.ya?ml$",
-        r"(^|/)\.github/workflows/",
-        r"(^|/)\.qwen/settings(?:\.[^/]*)?\.json$",
-        r"(^|/)(qwen|agents)\.md$",
-        r"(^|/)\.qwen/qwen\.local\.md$",
-        r"(^|/)\.qwen/(rules|commands|agents|skills|hooks|fork-profiles)(?:/|$)",
-        r"(^|/)\.mcp\.json$",
+@cache
+def _protected() -> tuple[re.Pattern[str], ...]:
+    """Compiled at the first auto-mode write, not at import (every start would pay for them)."""
+    return tuple(
+        re.compile(p)
+        for p in (
+            r"(^|/)\.git(?:/|$)",
+            r"(^|/)\.husky/",
+            r"(^|/)package\.json$",
+            r"(^|/)\.npmrc$",
+            r"(^|/)(makefile|gnumakefile)$",
+            r"(^|/)\.?justfile$",
+            r"(^|/)taskfile\.ya?ml$",
+            r"(^|/)\.github/workflows/",
+            r"(^|/)\.qwen/settings(?:\.[^/]*)?\.json$",
+            r"(^|/)(qwen|agents)\.md$",
+            r"(^|/)\.qwen/qwen\.local\.md$",
+            r"(^|/)\.qwen/(rules|commands|agents|skills|hooks|fork-profiles)(?:/|$)",
+            r"(^|/)\.mcp\.json$",
+        )
     )
-)
 
 
 def system_prompt() -> str:
@@ -147,7 +151,7 @@ def system_prompt() -> str:
 def protected_path(path: str) -> bool:
     """A write 0.24.4 never lets through auto mode's edit fast path (``isAutoModeProtectedWritePath``)."""
     normalized = path.replace("\\", "/").lower()
-    return any(p.search(normalized) for p in _PROTECTED)
+    return any(p.search(normalized) for p in _protected())
 
 
 def _bounded(text: str, limit: int) -> str:

@@ -81,8 +81,15 @@ _CJK_RANGES = (
     (0x2F800, 0x2FA1D), (0x30000, 0x3134A), (0x31350, 0x33479),
 )
 _CJK_CLASS = "".join(f"{chr(a)}-{chr(b)}" if a != b else chr(a) for a, b in _CJK_RANGES)
-# Two character classes, no nesting: each position is looked at a bounded number of times.
-_TOKEN_RUN = re.compile(f"[a-z0-9]{{3,}}|[{_CJK_CLASS}]+")
+
+
+@lru_cache(maxsize=1)
+def _token_run() -> re.Pattern[str]:
+    """Compiled at the first recall, not at import: the CJK class takes ~3 ms to compile, paid by every start.
+
+    Two character classes, no nesting: each position is looked at a bounded number of times.
+    """
+    return re.compile(f"[a-z0-9]{{3,}}|[{_CJK_CLASS}]+")
 
 
 def normalize(text: str) -> str:
@@ -119,7 +126,7 @@ def tokenize(query: str) -> list[str]:
         if len(tail) > edge:
             del tail[next(iter(tail))]
 
-    for match in _TOKEN_RUN.finditer(normalize(query)):
+    for match in _token_run().finditer(normalize(query)):
         run = match.group()
         if run[0] <= "\x7f":
             add(run)
