@@ -34,7 +34,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from qwen_lsp.files.containment import is_live_state, is_subpath
+from qwen_lsp.files.containment import RealPaths, is_live_state, is_subpath
 from .imports import ImportTrace, process_imports
 from .text import (
     GitAncestry,
@@ -89,7 +89,25 @@ class Discovery:
         return "\n\n".join(f.block() for f in self.files if f.attached)
 
 
-def _open_if_readable(path: str, found: dict[str, bytes | OSError], problems: list[Problem]) -> bool:
+def _read_context_file(path: str, real_paths: RealPaths) -> bytes:
+    """A context file's bytes, a final symlink followed (as Node's ``readFile``); ``OSError`` as ``open`` gives.
+
+    The file is opened with ``O_NOFOLLOW`` first: the usual file is no link,
+    and then its containment check (:func:`_refusal`) needs no ``lstat`` of
+    its own. Only a link is opened a second time, following it; where it
+    leads is checked before its bytes are used.
+    """
+    try:
+        data = read_bytes(path, max_size=MAX_CONTEXT_FILE_BYTES, follow_links=False)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        return read_bytes(path, max_size=MAX_CONTEXT_FILE_BYTES)
+    real_paths.not_a_link(path)
+    return data
+
+
+def _open_if_readable(path: str, found: dict[str, bytes | OSError], problems: list[Problem], real_paths: RealPaths) -> bool:
     """Whether Node's ``fs.access(path, R_OK)`` passes; what was read is kept in ``found``.
 
     Qwen Code checks access and reads later. Opening at once (EAFP) costs
@@ -100,7 +118,7 @@ def _open_if_readable(path: str, found: dict[str, bytes | OSError], problems: li
     missing path, ``access`` itself is asked.
     """
     try:
-        found[path] = read_bytes(path, max_size=MAX_CONTEXT_FILE_BYTES)
+        found[path] = _read_context_file(path, real_paths)
     except OSError as exc:
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
             return False
@@ -139,6 +157,7 @@ def _listed(
     trusted: bool,
     extra_paths: Sequence[str],
     ancestry: GitAncestry,
+    real_paths: RealPaths,
     problems: list[Problem],
 ) -> tuple[list[str], dict[str, bytes | OSError], str | None, list[str]]:
     """Context file paths in order, read, not yet deduped by real path; also the git root and the scanned directories."""
@@ -158,23 +177,23 @@ def _listed(
     found: dict[str, bytes | OSError] = {}
     for name in filenames:
         global_path = os.path.join(global_dir, name)
-        if global_path in found or _open_if_readable(global_path, found, problems):
+        if global_path in found or _open_if_readable(global_path, found, problems, real_paths):
             ordered.append(global_path)
         for directory in outermost_first:
             candidate = os.path.join(directory, name)
-            if candidate != global_path and (candidate in found or _open_if_readable(candidate, found, problems)):
+            if candidate != global_path and (candidate in found or _open_if_readable(candidate, found, problems, real_paths)):
                 ordered.append(candidate)
     ordered.extend(extra_paths)
     if trusted and root is not None:
         local = os.path.join(root, QWEN_DIR, LOCAL_CONTEXT_FILENAME)
         scanned.append(os.path.join(root, QWEN_DIR))
-        if local in found or _open_if_readable(local, found, problems):
+        if local in found or _open_if_readable(local, found, problems, real_paths):
             ordered.append(local)
     listed = list(dict.fromkeys(ordered))
     for path in listed:
         if path not in found:  # an extra path: listed by its caller, read here
             try:
-                found[path] = read_bytes(path, max_size=MAX_CONTEXT_FILE_BYTES)
+                found[path] = _read_context_file(path, real_paths)
             except OSError as exc:
                 found[path] = exc
     return listed, found, root, scanned
@@ -190,7 +209,7 @@ def context_file_paths(
     extra_paths: Sequence[str] = (),
 ) -> tuple[list[str], str | None, list[str]]:
     """Ordered, de-duplicated context file paths; also the git root and the scanned directories."""
-    paths, found, root, scanned = _listed(cwd, filenames, home, global_dir, trusted, extra_paths, GitAncestry(), [])
+    paths, found, root, scanned = _listed(cwd, filenames, home, global_dir, trusted, extra_paths, GitAncestry(), RealPaths(), [])
     return _dedupe_by_realpath(paths, found), root, scanned
 
 
@@ -295,7 +314,9 @@ def discover(
     """
     cwd = lexical_abspath(cwd)
     trace = ImportTrace(ancestry=ancestry or GitAncestry())
-    listed, found, root, scanned = _listed(cwd, filenames, home, global_dir, trusted, extra_paths, trace.ancestry, trace.problems)
+    listed, found, root, scanned = _listed(
+        cwd, filenames, home, global_dir, trusted, extra_paths, trace.ancestry, trace.real_paths, trace.problems
+    )
     project = root or cwd
     files: list[ContextFile] = []
     for path in _dedupe_by_realpath(listed, found):

@@ -68,6 +68,7 @@ _WHITESPACE = " \t\n\r"
 _URL_SCHEMES = ("file://", "http://", "https://")
 _PATH_END = re.compile(r"[ \t\n\r]")  # a path runs to the next whitespace (found in C, not in a loop)
 _PATH_START = "./" + string.ascii_letters
+_POSIX = os.sep == "/" and os.altsep is None
 
 
 class ImportRef(NamedTuple):
@@ -105,7 +106,10 @@ def _resolve_import(path: str, base_dir: str, project_root: str) -> str | None:
     """The absolute target, or ``None`` when it is a URL or lies outside the project."""
     if path.startswith(_URL_SCHEMES):
         return None
-    full = os.path.normpath(os.path.join(base_dir, path))  # base_dir is absolute: path.resolve(base_dir, path)
+    # base_dir is absolute: path.resolve(base_dir, path). Joined by hand where that is what
+    # os.path.join does (a relative path, POSIX separators): it costs a microsecond per import.
+    joined = f"{base_dir}/{path}" if _POSIX and path[0] != "/" and base_dir[-1] != "/" else os.path.join(base_dir, path)
+    full = os.path.normpath(joined)
     return full if is_subpath(project_root, full) else None
 
 
