@@ -34,7 +34,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from qwen_lsp.files.containment import RealPaths, is_live_state, is_subpath
+from qwen_lsp.files.containment import RealPaths, child_of, is_live_state, is_subpath, parent_of
 from .imports import ImportTrace, process_imports
 from .text import (
     GitAncestry,
@@ -139,7 +139,7 @@ def _scan_dirs(cwd: str, home: str, global_dir: str, root: str | None) -> list[s
     dirs: list[str] = []
     cur = cwd
     while cur:
-        parent = os.path.dirname(cur)
+        parent = parent_of(cur)
         if parent == cur or cur == global_dir or cur == home_qwen:
             break
         dirs.append(cur)
@@ -176,11 +176,11 @@ def _listed(
     ordered: list[str] = []
     found: dict[str, bytes | OSError] = {}
     for name in filenames:
-        global_path = os.path.join(global_dir, name)
+        global_path = child_of(global_dir, name)
         if global_path in found or _open_if_readable(global_path, found, problems, real_paths):
             ordered.append(global_path)
         for directory in outermost_first:
-            candidate = os.path.join(directory, name)
+            candidate = child_of(directory, name)
             if candidate != global_path and (candidate in found or _open_if_readable(candidate, found, problems, real_paths)):
                 ordered.append(candidate)
     ordered.extend(extra_paths)

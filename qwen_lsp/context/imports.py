@@ -42,7 +42,7 @@ from typing import NamedTuple
 
 from qwen_lsp.files.containment import is_subpath
 from .code_regions import CodeRegions
-from ..files.containment import RealPaths, is_live_state
+from ..files.containment import RealPaths, child_of, is_live_state, parent_of
 from .text import (
     GitAncestry,
     Problem,
@@ -68,7 +68,6 @@ _WHITESPACE = " \t\n\r"
 _URL_SCHEMES = ("file://", "http://", "https://")
 _PATH_END = re.compile(r"[ \t\n\r]")  # a path runs to the next whitespace (found in C, not in a loop)
 _PATH_START = "./" + string.ascii_letters
-_POSIX = os.sep == "/" and os.altsep is None
 
 
 class ImportRef(NamedTuple):
@@ -106,10 +105,8 @@ def _resolve_import(path: str, base_dir: str, project_root: str) -> str | None:
     """The absolute target, or ``None`` when it is a URL or lies outside the project."""
     if path.startswith(_URL_SCHEMES):
         return None
-    # base_dir is absolute: path.resolve(base_dir, path). Joined by hand where that is what
-    # os.path.join does (a relative path, POSIX separators): it costs a microsecond per import.
-    joined = f"{base_dir}/{path}" if _POSIX and path[0] != "/" and base_dir[-1] != "/" else os.path.join(base_dir, path)
-    full = os.path.normpath(joined)
+    # base_dir is absolute: path.resolve(base_dir, path).
+    full = os.path.normpath(os.path.join(base_dir, path) if path[0] == "/" else child_of(base_dir, path))
     return full if is_subpath(project_root, full) else None
 
 
@@ -198,7 +195,7 @@ def process_imports(
     """
     trace = trace if trace is not None else ImportTrace()
     file_path = lexical_abspath(file_path)
-    base_dir = os.path.dirname(file_path)
+    base_dir = parent_of(file_path)
     root = trace.ancestry.project_root(base_dir) or base_dir
     if import_format == "flat":
         return _expand_flat(content, file_path, root, max_depth, trace)
@@ -271,7 +268,7 @@ def _expand_tree(
             continue
         text = decode_text(data, full, trace.problems)
         inner = _expand_tree(
-            text, os.path.dirname(full), root, chain | {full}, depth + 1, max_depth, full, trace
+            text, parent_of(full), root, chain | {full}, depth + 1, max_depth, full, trace
         )
         out.append(f"<!-- Imported from: {path} -->\n{inner}\n<!-- End of import from: {path} -->")
     out.append(content[last:])
