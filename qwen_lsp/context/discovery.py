@@ -285,10 +285,10 @@ def _refusal(path: str, project: str, global_dir: str, extra_paths: Sequence[str
     if is_subpath(project, path):
         allowed: str | None = project
         where = "the project"
-    elif path in extra_paths or is_subpath(lexical_abspath(global_dir), path):
+    elif path in extra_paths or is_subpath(global_dir, path):
         allowed, where = None, ""
     else:
-        allowed, where = os.path.dirname(path), "the directory it was found in"
+        allowed, where = parent_of(path), "the directory it was found in"
     real = trace.real_paths.real(path)
     if allowed is not None and not is_subpath(trace.real_paths.real(allowed), real):
         return f"refused: a symlink leads outside {where}"
@@ -318,6 +318,7 @@ def discover(
         cwd, filenames, home, global_dir, trusted, extra_paths, trace.ancestry, trace.real_paths, trace.problems
     )
     project = root or cwd
+    global_dir = lexical_abspath(global_dir)
     files: list[ContextFile] = []
     for path in _dedupe_by_realpath(listed, found):
         trace.dependencies.add(path)

@@ -64,17 +64,21 @@ _LIVE_PREFIXES = tuple(top + os.sep for top in LIVE_STATE)
 _POSIX = os.sep == "/" and os.altsep is None
 
 
-def parent_of(path: str) -> str:
-    """``os.path.dirname`` of a normalised absolute path, in one C call where that gives the same answer.
+def split_path(path: str) -> tuple[str, str]:
+    """``os.path.split`` of a normalised absolute path, in one C call where that gives the same answer.
 
-    A cold context build asks for every directory it walks and every file it
+    A cold context build splits every directory it walks and every file it
     imports; the general function costs about a microsecond a call.
     """
-    if _POSIX:
-        head = path.rpartition("/")[0]
-        if head and head != "/":  # not at the top, where "//" and "/" need the general rules
-            return head
-    return os.path.dirname(path)
+    parent, _, name = path.rpartition("/")
+    if _POSIX and parent and parent != "/":  # at the top, "//" and "/" need the general rules
+        return parent, name
+    return os.path.split(path)
+
+
+def parent_of(path: str) -> str:
+    """``os.path.dirname`` of a normalised absolute path (see :func:`split_path`)."""
+    return split_path(path)[0]
 
 
 def child_of(directory: str, name: str) -> str:
@@ -121,9 +125,7 @@ class RealPaths:
         that fails with ELOOP (the file itself is a link) does it need
         :meth:`inside`, so an ordinary file costs no ``lstat`` of its own.
         """
-        parent, _, name = path.rpartition("/")
-        if not _POSIX or not parent or parent == "/":  # a split in one C call, where it gives os.path.split's answer
-            parent, name = os.path.split(path)
+        parent, name = split_path(path)
         resolved = self._resolved
         candidate = child_of(resolved.get(parent) or self.real(parent), name)
         return candidate if is_subpath(resolved.get(root) or self.real(root), candidate) else None
@@ -135,9 +137,9 @@ class RealPaths:
         containment is checked; the directories above it are resolved as usual.
         """
         if path not in self._resolved:
-            parent, name = os.path.split(path)
+            parent, name = split_path(path)
             if name:
-                self._resolved[path] = os.path.join(self.real(parent), name)
+                self._resolved[path] = child_of(self.real(parent), name)
 
     def real(self, path: str) -> str:
         """``os.path.realpath(path)`` for an absolute, normalised path, from the memo where it can.
@@ -149,11 +151,11 @@ class RealPaths:
         hit = self._resolved.get(path)
         if hit is not None:
             return hit
-        parent, name = os.path.split(path)
+        parent, name = split_path(path)
         if parent == path:  # the filesystem root
             self._resolved[path] = path
             return path
-        candidate = os.path.join(self.real(parent), name)
+        candidate = child_of(self.real(parent), name)
         try:
             mode = os.lstat(candidate).st_mode
         except OSError:  # missing or unreadable: taken as written, as realpath does
