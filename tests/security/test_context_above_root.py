@@ -14,7 +14,6 @@ import json
 import os
 from pathlib import Path
 
-import pytest
 from support.quiet_home import NO_BACKGROUND
 from support.scripted_openai import ScriptedOpenAI
 
