@@ -86,13 +86,13 @@ def find_imports(content: str) -> list[ImportRef]:
     ``(@./x)``, ``@123`` and ``@~/x`` are not imports.
     """
     refs: list[ImportRef] = []
-    find = content.find
+    find, path_end = content.find, _PATH_END.search
     i = find("@")
     while i != -1:
         if i and content[i - 1] not in _WHITESPACE:
             i = find("@", i + 1)
             continue
-        end = _PATH_END.search(content, i + 1)
+        end = path_end(content, i + 1)
         j = end.start() if end else len(content)
         path = content[i + 1 : j]
         if path and path[0] in _PATH_START:
