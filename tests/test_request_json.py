@@ -67,6 +67,9 @@ def test_the_remembered_short_strings_are_bounded_and_stay_exact() -> None:
     assert encoder.encode(body) == reference(body)
     assert len(encoder._shorts) <= request_json.SHORT_ENTRIES
     assert encoder.encode(body) == reference(body)
+    middle = {"content": "m" * (request_json.SHORT + 1)}
+    assert encoder.encode(middle) == reference(middle)
+    assert middle["content"] not in encoder._shorts  # longer texts are not kept alive by value
 
 
 def test_strings_no_recent_request_used_are_dropped() -> None:

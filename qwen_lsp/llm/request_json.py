@@ -23,8 +23,10 @@ LONG = 1024
 CACHE_ENTRIES = 2048
 CACHE_CHARS = 8 << 20
 """Bounds of the remembered encodings (by count and by characters held, the texts themselves included)."""
+SHORT = 64
 SHORT_ENTRIES = 4096
-"""Short strings remembered by value (each under :data:`LONG` characters); all are forgotten when full."""
+"""Strings of at most :data:`SHORT` characters (keys, roles, ids, names) remembered by value, at most this many
+(a few hundred KB); all are forgotten when full. Strings between the two sizes are encoded each time."""
 KEEP_REQUESTS = 8
 """A string no request among the last this many used is dropped: a compacted history's texts are not kept
 alive by the cache (several chats of one workspace share the encoder, so not only the very last request counts)."""
@@ -62,7 +64,8 @@ class RequestEncoder:
         (a message part's text); below, or for any other type, the standard encoder does the whole value."""
         kind = type(value)
         if kind is str:
-            out.append(self._string(value) if len(value) >= LONG else self._short(value))
+            size = len(value)
+            out.append(self._string(value) if size >= LONG else self._short(value) if size <= SHORT else _ENCODE(value).encode())
         elif depth < DEPTH and kind is dict and value and all(type(k) is str for k in value):
             sep = b"{"
             for key, item in value.items():
@@ -82,7 +85,8 @@ class RequestEncoder:
 
     def _short(self, text: str) -> bytes:
         """The JSON of a short string (a key, a role, an id), remembered by value: every request repeats the
-        same few hundred of them, and a lookup costs a fraction of encoding one."""
+        same few hundred of them, and a lookup costs a fraction of encoding one. Keys go through here whatever
+        their length (a request's keys are few and fixed)."""
         encoded = self._shorts.get(text)
         if encoded is None:
             if len(self._shorts) >= SHORT_ENTRIES:
