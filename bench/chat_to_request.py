@@ -36,7 +36,7 @@ The clients are raw JSON-RPC framing (``RawLsp`` from
 ``bench/server_startup.py``), so no client-side library lands inside a
 timed region.
 
-Run: ``python -m bench.chat_to_request [--quick]``.
+Run: ``python -m bench.chat_to_request [--quick] [--warm-only]`` (``--warm-only`` skips the one-shot rows).
 """
 
 from __future__ import annotations
@@ -335,7 +335,8 @@ def main(argv: list[str] | None = None) -> None:
     quick = "--quick" in args
     arrivals = Arrivals()
     with ScriptedOpenAI(default=arrivals.answer) as model, scratch() as root:
-        run_oneshot(root, model, arrivals, QUICK_RUNS if quick else RUNS, warm_up=not quick)
+        if "--warm-only" not in args:
+            run_oneshot(root, model, arrivals, QUICK_RUNS if quick else RUNS, warm_up=not quick)
         run_warm(root, model, arrivals, QUICK_WARM_TURNS if quick else WARM_TURNS, QUICK_SIZES if quick else SIZES)
 
 
