@@ -55,6 +55,7 @@ MAX_CONTEXT_FILE_BYTES = 4 << 20
 must not be able to make every turn load gigabytes (Qwen Code has no cap; 4 MiB is far
 past any model's window, so no real QWEN.md is affected)."""
 QWEN_DIR = ".qwen"
+_HAS_NOFOLLOW = hasattr(os, "O_NOFOLLOW")
 
 
 @dataclass(frozen=True)
@@ -95,8 +96,12 @@ def _read_context_file(path: str, real_paths: RealPaths) -> bytes:
     The file is opened with ``O_NOFOLLOW`` first: the usual file is no link,
     and then its containment check (:func:`_refusal`) needs no ``lstat`` of
     its own. Only a link is opened a second time, following it; where it
-    leads is checked before its bytes are used.
+    leads is checked before its bytes are used. Where the system has no
+    ``O_NOFOLLOW`` (Windows) the file is opened once, following links, and
+    :func:`_refusal` resolves it as before.
     """
+    if not _HAS_NOFOLLOW:
+        return read_bytes(path, max_size=MAX_CONTEXT_FILE_BYTES)
     try:
         data = read_bytes(path, max_size=MAX_CONTEXT_FILE_BYTES, follow_links=False)
     except OSError as exc:
