@@ -89,6 +89,7 @@ def build_tree(base: Path) -> Path:
     _link(home, "ws/repo/dirlink", "../../../outside/dir")
     _link(home, "ws/repo/dangling.md", "../../../outside/nothing.md")
     _link(home, "ws/repo/a/b/AGENTS.md", "../../AGENTS.md")  # the root AGENTS.md by a second path
+    _link(home, "ws/repo/a/b/QWEN.md", "../../docs/b.md")  # a link that stays in the project: read through it
     _link(home, "ws/repo/a/b/c/AGENTS.md", "../../../../../../outside/dir/c.md")
     _link(home, "ws/AGENTS.md", "../../outside/secret.md")  # above the project, leaving its directory
     _link(home, "ws/repo/.qwen/rules/out.md", "../../../../../outside/secret.md")
@@ -153,5 +154,6 @@ def test_tricky_tree_really_exercises_the_hard_cases(base: Path) -> None:
     assert "Symlink resolves outside the project" in prompt and "Path traversal attempt" in prompt
     assert "lowercase spelling" not in prompt and "mixed-case spelling" not in prompt
     assert prompt.count("ROOT AGENTS") == 1
+    assert "--- Context from: ../QWEN.md ---\ndoc B" in prompt
     assert "Baseline project rule" in prompt and "Global baseline" in prompt and "cond rule" not in prompt
     assert got["matched"] and got["conditional"]
