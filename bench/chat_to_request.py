@@ -36,7 +36,8 @@ The clients are raw JSON-RPC framing (``RawLsp`` from
 ``bench/server_startup.py``), so no client-side library lands inside a
 timed region.
 
-Run: ``python -m bench.chat_to_request [--quick] [--oneshot]`` (``--oneshot``: that figure only, no warm server).
+Run: ``python -m bench.chat_to_request [--quick] [--warm-only | --oneshot]`` (``--warm-only`` skips the one-shot rows,
+``--oneshot`` the warm ones).
 """
 
 from __future__ import annotations
@@ -336,7 +337,8 @@ def main(argv: list[str] | None = None) -> None:
     oneshot_only = "--oneshot" in args
     arrivals = Arrivals()
     with ScriptedOpenAI(default=arrivals.answer) as model, scratch() as root:
-        run_oneshot(root, model, arrivals, QUICK_RUNS if quick else RUNS, warm_up=not quick)
+        if "--warm-only" not in args:
+            run_oneshot(root, model, arrivals, QUICK_RUNS if quick else RUNS, warm_up=not quick)
         if not oneshot_only:
             run_warm(root, model, arrivals, QUICK_WARM_TURNS if quick else WARM_TURNS, QUICK_SIZES if quick else SIZES)
 

@@ -6,6 +6,7 @@ the ``ratio`` survives noisy machines where absolute times do not.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import statistics
 import sys
@@ -47,3 +48,22 @@ def median(samples: Sequence[float]) -> float:
 def log(message: str) -> None:
     """Progress chatter goes to stderr so stdout stays pure JSON lines."""
     print(message, file=sys.stderr, flush=True)
+
+
+class Ticker:
+    """Sleeps 1 ms at a time on the running loop; ``worst`` is the largest oversleep seen, i.e. the longest
+    time anything held the loop (the probe of ``loop_stall`` and ``setup_loop_hold``)."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self._stop = False
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while not self._stop:
+            start = loop.time()
+            await asyncio.sleep(0.001)
+            self.worst = max(self.worst, loop.time() - start - 0.001)
+
+    def stop(self) -> None:
+        self._stop = True

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.harness import emit, log
+from bench.harness import Ticker, emit, log
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
@@ -38,23 +38,6 @@ from qwen_lsp.llm.tokens import TokenCounter  # noqa: E402
 
 GIT_SLEEP_S = 0.4
 
-
-class Ticker:
-    """Sleeps 1 ms at a time; ``worst`` is the largest oversleep seen, i.e. the longest stall."""
-
-    def __init__(self) -> None:
-        self.worst = 0.0
-        self._stop = False
-
-    async def run(self) -> None:
-        loop = asyncio.get_running_loop()
-        while not self._stop:
-            start = loop.time()
-            await asyncio.sleep(0.001)
-            self.worst = max(self.worst, loop.time() - start - 0.001)
-
-    def stop(self) -> None:
-        self._stop = True
 
 
 def make_workspace(root: Path) -> Path:

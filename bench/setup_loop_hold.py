@@ -40,7 +40,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from bench.harness import emit, log
+from bench.harness import Ticker, emit, log
 
 from qwen_lsp.background import prepare_server_process
 from qwen_lsp.llm.tokens import TokenCounter
@@ -72,23 +72,6 @@ class CallbackCPU:
     def __exit__(self, *_exc: object) -> None:
         asyncio.events.Handle._run = self._original  # type: ignore[method-assign]
 
-
-class Ticker:
-    """Sleeps 1 ms at a time; ``worst`` is the largest oversleep seen, i.e. the longest hold of the loop."""
-
-    def __init__(self) -> None:
-        self.worst = 0.0
-        self._stop = False
-
-    async def run(self) -> None:
-        loop = asyncio.get_running_loop()
-        while not self._stop:
-            start = loop.time()
-            await asyncio.sleep(0.001)
-            self.worst = max(self.worst, loop.time() - start - 0.001)
-
-    def stop(self) -> None:
-        self._stop = True
 
 
 def write_skills(root: Path, count: int) -> None:

@@ -60,6 +60,18 @@ def test_the_remembered_strings_are_bounded() -> None:
     assert len(encoder._strings) == request_json.CACHE_ENTRIES
 
 
+def test_the_remembered_short_strings_are_bounded_and_stay_exact() -> None:
+    encoder = RequestEncoder()
+    shorts = [f"id-{n}\u2028\"" for n in range(request_json.SHORT_ENTRIES + 10)]
+    body = {"messages": [{"tool_call_id": s} for s in shorts]}
+    assert encoder.encode(body) == reference(body)
+    assert len(encoder._shorts) <= request_json.SHORT_ENTRIES
+    assert encoder.encode(body) == reference(body)
+    middle = {"content": "m" * (request_json.SHORT + 1)}
+    assert encoder.encode(middle) == reference(middle)
+    assert middle["content"] not in encoder._shorts  # longer texts are not kept alive by value
+
+
 def test_strings_no_recent_request_used_are_dropped() -> None:
     """A compacted history's texts must not stay alive in the cache (the soak test's flat heap)."""
     encoder = RequestEncoder()

@@ -82,8 +82,16 @@ def parts_of(content: Content) -> list[Part]:
 
 
 def count_tool_response_images(history: Sequence[Content]) -> int:
-    """Images returned by tools (nested in ``functionResponse.parts``); pasted images do not count (as upstream)."""
-    return sum(1 for content in history for part in parts_of(content) for inner in nested_parts(cast(Mapping[str, Any], part)) or () if is_image(inner))
+    """Images returned by tools (nested in ``functionResponse.parts``); pasted images do not count (as upstream).
+
+    Asked before every request, over the whole history: only tool results are looked into.
+    """
+    total = 0
+    for content in history:
+        for part in parts_of(content):
+            if "functionResponse" in part:
+                total += sum(1 for inner in nested_parts(cast(Mapping[str, Any], part)) or () if is_image(inner))
+    return total
 
 
 def media_placeholder(part: Mapping[str, Any]) -> str:

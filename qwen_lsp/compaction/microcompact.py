@@ -143,15 +143,17 @@ def _output_chars(part: Mapping[str, Any]) -> int:
 
 def _collect(history: Sequence[Content]) -> dict[Kind, list[_Ref]]:
     refs: dict[Kind, list[_Ref]] = {"tool": [], "media": [], "nested": []}
-    for ci, pi, part in iter_parts(history):
-        if history[ci].get("role") != "user":
-            continue
-        if _tool_name(part) in COMPACTABLE_TOOLS:
-            refs["tool"].append(_Ref(ci, pi, "tool"))
-        elif _response(part) is not None and has_nested_media(part):
-            refs["nested"].append(_Ref(ci, pi, "nested"))
-        elif media_of(part) is not None:
-            refs["media"].append(_Ref(ci, pi, "media"))
+    for ci, content in enumerate(history):
+        if content.get("role") != "user":
+            continue  # asked before every request, over the whole history: the model's parts are not walked
+        for pi, raw in enumerate(parts_of(content)):
+            part = cast(Mapping[str, Any], raw)
+            if _tool_name(part) in COMPACTABLE_TOOLS:
+                refs["tool"].append(_Ref(ci, pi, "tool"))
+            elif _response(part) is not None and has_nested_media(part):
+                refs["nested"].append(_Ref(ci, pi, "nested"))
+            elif media_of(part) is not None:
+                refs["media"].append(_Ref(ci, pi, "media"))
     return refs
 
 

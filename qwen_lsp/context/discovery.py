@@ -34,7 +34,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from qwen_lsp.files.containment import is_live_state, is_subpath
+from qwen_lsp.files.containment import RealPaths, child_of, is_live_state, is_subpath, parent_of
 from .imports import ImportTrace, process_imports
 from .text import (
     GitAncestry,
@@ -55,6 +55,7 @@ MAX_CONTEXT_FILE_BYTES = 4 << 20
 must not be able to make every turn load gigabytes (Qwen Code has no cap; 4 MiB is far
 past any model's window, so no real QWEN.md is affected)."""
 QWEN_DIR = ".qwen"
+_HAS_NOFOLLOW = hasattr(os, "O_NOFOLLOW")
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,29 @@ class Discovery:
         return "\n\n".join(f.block() for f in self.files if f.attached)
 
 
-def _open_if_readable(path: str, found: dict[str, bytes | OSError], problems: list[Problem]) -> bool:
+def _read_context_file(path: str, real_paths: RealPaths) -> bytes:
+    """A context file's bytes, a final symlink followed (as Node's ``readFile``); ``OSError`` as ``open`` gives.
+
+    The file is opened with ``O_NOFOLLOW`` first: the usual file is no link,
+    and then its containment check (:func:`_refusal`) needs no ``lstat`` of
+    its own. Only a link is opened a second time, following it; where it
+    leads is checked before its bytes are used. Where the system has no
+    ``O_NOFOLLOW`` (Windows) the file is opened once, following links, and
+    :func:`_refusal` resolves it as before.
+    """
+    if not _HAS_NOFOLLOW:
+        return read_bytes(path, max_size=MAX_CONTEXT_FILE_BYTES)
+    try:
+        data = read_bytes(path, max_size=MAX_CONTEXT_FILE_BYTES, follow_links=False)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        return read_bytes(path, max_size=MAX_CONTEXT_FILE_BYTES)
+    real_paths.not_a_link(path)
+    return data
+
+
+def _open_if_readable(path: str, found: dict[str, bytes | OSError], problems: list[Problem], real_paths: RealPaths) -> bool:
     """Whether Node's ``fs.access(path, R_OK)`` passes; what was read is kept in ``found``.
 
     Qwen Code checks access and reads later. Opening at once (EAFP) costs
@@ -100,7 +123,7 @@ def _open_if_readable(path: str, found: dict[str, bytes | OSError], problems: li
     missing path, ``access`` itself is asked.
     """
     try:
-        found[path] = read_bytes(path, max_size=MAX_CONTEXT_FILE_BYTES)
+        found[path] = _read_context_file(path, real_paths)
     except OSError as exc:
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
             return False
@@ -121,7 +144,7 @@ def _scan_dirs(cwd: str, home: str, global_dir: str, root: str | None) -> list[s
     dirs: list[str] = []
     cur = cwd
     while cur:
-        parent = os.path.dirname(cur)
+        parent = parent_of(cur)
         if parent == cur or cur == global_dir or cur == home_qwen:
             break
         dirs.append(cur)
@@ -139,6 +162,7 @@ def _listed(
     trusted: bool,
     extra_paths: Sequence[str],
     ancestry: GitAncestry,
+    real_paths: RealPaths,
     problems: list[Problem],
 ) -> tuple[list[str], dict[str, bytes | OSError], str | None, list[str]]:
     """Context file paths in order, read, not yet deduped by real path; also the git root and the scanned directories."""
@@ -157,24 +181,24 @@ def _listed(
     ordered: list[str] = []
     found: dict[str, bytes | OSError] = {}
     for name in filenames:
-        global_path = os.path.join(global_dir, name)
-        if global_path in found or _open_if_readable(global_path, found, problems):
+        global_path = child_of(global_dir, name)
+        if global_path in found or _open_if_readable(global_path, found, problems, real_paths):
             ordered.append(global_path)
         for directory in outermost_first:
-            candidate = os.path.join(directory, name)
-            if candidate != global_path and (candidate in found or _open_if_readable(candidate, found, problems)):
+            candidate = child_of(directory, name)
+            if candidate != global_path and (candidate in found or _open_if_readable(candidate, found, problems, real_paths)):
                 ordered.append(candidate)
     ordered.extend(extra_paths)
     if trusted and root is not None:
         local = os.path.join(root, QWEN_DIR, LOCAL_CONTEXT_FILENAME)
         scanned.append(os.path.join(root, QWEN_DIR))
-        if local in found or _open_if_readable(local, found, problems):
+        if local in found or _open_if_readable(local, found, problems, real_paths):
             ordered.append(local)
     listed = list(dict.fromkeys(ordered))
     for path in listed:
         if path not in found:  # an extra path: listed by its caller, read here
             try:
-                found[path] = read_bytes(path, max_size=MAX_CONTEXT_FILE_BYTES)
+                found[path] = _read_context_file(path, real_paths)
             except OSError as exc:
                 found[path] = exc
     return listed, found, root, scanned
@@ -190,7 +214,7 @@ def context_file_paths(
     extra_paths: Sequence[str] = (),
 ) -> tuple[list[str], str | None, list[str]]:
     """Ordered, de-duplicated context file paths; also the git root and the scanned directories."""
-    paths, found, root, scanned = _listed(cwd, filenames, home, global_dir, trusted, extra_paths, GitAncestry(), [])
+    paths, found, root, scanned = _listed(cwd, filenames, home, global_dir, trusted, extra_paths, GitAncestry(), RealPaths(), [])
     return _dedupe_by_realpath(paths, found), root, scanned
 
 
@@ -266,10 +290,10 @@ def _refusal(path: str, project: str, global_dir: str, extra_paths: Sequence[str
     if is_subpath(project, path):
         allowed: str | None = project
         where = "the project"
-    elif path in extra_paths or is_subpath(lexical_abspath(global_dir), path):
+    elif path in extra_paths or is_subpath(global_dir, path):
         allowed, where = None, ""
     else:
-        allowed, where = os.path.dirname(path), "the directory it was found in"
+        allowed, where = parent_of(path), "the directory it was found in"
     real = trace.real_paths.real(path)
     if allowed is not None and not is_subpath(trace.real_paths.real(allowed), real):
         return f"refused: a symlink leads outside {where}"
@@ -295,8 +319,11 @@ def discover(
     """
     cwd = lexical_abspath(cwd)
     trace = ImportTrace(ancestry=ancestry or GitAncestry())
-    listed, found, root, scanned = _listed(cwd, filenames, home, global_dir, trusted, extra_paths, trace.ancestry, trace.problems)
+    listed, found, root, scanned = _listed(
+        cwd, filenames, home, global_dir, trusted, extra_paths, trace.ancestry, trace.real_paths, trace.problems
+    )
     project = root or cwd
+    global_dir = lexical_abspath(global_dir)
     files: list[ContextFile] = []
     for path in _dedupe_by_realpath(listed, found):
         trace.dependencies.add(path)

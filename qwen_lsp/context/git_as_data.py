@@ -71,7 +71,10 @@ def run_git_as_data(cwd: str, commands: Sequence[GitCommand], *, timeout: float)
     its first request; they only read (``GIT_OPTIONAL_LOCKS=0``), so they cannot disturb each other.
     """
     worktree, gitdir = _locate(Path(cwd))
-    shadow = _shadow_for(_common_dir(gitdir))
+    common = _common_dir(gitdir)
+    if not _could_be_git_dir(gitdir, common):
+        raise ValueError(f"{gitdir} is not a git directory (no HEAD, objects or refs)")
+    shadow = _shadow_for(common)
     with shadow.synced() as scratch:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         env.update(
@@ -178,6 +181,19 @@ def _locate(start: Path) -> tuple[Path, Path]:
     if not first or not first[0].startswith("gitdir:"):
         raise ValueError(f"{dotgit} is neither a directory nor a gitdir file")
     return cur, (cur / first[0][len("gitdir:") :].strip()).resolve()
+
+
+def _could_be_git_dir(gitdir: Path, common: Path) -> bool:
+    """False when git would refuse ``gitdir`` at once: its ``HEAD``, or the common directory's ``objects`` or
+    ``refs``, is missing.
+
+    Git's ``is_git_directory`` (``setup.c``) requires all three before it reads anything else, and
+    with ``GIT_DIR`` set it then dies with "not a git repository". An empty ``.git`` folder (a
+    placeholder, a half-copied tree) is such a directory: finding it out here costs three
+    ``lstat`` calls instead of a ``git`` process start per command on a new chat's way to its first
+    request. Only the absent entries are decided here; anything present is left to git.
+    """
+    return os.path.lexists(gitdir / "HEAD") and os.path.lexists(common / "objects") and os.path.lexists(common / "refs")
 
 
 def _common_dir(gitdir: Path) -> Path:

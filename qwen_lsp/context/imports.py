@@ -42,7 +42,7 @@ from typing import NamedTuple
 
 from qwen_lsp.files.containment import is_subpath
 from .code_regions import CodeRegions
-from ..files.containment import RealPaths, is_live_state
+from ..files.containment import RealPaths, child_of, is_live_state, parent_of
 from .text import (
     GitAncestry,
     Problem,
@@ -86,13 +86,13 @@ def find_imports(content: str) -> list[ImportRef]:
     ``(@./x)``, ``@123`` and ``@~/x`` are not imports.
     """
     refs: list[ImportRef] = []
-    find = content.find
+    find, path_end = content.find, _PATH_END.search
     i = find("@")
     while i != -1:
         if i and content[i - 1] not in _WHITESPACE:
             i = find("@", i + 1)
             continue
-        end = _PATH_END.search(content, i + 1)
+        end = path_end(content, i + 1)
         j = end.start() if end else len(content)
         path = content[i + 1 : j]
         if path and path[0] in _PATH_START:
@@ -105,7 +105,8 @@ def _resolve_import(path: str, base_dir: str, project_root: str) -> str | None:
     """The absolute target, or ``None`` when it is a URL or lies outside the project."""
     if path.startswith(_URL_SCHEMES):
         return None
-    full = os.path.normpath(os.path.join(base_dir, path))  # base_dir is absolute: path.resolve(base_dir, path)
+    # base_dir is absolute: path.resolve(base_dir, path).
+    full = os.path.normpath(os.path.join(base_dir, path) if path[0] == "/" else child_of(base_dir, path))
     return full if is_subpath(project_root, full) else None
 
 
@@ -134,14 +135,16 @@ class ImportTrace:
             log.warning("%s: %s", path, message)
             self.problems.append(problem)
 
-    def read(self, candidate: str, root: str) -> bytes:
+    def load(self, candidate: str, root: str) -> bytes | OSError:
         """A target's bytes (directories already resolved), read once per build however often it is imported.
 
         The file is opened without following a final symlink; only if it is
-        one is the link resolved, and :class:`LeavesProject` raised when it
+        one is the link resolved, and a :class:`LeavesProject` given when it
         leads outside ``root``. A file larger than the whole import budget
         is refused before it is read (EFBIG), so a huge file in the
-        repository is never loaded.
+        repository is never loaded. A failure is returned, not raised: a
+        missing target is common (an ``@`` in code) and raising it again on
+        every import of it costs more than the failed ``open``.
         """
         data = self._reads.get(candidate)
         if data is None:
@@ -162,8 +165,6 @@ class ImportTrace:
             except OSError as exc:
                 data = OSError(errno.EFBIG, _TOO_BIG_MESSAGE, candidate) if exc.errno == errno.EFBIG else exc
             self._reads[candidate] = data
-        if isinstance(data, OSError):
-            raise data
         return data
 
     def admit(self, size: int, current: str, path: str) -> bool:
@@ -194,7 +195,7 @@ def process_imports(
     """
     trace = trace if trace is not None else ImportTrace()
     file_path = lexical_abspath(file_path)
-    base_dir = os.path.dirname(file_path)
+    base_dir = parent_of(file_path)
     root = trace.ancestry.project_root(base_dir) or base_dir
     if import_format == "flat":
         return _expand_flat(content, file_path, root, max_depth, trace)
@@ -220,23 +221,23 @@ def _expand_tree(
     code = CodeRegions(content)
     out: list[str] = []
     last = 0
-    for ref in refs:
-        out.append(content[last : ref.start])
-        last = ref.end
-        path = ref.path
+    dependencies, parent_inside = trace.dependencies, trace.real_paths.parent_inside
+    for start, end, path in refs:
+        out.append(content[last:start])
+        last = end
         full = _resolve_import(path, base_dir, root)
         refusal = None
         real = None
         if full is None:
             refusal = ("refused: outside the project or a URL", f"<!-- Import failed: {path} - Path traversal attempt -->")
         else:
-            trace.dependencies.add(full)
+            dependencies.add(full)
             if full in chain:
                 refusal = ("is a cycle; marked as already processed", f"<!-- File already processed: {path} -->")
-            elif (real := trace.real_paths.parent_inside(full, root)) is None:
+            elif (real := parent_inside(full, root)) is None:
                 refusal = ("refused: a symlink leads outside the project", f"<!-- Import failed: {path} - {_OUTSIDE_MESSAGE} -->")
         if refusal is not None:
-            if code.contains(ref.start):  # inside code it is not an import at all
+            if code.contains(start):  # inside code it is not an import at all
                 out.append("@" + path)
             else:
                 trace.warn(current, f"import '{path}' {refusal[0]}")
@@ -245,22 +246,21 @@ def _expand_tree(
         assert full is not None and real is not None
         # Read first, ask about code after: most targets exist and are not in code,
         # so this costs one open() where a separate existence check would cost two calls.
-        try:
-            data = trace.read(real, root)
-        except OSError as exc:
-            if exc.errno == errno.ENOENT or code.contains(ref.start):
+        data = trace.load(real, root)
+        if isinstance(data, OSError):
+            if data.errno == errno.ENOENT or code.contains(start):
                 out.append("@" + path)  # missing (kept silently, as 0.24) or in code
                 continue
-            if isinstance(exc, LeavesProject):
-                why = "a symlink leads outside the project" if exc.strerror == _OUTSIDE_MESSAGE else "it resolves into /proc or /sys"
+            if isinstance(data, LeavesProject):
+                why = "a symlink leads outside the project" if data.strerror == _OUTSIDE_MESSAGE else "it resolves into /proc or /sys"
                 trace.warn(current, f"import '{path}' refused: {why}")
-                out.append(f"<!-- Import failed: {path} - {exc.strerror} -->")
+                out.append(f"<!-- Import failed: {path} - {data.strerror} -->")
                 continue
-            message = node_error_message(exc, full)
+            message = node_error_message(data, full)
             trace.warn(current, f"import '{path}' failed: {message}")
             out.append(f"<!-- Import failed: {path} - {message} -->")
             continue
-        if code.contains(ref.start):
+        if code.contains(start):
             out.append("@" + path)
             continue
         if not trace.admit(len(data), current, path):
@@ -268,7 +268,7 @@ def _expand_tree(
             continue
         text = decode_text(data, full, trace.problems)
         inner = _expand_tree(
-            text, os.path.dirname(full), root, chain | {full}, depth + 1, max_depth, full, trace
+            text, parent_of(full), root, chain | {full}, depth + 1, max_depth, full, trace
         )
         out.append(f"<!-- Imported from: {path} -->\n{inner}\n<!-- End of import from: {path} -->")
     out.append(content[last:])
@@ -305,14 +305,13 @@ def _expand_flat(content: str, file_path: str, root: str, max_depth: int, trace:
                 continue
             if not os.path.lexists(full) or code.contains(ref.start):
                 continue
-            try:
-                data = trace.read(real, root)
-            except LeavesProject:
+            data = trace.load(real, root)
+            if isinstance(data, LeavesProject):
                 trace.warn(path, f"import '{ref.path}' refused: a symlink leads outside the project")
                 continue
-            except OSError as exc:
-                if exc.errno != errno.ENOENT:
-                    trace.warn(path, f"import '{ref.path}' failed: {node_error_message(exc, full)}")
+            if isinstance(data, OSError):
+                if data.errno != errno.ENOENT:
+                    trace.warn(path, f"import '{ref.path}' failed: {node_error_message(data, full)}")
                 continue
             if full not in expanded_at and not trace.admit(len(data), path, ref.path):
                 continue

@@ -30,6 +30,7 @@ leaves no orphan separator.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -481,6 +482,17 @@ def build_base_prompt(
     knows it; ``tools`` are the names offered to the model (None: Qwen Code's
     full set), and no other tool is named.
     """
+    in_repo = is_git_repository(cwd) if in_git is None else in_git
+    offered = None if tools is None else frozenset(tools)
+    return _compose_base_prompt(mode_name, offered, sandbox_section(env), in_repo, tool_call_style(model, env))
+
+
+@functools.lru_cache(maxsize=32)
+def _compose_base_prompt(mode_name: str, tools: frozenset[str] | None, sandbox: str, in_repo: bool, style: str) -> str:
+    """The base prompt from the values it depends on: a pure function, so every assembler of a process shares it.
+
+    Composing it formats a dozen sections (~50 µs); a cold context build pays that on each new workspace or setting.
+    """
     mode = interaction_mode(mode_name)
     offered = _Offered(tools)
     questions = mode.question_rule(offered)
@@ -490,12 +502,12 @@ def build_base_prompt(
         _TASKS if offered("todo_write") else _TASKS_WITHOUT_TOOL,
         _WORKFLOWS.format(**_workflow_steps(offered)),
         _guidelines(offered, questions),
-        sandbox_section(env),
+        sandbox,
         ACTIONS_SECTION,
     ]
-    if is_git_repository(cwd) if in_git is None else in_git:
+    if in_repo:
         parts.append(GIT_SECTION)
-    parts.append(_examples(tool_call_style(model, env), offered))
+    parts.append(_examples(style, offered))
     read_it = ": read it with 'read_file'" if offered("read_file") else ""
     parts.append(_FINAL.format(questions=questions, read_it=read_it))
     return js_trim("\n\n".join(parts))

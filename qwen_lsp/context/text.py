@@ -23,6 +23,7 @@ import re
 import stat
 from dataclasses import dataclass
 
+from ..files.containment import child_of, parent_of
 from ..files.reading import read_bytes
 from ..text.jstext import JS_WHITESPACE, js_trim
 
@@ -108,7 +109,7 @@ class GitAncestry:
             if known is not None:
                 found, in_git = known
                 break
-            git = os.path.join(cur, ".git")
+            git = child_of(cur, ".git")
             exists = False
             if os.access(git, os.F_OK, follow_symlinks=False):  # cheaper than a failing lstat, the usual answer
                 try:
@@ -121,7 +122,7 @@ class GitAncestry:
                     break
                 exists = os.access(git, os.F_OK)
             walked.append((cur, exists))
-            parent = os.path.dirname(cur)
+            parent = parent_of(cur)
             if parent == cur:
                 break
             cur = parent

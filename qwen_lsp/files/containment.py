@@ -60,9 +60,40 @@ LIVE_STATE = ("/proc", "/sys")
 ``/dev/shm`` is an ordinary place for a scratch checkout."""
 
 
+_LIVE_PREFIXES = tuple(top + os.sep for top in LIVE_STATE)
+_POSIX = os.sep == "/" and os.altsep is None
+
+
+def split_path(path: str) -> tuple[str, str]:
+    """``os.path.split`` of a normalised absolute path, in one C call where that gives the same answer.
+
+    A cold context build splits every directory it walks and every file it
+    imports; the general function costs about a microsecond a call.
+    """
+    parent, _, name = path.rpartition("/")
+    if _POSIX and parent and parent != "/":  # at the top, "//" and "/" need the general rules
+        return parent, name
+    return os.path.split(path)
+
+
+def parent_of(path: str) -> str:
+    """``os.path.dirname`` of a normalised absolute path (see :func:`split_path`)."""
+    return split_path(path)[0]
+
+
+def child_of(directory: str, name: str) -> str:
+    """``os.path.join(directory, name)`` for a normalised absolute directory and a relative ``name``."""
+    if _POSIX:
+        return directory + name if directory.endswith("/") else f"{directory}/{name}"
+    return os.path.join(directory, name)
+
+
 def is_live_state(real: str) -> bool:
-    """Whether a resolved path lies in ``/proc`` or ``/sys``: never context, whatever the root allows."""
-    return any(is_subpath(top, real) for top in LIVE_STATE)
+    """Whether a resolved path lies in ``/proc`` or ``/sys``: never context, whatever the root allows.
+
+    :func:`is_subpath` against each, in one C call: a cold context build asks for every file it reads.
+    """
+    return real.startswith(_LIVE_PREFIXES) or real in LIVE_STATE
 
 
 class RealPaths:
@@ -94,9 +125,21 @@ class RealPaths:
         that fails with ELOOP (the file itself is a link) does it need
         :meth:`inside`, so an ordinary file costs no ``lstat`` of its own.
         """
-        parent, name = os.path.split(path)
-        candidate = os.path.join(self.real(parent), name)
-        return candidate if is_subpath(self.real(root), candidate) else None
+        parent, name = split_path(path)
+        resolved = self._resolved
+        candidate = child_of(resolved.get(parent) or self.real(parent), name)
+        return candidate if is_subpath(resolved.get(root) or self.real(root), candidate) else None
+
+    def not_a_link(self, path: str) -> None:
+        """Note that ``path`` was just opened with ``O_NOFOLLOW``: its real path is its directory's plus its name.
+
+        A context file opened that way needs no ``lstat`` of its own when its
+        containment is checked; the directories above it are resolved as usual.
+        """
+        if path not in self._resolved:
+            parent, name = split_path(path)
+            if name:
+                self._resolved[path] = child_of(self.real(parent), name)
 
     def real(self, path: str) -> str:
         """``os.path.realpath(path)`` for an absolute, normalised path, from the memo where it can.
@@ -108,11 +151,11 @@ class RealPaths:
         hit = self._resolved.get(path)
         if hit is not None:
             return hit
-        parent, name = os.path.split(path)
+        parent, name = split_path(path)
         if parent == path:  # the filesystem root
             self._resolved[path] = path
             return path
-        candidate = os.path.join(self.real(parent), name)
+        candidate = child_of(self.real(parent), name)
         try:
             mode = os.lstat(candidate).st_mode
         except OSError:  # missing or unreadable: taken as written, as realpath does

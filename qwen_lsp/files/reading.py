@@ -44,15 +44,19 @@ def read_bytes(path: str | os.PathLike[str], max_size: int | None = None, *, fol
     fd = os.open(path, _O_READ if follow_links else _O_READ | os.O_NOFOLLOW)
     try:
         st = os.fstat(fd)
-        check_regular(path, st.st_mode)
+        if not stat.S_ISREG(st.st_mode):
+            check_regular(path, st.st_mode)
         if max_size is not None and st.st_size > max_size:
             raise OSError(errno.EFBIG, f"larger than {max_size} bytes", os.fspath(path))
-        chunks: list[bytes] = []
+        first = os.read(fd, _CHUNK)
+        if not first or not (chunk := os.read(fd, _CHUNK)):
+            return first  # the usual small file: no list to build and join
+        chunks = [first, chunk]
         while chunk := os.read(fd, _CHUNK):
             chunks.append(chunk)
     finally:
         os.close(fd)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return b"".join(chunks)
 
 
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:

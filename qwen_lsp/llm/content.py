@@ -95,7 +95,12 @@ def dump_args(args: dict[str, Any]) -> str:
     Not ``sort_keys``: the arguments must read back as the model wrote them, and
     a dict's insertion order is already stable for equal input.
     """
-    return json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT(args)
+
+
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""``json.dumps(…, ensure_ascii=False, separators=(",", ":"))`` without a new encoder per call: every tool call of
+the history is dumped again for each request (and for its token count)."""
 
 
 def function_response_text(response: FunctionResponse) -> str:

@@ -23,6 +23,10 @@ LONG = 1024
 CACHE_ENTRIES = 2048
 CACHE_CHARS = 8 << 20
 """Bounds of the remembered encodings (by count and by characters held, the texts themselves included)."""
+SHORT = 64
+SHORT_ENTRIES = 4096
+"""Strings of at most :data:`SHORT` characters (keys, roles, ids, names) remembered by value, at most this many
+(a few hundred KB); all are forgotten when full. Strings between the two sizes are encoded each time."""
 KEEP_REQUESTS = 8
 """A string no request among the last this many used is dropped: a compacted history's texts are not kept
 alive by the cache (several chats of one workspace share the encoder, so not only the very last request counts)."""
@@ -44,6 +48,7 @@ class RequestEncoder:
         """id → (text, its JSON, the request that last used it), least recently used first."""
         self._chars = 0
         self._request = 0
+        self._shorts: dict[str, bytes] = {}
 
     def encode(self, body: dict[str, Any]) -> bytes:
         self._request += 1
@@ -58,12 +63,13 @@ class RequestEncoder:
         """Append ``value``'s JSON (UTF-8) to ``out``: plain dicts and lists are walked down to :data:`DEPTH`
         (a message part's text); below, or for any other type, the standard encoder does the whole value."""
         kind = type(value)
-        if kind is str and len(value) >= LONG:
-            out.append(self._string(value))
+        if kind is str:
+            size = len(value)
+            out.append(self._string(value) if size >= LONG else self._short(value) if size <= SHORT else _ENCODE(value).encode())
         elif depth < DEPTH and kind is dict and value and all(type(k) is str for k in value):
             sep = b"{"
             for key, item in value.items():
-                out.append(sep + _ENCODE(key).encode() + b":")
+                out.append(sep + self._short(key) + b":")
                 self._write(item, depth + 1, out)
                 sep = b","
             out.append(b"}")
@@ -76,6 +82,17 @@ class RequestEncoder:
             out.append(b"]")
         else:
             out.append(_ENCODE(value).encode())
+
+    def _short(self, text: str) -> bytes:
+        """The JSON of a short string (a key, a role, an id), remembered by value: every request repeats the
+        same few hundred of them, and a lookup costs a fraction of encoding one. Keys go through here whatever
+        their length (a request's keys are few and fixed)."""
+        encoded = self._shorts.get(text)
+        if encoded is None:
+            if len(self._shorts) >= SHORT_ENTRIES:
+                self._shorts.clear()
+            encoded = self._shorts[text] = _ENCODE(text).encode()
+        return encoded
 
     def _string(self, text: str) -> bytes:
         entry = self._strings.get(id(text))

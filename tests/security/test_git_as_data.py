@@ -171,3 +171,32 @@ def test_cli_chat_runs_no_repository_program(tmp_path: Path, home: Path, scripte
     assert out.returncode == 0, out.stderr
     assert "first commit" in scripted.chat_requests()[0].body["messages"][0]["content"]
     assert not canary.exists()
+
+
+def test_a_git_folder_git_would_refuse_gets_no_snapshot_and_starts_no_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``.git`` folder without ``HEAD``, ``objects`` or ``refs`` (an empty placeholder) is refused by git before
+    it reads anything, so no ``git`` process is started for it; once it is a repository, git runs as before.
+    A ``git`` earlier on ``PATH`` logs each start and hands over to the real one."""
+    real = shutil.which("git")
+    assert real is not None
+    starts = tmp_path / "git-starts"
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "git").write_text(f'#!/bin/sh\necho "$@" >> {starts}\nexec {real} "$@"\n')
+    (shim / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    folder = tmp_path / "ws"
+    (folder / ".git").mkdir(parents=True)
+    assert git_snapshot(str(folder)) is None
+    (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (folder / ".git" / "refs").mkdir()
+    assert git_snapshot(str(folder)) is None  # still no objects
+    assert not starts.exists()
+    shutil.rmtree(folder / ".git")
+    git(folder, "init", "-q", "-b", "main")
+    (folder / "a.py").write_text("print(1)\n")
+    git(folder, "add", "a.py")
+    git(folder, "commit", "-qm", "first commit")
+    snapshot = git_snapshot(str(folder))
+    assert snapshot is not None and "git: Current branch: main" in snapshot and "first commit" in snapshot
+    assert len(starts.read_text().splitlines()) == 2  # status and log
