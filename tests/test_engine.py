@@ -20,6 +20,7 @@ from qwen_lsp.agent.fork import ParentRequest, run_fork
 from qwen_lsp.agent.hooks import Feature, Prefetch, Turn, TurnDone
 from qwen_lsp.agent.tools import read_only_tools
 from qwen_lsp.workspace import Listeners, Workspace
+from qwen_lsp.engine import OPENING_FRESH
 from qwen_lsp.errors import EngineError
 from qwen_lsp.llm.client import ChatClient
 from qwen_lsp.llm.tokens import TokenCounter
@@ -252,3 +253,36 @@ async def test_a_skill_switched_on_by_an_open_file_when_skills_come_back_names_t
     assert triggered[0].activated == ["api-helper"]
     assert not any("always" in c.activated for c in triggered), "an unconditional skill is not the open file's doing"
     await engine.drain()
+
+
+async def test_a_chat_opened_well_before_its_first_message_prepares_again(repo: Path, scripted: ScriptedOpenAI) -> None:
+    """The preparation started as a chat opens stands for its first turn only in the usual open → chat
+    sequence; a chat opened earlier than that (an editor that opens it ahead) is prepared at its turn."""
+    probe = Probe(block="BLOCK AS OPENED")
+    engine, _ = make_engine(repo, scripted, features=[probe])
+    try:
+        opened = await engine.open_session(None)
+        assert opened.opening is not None
+        await opened.opening[1]  # prepared as it opened, with the block of that moment
+        probe._block = "BLOCK AT THE TURN"
+        await asyncio.sleep(OPENING_FRESH + 0.1)  # let the opening's preparation age past its bound
+        await engine.chat("hello", session_id=opened.id, emit=ignore)
+        assert "BLOCK AT THE TURN" in system(scripted) and "BLOCK AS OPENED" not in system(scripted)
+    finally:
+        await engine.drain()
+
+
+async def test_a_new_chat_whose_preparation_fails_as_it_opens_reports_it_at_its_turn(
+    repo: Path, scripted: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    changes: list[SkillsChanged] = []
+    env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model",
+           "QWEN_SYSTEM_MD": str(tmp_path / "missing.md")}
+    engine = Workspace(repo, counter=TokenCounter(), env=env, listeners=Listeners(skills_changed=changes.append))
+    try:
+        with pytest.raises(EngineError) as raised:
+            await engine.chat("hello", emit=ignore)
+        assert raised.value.kind == "context" and "missing.md" in str(raised.value)
+        assert scripted.chat_requests() == []
+    finally:
+        await engine.drain()
