@@ -156,7 +156,7 @@ class Workspace:
         self.compaction = CompactionFeature(
             self.root, model=self.model_client, settings=settings, count_content=counter.count_content,
             count_prompt=lambda s: self.engine.accounting.count(s.context, s.skills_tracker, s.history).total_tokens,
-            bound_prompt=lambda s: self.engine.accounting.count(s.context, s.skills_tracker, s.history, ceiling=True).total_tokens,
+            bound_prompt=lambda s: self.engine.accounting.ceiling(s.context, s.skills_tracker, s.history),
             on_compacted=self._on_compacted, progress=progress,
         )
         self.skill_review = SkillReviewFeature(

@@ -8,11 +8,12 @@ inspector (``qwen/context``), so all three count the same way.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ..compaction.compactor import thresholds_for
 from ..compaction.thresholds import Thresholds
 from ..context import ContextAssembler, SessionContext
-from ..context.inspector import count_request
+from ..context.inspector import count_request, section_tokens
 from ..context.text import Problem
 from ..llm.content import Content
 from ..llm.history_tokens import HistoryTokens
@@ -56,24 +57,31 @@ class RequestAccounting:
             thresholds=ThresholdTokens.of(th.warn, th.auto, th.hard),
         )
 
-    def count(
-        self, context: SessionContext, tracker: SkillListingTracker, history: list[Content], editor: str | None = None, *, ceiling: bool = False
-    ) -> ContextResult:
-        """What a request with this chat view, listing tracker, history (and editor reminder) would hold, section
-        by section; with ``ceiling``, upper bounds from bytes (no vocabulary to load)."""
+    def count(self, context: SessionContext, tracker: SkillListingTracker, history: list[Content], editor: str | None = None) -> ContextResult:
+        """What a request with this chat view, listing tracker, history (and editor reminder) would hold, section by section."""
         return count_request(
-            _CEILING if ceiling else self._counter,
-            system=context.system_prompt(),
-            sections=context.sections(),
-            skills_listing=tracker.peek(self._skills),
-            startup_reminder=context.startup_reminder(),
-            history=history,
-            tool_declarations=[t.declaration() for t in self._tools()],
+            self._counter,
             thresholds=self.thresholds(),
             problems=[*self._settings_problems(), *self._context.problems],
-            history_tokens=None if ceiling else self._history_tokens.count(history),
+            history_tokens=self._history_tokens.count(history),
             editor_context=editor,
+            **self._request(context, tracker, history),
         )
+
+    def ceiling(self, context: SessionContext, tracker: SkillListingTracker, history: list[Content]) -> int:
+        """An upper bound of :meth:`count`'s total from bytes: no vocabulary to load, and no result models to
+        build (a new chat's every request asks this before it leaves)."""
+        return sum(tokens for _, tokens, _ in section_tokens(_CEILING, **self._request(context, tracker, history)))
+
+    def _request(self, context: SessionContext, tracker: SkillListingTracker, history: list[Content]) -> dict[str, Any]:
+        return {
+            "system": context.system_prompt(),
+            "sections": context.sections(),
+            "skills_listing": tracker.peek(self._skills),
+            "startup_reminder": context.startup_reminder(),
+            "history": history,
+            "tool_declarations": [t.declaration() for t in self._tools()],
+        }
 
 
 _CEILING = TokenCeiling()

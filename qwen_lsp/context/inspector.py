@@ -25,7 +25,7 @@ class Counter(Protocol):
     def count_content(self, content: Content) -> int: ...
 
 
-def count_request(
+def section_tokens(
     counter: Counter,
     *,
     system: str,
@@ -34,31 +34,42 @@ def count_request(
     startup_reminder: str | None,
     history: Sequence[Content],
     tool_declarations: Sequence[dict[str, Any]],
-    thresholds: Thresholds,
-    problems: Sequence[Problem] = (),
     history_tokens: int | None = None,
     editor_context: str | None = None,
-) -> ContextResult:
-    """Per-section tokens; ``startup_reminder`` only for a chat with no history yet (it goes in the first message).
+) -> list[tuple[str, int, str | None]]:
+    """``(name, tokens, source)`` per section of the next request; their sum is its size.
 
+    ``startup_reminder`` counts only for a chat with no history yet (it goes in the first message);
     ``history_tokens`` is the history's count when the caller keeps one incrementally;
     ``editor_context`` the editor reminder the next message would carry (``docs/editor-context.md``).
     """
     count = counter.count
-    out = [ContextSection(name=s.name, tokens=count(s.text), source=s.source) for s in sections]
-    joined = sum(s.tokens for s in out)
-    out.append(ContextSection(name="separators", tokens=max(0, count(system) - joined)))
+    out = [(s.name, count(s.text), s.source) for s in sections]
+    joined = sum(tokens for _, tokens, _ in out)
+    out.append(("separators", max(0, count(system) - joined), None))
     if skills_listing:
-        out.append(ContextSection(name="skills", tokens=count(skills_listing)))
+        out.append(("skills", count(skills_listing), None))
     if startup_reminder is not None and not history:
-        out.append(ContextSection(name="environment", tokens=count(startup_reminder)))
+        out.append(("environment", count(startup_reminder), None))
     if editor_context:
-        out.append(ContextSection(name="editor context", tokens=count(editor_context)))
+        out.append(("editor context", count(editor_context), None))
     if history:
         tokens = history_tokens if history_tokens is not None else sum(counter.count_content(c) for c in history)
-        out.append(ContextSection(name="history", tokens=tokens))
+        out.append(("history", tokens, None))
     tools = json.dumps(list(tool_declarations), separators=(",", ":"))
-    out.append(ContextSection(name="tools", tokens=count(tools)))
+    out.append(("tools", count(tools), None))
+    return out
+
+
+def count_request(
+    counter: Counter,
+    *,
+    thresholds: Thresholds,
+    problems: Sequence[Problem] = (),
+    **request: Any,
+) -> ContextResult:
+    """:func:`section_tokens` (``request`` its arguments) as the ``qwen/context`` result, with the thresholds and problems."""
+    out = [ContextSection(name=name, tokens=tokens, source=source) for name, tokens, source in section_tokens(counter, **request)]
     return ContextResult(
         sections=out,
         total_tokens=sum(s.tokens for s in out),
