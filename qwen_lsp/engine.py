@@ -54,12 +54,6 @@ OPENING_FRESH = 1.0
 """Seconds for which a new chat's preparation, started as the chat was opened, stands for its first turn."""
 
 
-def _retrieved(future: asyncio.Future[None]) -> None:
-    """Mark a preparation's failure as seen: the turn that awaits it raises it; an unused one is dropped."""
-    if not future.cancelled():
-        future.exception()
-
-
 def tool_list(base_tools: Sequence[Tool], features: Sequence[Feature]) -> list[Tool]:
     """The built-in tools, then each feature's, in feature order (the array heads the prompt-cache prefix)."""
     return [*base_tools, *(t for f in features for t in f.tools())]
@@ -112,45 +106,52 @@ class Engine:
             return self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id))
         context = SessionContext(self.context)
         context.start_git_snapshot()  # its processes run while the rest of the chat is set up
-        # The chat's preparation (another worker thread) overlaps the session's creation: on a new chat's
-        # way to its first request these were two thread hops one after the other.
-        preparing = asyncio.ensure_future(self.prepare(context))
-        preparing.add_done_callback(_retrieved)  # a failure is raised to the turn that uses it, or dropped
         started = asyncio.get_running_loop().time()
-        try:
-            created = await asyncio.to_thread(self.sessions.new, context)
-        except BaseException:
-            preparing.cancel()
-            raise
+
+        def create() -> tuple[ChatSession, str | ContextError]:
+            # The chat's preparation rides the same hop as the session's creation: on a new chat's way to its
+            # first request these were two thread hops one after the other. A failure is the first turn's to report.
+            created = self.sessions.new(context)
+            try:
+                return created, self._prepare_blocking(context)
+            except ContextError as exc:
+                return created, exc
+
+        created, prepared = await asyncio.to_thread(create)
         session = self.sessions.adopt(created)
         if session.context is context:  # not a chat another caller registered first
-            session.opening = (started, preparing)
+            if isinstance(prepared, str):
+                self._prepared(context, prepared)
+            session.opening = (started, prepared if isinstance(prepared, ContextError) else None)
         # Files already open in the editor count for a new chat too.
         session.context.activate_rules(sorted(self._open_documents))
         return session
 
     async def session_ready(self, session: ChatSession) -> None:
-        """Prepare the chat's context for a request; a new chat's first turn uses the preparation started
-        when the chat was opened, if it started at most :data:`OPENING_FRESH` seconds ago (the usual open →
-        chat sequence), so a chat opened long before its first message still prepares anew."""
+        """Prepare the chat's context for a request; a new chat's first turn uses the preparation made when the
+        chat was opened, if that was at most :data:`OPENING_FRESH` seconds ago (the usual open → chat sequence),
+        so a chat opened long before its first message still prepares anew."""
         opening, session.opening = session.opening, None
         if opening is not None and asyncio.get_running_loop().time() - opening[0] <= OPENING_FRESH:
-            await opening[1]
+            if opening[1] is not None:
+                raise EngineError(str(opening[1]), kind="context") from opening[1]
             return
         await self.prepare(session.context)
 
     async def prepare(self, context: SessionContext) -> None:
         """A chat's blocking preparation (workspace build, git snapshot, prelude) and the features'
         prompt blocks, in one hop to a worker thread."""
-
-        def work() -> str:
-            context.prepare()
-            return self._prompt_blocks()
-
         try:
-            blocks = await asyncio.to_thread(work)
+            blocks = await asyncio.to_thread(self._prepare_blocking, context)
         except ContextError as exc:
             raise EngineError(str(exc), kind="context") from exc
+        self._prepared(context, blocks)
+
+    def _prepare_blocking(self, context: SessionContext) -> str:
+        context.prepare()
+        return self._prompt_blocks()
+
+    def _prepared(self, context: SessionContext, blocks: str) -> None:
         context.replay_deferred()
         self.context.memory_block = blocks
 

@@ -261,9 +261,7 @@ async def test_a_chat_opened_well_before_its_first_message_prepares_again(repo: 
     probe = Probe(block="BLOCK AS OPENED")
     engine, _ = make_engine(repo, scripted, features=[probe])
     try:
-        opened = await engine.open_session(None)
-        assert opened.opening is not None
-        await opened.opening[1]  # prepared as it opened, with the block of that moment
+        opened = await engine.open_session(None)  # prepared as it opens, with the block of that moment
         probe._block = "BLOCK AT THE TURN"
         await asyncio.sleep(OPENING_FRESH + 0.1)  # let the opening's preparation age past its bound
         await engine.chat("hello", session_id=opened.id, emit=ignore)
