@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from dataclasses import dataclass
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
@@ -43,7 +44,7 @@ from .llm.errors import LLMError
 from .llm.tokens import TokenCounter
 from .protocol import ChatResult, ContextStatus, Usage
 from .sessions.draft import AnswerDraft
-from .sessions.registry import ChatSession, SessionRegistry, turn_recorder
+from .sessions.registry import ChatSession, SessionRegistry, Slot, turn_recorder
 from .settings.config import Settings
 from .skills import SkillManager
 
@@ -51,7 +52,25 @@ __all__ = ["Attachment", "Engine", "EngineError"]
 
 
 OPENING_FRESH = 1.0
-"""Seconds for which a new chat's preparation, started as the chat was opened, stands for its first turn."""
+"""Seconds for which a new chat's preparation, made as the chat was opened, stands for its first turn."""
+
+
+@dataclass
+class _Opening:
+    """What a new chat's opening prepared for its first turn (see :meth:`Engine.session_ready`)."""
+
+    at: float
+    """Loop time of the open."""
+    failure: Exception | None
+    managed: ManagedWrites | None
+
+
+_OPENING: Slot[_Opening | None] = Slot("opening", lambda: None)
+
+
+def _failure(exc: Exception) -> Exception:
+    """A preparation's failure as the turn raises it: the context's in words a person can act on."""
+    return EngineError(str(exc), kind="context") if isinstance(exc, ContextError) else exc
 
 
 def tool_list(base_tools: Sequence[Tool], features: Sequence[Feature]) -> list[Tool]:
@@ -108,48 +127,73 @@ class Engine:
         context.start_git_snapshot()  # its processes run while the rest of the chat is set up
         started = asyncio.get_running_loop().time()
 
-        def create() -> tuple[ChatSession, str | ContextError]:
-            # The chat's preparation rides the same hop as the session's creation: on a new chat's way to its
-            # first request these were two thread hops one after the other. A failure is the first turn's to report.
+        def create() -> tuple[ChatSession, tuple[str, ManagedWrites | None] | Exception]:
+            # The chat's preparation for its first turn rides the same hop as the session's creation: on a new
+            # chat's way to its first request these were two, then three thread hops (side by side they cost
+            # more still: the work holds the GIL either way). A failure is the first turn's to report.
             created = self.sessions.new(context)
             try:
-                return created, self._prepare_blocking(context)
-            except ContextError as exc:
+                return created, self._prepare_blocking(context, turn=True)
+            except Exception as exc:
                 return created, exc
 
         created, prepared = await asyncio.to_thread(create)
         session = self.sessions.adopt(created)
         if session.context is context:  # not a chat another caller registered first
-            if isinstance(prepared, str):
-                self._prepared(context, prepared)
-            session.opening = (started, prepared if isinstance(prepared, ContextError) else None)
+            if isinstance(prepared, Exception):
+                session.slots[_OPENING] = _Opening(started, prepared, None)
+            else:
+                self._prepared(context, prepared[0])
+                session.slots[_OPENING] = _Opening(started, None, prepared[1])
         # Files already open in the editor count for a new chat too.
         session.context.activate_rules(sorted(self._open_documents))
         return session
 
     async def session_ready(self, session: ChatSession) -> None:
-        """Prepare the chat's context for a request; a new chat's first turn uses the preparation made when the
-        chat was opened, if that was at most :data:`OPENING_FRESH` seconds ago (the usual open → chat sequence),
-        so a chat opened long before its first message still prepares anew."""
-        opening, session.opening = session.opening, None
-        if opening is not None and asyncio.get_running_loop().time() - opening[0] <= OPENING_FRESH:
-            if opening[1] is not None:
-                raise EngineError(str(opening[1]), kind="context") from opening[1]
-            return
-        await self.prepare(session.context)
+        """Prepare the chat's context (a report, a compression between turns); a new chat's opening made it, if
+        that was at most :data:`OPENING_FRESH` seconds ago (the usual open → chat sequence), so a chat opened
+        long before it is asked prepares anew. A turn prepares with :meth:`_ready_for_turn`."""
+        opening = self._take_opening(session)
+        if opening is None:
+            await self.prepare(session.context)
+        elif opening.failure is not None:
+            raise _failure(opening.failure)
+
+    async def _ready_for_turn(self, session: ChatSession) -> ManagedWrites | None:
+        """The context prepared and the features' managed write roots, in one worker hop (or from a fresh opening)."""
+        opening = self._take_opening(session)
+        if opening is not None:
+            if opening.failure is not None:
+                raise _failure(opening.failure)
+            return opening.managed
+        try:
+            blocks, managed = await asyncio.to_thread(self._prepare_blocking, session.context, turn=True)
+        except ContextError as exc:
+            raise _failure(exc) from exc
+        self._prepared(session.context, blocks)
+        return managed
+
+    def _take_opening(self, session: ChatSession) -> _Opening | None:
+        """The chat's opening, once, if it is at most :data:`OPENING_FRESH` seconds old."""
+        opening = session.slots.pop(_OPENING, None)
+        if opening is not None and asyncio.get_running_loop().time() - opening.at > OPENING_FRESH:
+            return None
+        return opening
 
     async def prepare(self, context: SessionContext) -> None:
         """A chat's blocking preparation (workspace build, git snapshot, prelude) and the features'
         prompt blocks, in one hop to a worker thread."""
         try:
-            blocks = await asyncio.to_thread(self._prepare_blocking, context)
+            blocks, _ = await asyncio.to_thread(self._prepare_blocking, context, turn=False)
         except ContextError as exc:
-            raise EngineError(str(exc), kind="context") from exc
+            raise _failure(exc) from exc
         self._prepared(context, blocks)
 
-    def _prepare_blocking(self, context: SessionContext) -> str:
+    def _prepare_blocking(self, context: SessionContext, *, turn: bool) -> tuple[str, ManagedWrites | None]:
+        """Blocking: the context, the features' prompt blocks and, for a turn, where the chat may write."""
         context.prepare()
-        return self._prompt_blocks()
+        blocks = self._prompt_blocks()
+        return blocks, self._managed_writes() if turn else None
 
     def _prepared(self, context: SessionContext, blocks: str) -> None:
         context.replay_deferred()
@@ -195,13 +239,7 @@ class Engine:
     async def _run(self, turn: Turn) -> ChatResult:
         session = turn.session
         client = await self.model_client()
-        # The memory roots resolve on a worker thread while the chat is prepared on another: the two hops
-        # overlap instead of following each other on the way to the request.
-        ready, managed = await asyncio.gather(self.session_ready(session), self._managed_writes(), return_exceptions=True)
-        if isinstance(ready, BaseException):
-            raise ready
-        if isinstance(managed, BaseException):
-            raise managed
+        managed = await self._ready_for_turn(session)
         system = session.context.system_prompt()
         if turn.so_far is None:
             for att in turn.attachments:
@@ -282,9 +320,9 @@ class Engine:
             usage=Usage(prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens),
         )
 
-    async def _managed_writes(self) -> ManagedWrites | None:
+    def _managed_writes(self) -> ManagedWrites | None:
         for feature in self.features:
-            if (managed := await feature.managed_writes()) is not None:
+            if (managed := feature.managed_writes()) is not None:
                 return managed
         return None
 

@@ -175,8 +175,11 @@ class Feature:
         """Texts placed right before the prompt in this turn's message, and recorded."""
         return []
 
-    async def managed_writes(self) -> ManagedWrites | None:
-        """Where, outside the workspace, this turn's chat may write (the first feature that answers wins)."""
+    def managed_writes(self) -> ManagedWrites | None:
+        """Where, outside the workspace, this turn's chat may write (the first feature that answers wins).
+
+        Blocking: called on the worker thread that prepares the turn's context, in the same hop.
+        """
         return None
 
     async def before_request(self, turn: Turn) -> None:

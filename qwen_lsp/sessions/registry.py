@@ -72,8 +72,6 @@ class ChatSession:
     user); None for a chat started here."""
     slots: dict[Slot[Any], Any] = field(default_factory=dict)
     """Each feature's state for this chat (:meth:`slot`)."""
-    opening: tuple[float, Exception | None] | None = None
-    """When a new chat was opened and prepared (loop time), and what went wrong preparing it, for its first turn."""
 
     def slot(self, slot: Slot[T]) -> T:
         """This chat's state for ``slot``, made on first use."""

@@ -95,9 +95,10 @@ class MemoryFeature(Feature):
     def recall(self, session: ChatSession, prompt: str) -> TurnPrefetch | None:
         return self.manager.start_recall(session.slot(SURFACED), prompt, recent_tools(session.history))
 
-    async def managed_writes(self) -> ManagedWrites | None:
-        """The memory folders, where the chat writes with ``write_file``/``edit`` through the store (as 0.24.4)."""
-        roots = await asyncio.to_thread(self.manager.chat_write_roots)
+    def managed_writes(self) -> ManagedWrites | None:
+        """The memory folders, where the chat writes with ``write_file``/``edit`` through the store (as 0.24.4);
+        resolved again every turn, so a symlink planted between turns does not pass."""
+        roots = self.manager.chat_write_roots()
         return ManagedWrites(roots, self.manager.write_from_chat) if roots else None
 
     def after_turn(self, done: TurnDone) -> None:
