@@ -62,6 +62,13 @@ _SYNCER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session-fsync")
 """Where records are fsynced, in order; Python joins it at exit, so a clean exit syncs everything."""
 
 
+def wait_for_syncs(timeout: float | None = None) -> None:
+    """Block until every record written so far is fsynced and its descriptor closed (the syncer works in
+    order, so one empty job behind them is done last): for a caller that counts open files or must know
+    the records are on disk."""
+    _SYNCER.submit(lambda: None).result(timeout=timeout)
+
+
 def _sync_and_close(fd: int) -> None:
     try:
         os.fsync(fd)

@@ -20,7 +20,7 @@ import pytest
 from support.raw_peer import RawPeer
 from support.scripted_openai import Reply, ScriptedOpenAI
 
-from qwen_lsp.sessions.recording import _SYNCER, SessionRecorder
+from qwen_lsp.sessions.recording import SessionRecorder, wait_for_syncs
 
 CHATS = 20
 PIECES = 60
@@ -86,6 +86,6 @@ def test_session_records_are_fsynced_off_the_event_loop(home: Path, tmp_path: Pa
     recorder = SessionRecorder(tmp_path / "project", version="0.1.0")
     for i in range(5):
         recorder.record_user(f"message {i}")
-    _SYNCER.submit(lambda: None).result(timeout=30)  # the syncer works in order: all five are done
+    wait_for_syncs(timeout=30)  # all five are done
     assert len(callers) == 5 and all(name.startswith("session-fsync") for name in callers), callers
     assert recorder.path.read_text().count('"type":"user"') == 5

@@ -22,6 +22,7 @@ from support.soak import SOAK_SETTINGS, prompt, soak_reply
 
 from qwen_lsp.workspace import Workspace
 from qwen_lsp.llm.tokens import TokenCounter
+from qwen_lsp.sessions.recording import wait_for_syncs
 
 TURNS = 240
 WARM = 130
@@ -55,6 +56,7 @@ async def test_a_long_session_with_compaction_stays_flat(home: Path, tmp_path: P
                 if lengths and len(session.history) < lengths[-1]:  # this turn compacted
                     model.requests.clear()  # the scripted model's own record of requests is not the engine's memory
                     gc.collect()
+                    await asyncio.to_thread(wait_for_syncs, 30)  # a record's descriptor stays open until its fsync
                     samples.append((turn, tracemalloc.get_traced_memory()[0], len(asyncio.all_tasks()), open_fds()))
                 lengths.append(len(session.history))
         finally:
