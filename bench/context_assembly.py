@@ -35,6 +35,9 @@ from qwen_lsp.context.text import read_bytes as raw_read
 DEPTH = 12
 DIRS = 5000
 CONTEXT_FILES = 20
+COLD_ROUNDS = 51
+"""Cold builds, each beside a read of the same files (interleaved, so the machine's drift hits both);
+the median of 15 moved by ±5 % between back-to-back runs on a quiet 2-core machine."""
 
 
 def build(root: Path) -> tuple[Path, list[Path]]:
@@ -95,7 +98,7 @@ def main() -> None:
         baseline = []
         raw = []
         cold = []
-        for _ in range(15):
+        for _ in range(COLD_ROUNDS):
             t0 = time.perf_counter()
             read_bytes(files)
             baseline.append(time.perf_counter() - t0)
