@@ -78,9 +78,6 @@ class ImportRef(NamedTuple):
     path: str
 
 
-_new_ref = tuple.__new__
-
-
 def find_imports(content: str) -> list[ImportRef]:
     """Every ``@path`` that starts a word: after whitespace or at offset 0.
 
@@ -99,17 +96,20 @@ def find_imports(content: str) -> list[ImportRef]:
         j = end.start() if end else len(content)
         path = content[i + 1 : j]
         if path and path[0] in _PATH_START:
-            refs.append(_new_ref(ImportRef, (i, j, path)))  # the C constructor: ImportRef(...) runs Python code
+            refs.append(ImportRef(i, j, path))
         i = find("@", j + 1)
     return refs
 
 
 def _resolve_import(path: str, base_dir: str, project_root: str) -> str | None:
     """The absolute target, or ``None`` when it is a URL or lies outside the project."""
-    if path.startswith(_URL_SCHEMES):
+    if path[0] == "." and path[1:2] == "/" and "/." not in path and "//" not in path and path[-1] != "/" and base_dir != "/":
+        # A plain "./a/b.md" (nearly every import): nothing for normpath to change after the "./".
+        full = base_dir + path[1:]
+    elif path.startswith(_URL_SCHEMES):
         return None
-    # base_dir is absolute: path.resolve(base_dir, path).
-    full = os.path.normpath(os.path.join(base_dir, path) if path[0] == "/" else child_of(base_dir, path))
+    else:  # base_dir is absolute: path.resolve(base_dir, path).
+        full = os.path.normpath(os.path.join(base_dir, path) if path[0] == "/" else child_of(base_dir, path))
     return full if is_subpath(project_root, full) else None
 
 
@@ -232,17 +232,11 @@ def _expand_tree(
     out: list[str] = []
     append = out.append
     last = 0
-    add_dependency, reads, real_paths = trace.dependencies.add, trace._reads, trace.real_paths
-    # A plain "./a/b.md" (nearly every import) joins to base_dir without normalising and,
-    # base_dir being inside root, stays inside it: no call for either.
-    plain_base = base_dir if base_dir != "/" else None
+    add_dependency, parent_inside = trace.dependencies.add, trace.real_paths.parent_inside
     for start, end, path in refs:
         append(content[last:start])
         last = end
-        if plain_base is not None and path[0] == "." and path[1:2] == "/" and "/." not in path and "//" not in path and path[-1] != "/":
-            full: str | None = plain_base + path[1:]
-        else:
-            full = _resolve_import(path, base_dir, root)
+        full = _resolve_import(path, base_dir, root)
         real = None
         if full is None:
             refusal = ("refused: outside the project or a URL", f"<!-- Import failed: {path} - Path traversal attempt -->")
@@ -250,7 +244,7 @@ def _expand_tree(
             add_dependency(full)
             if full in chain:
                 refusal = ("is a cycle; marked as already processed", f"<!-- File already processed: {path} -->")
-            elif (real := real_paths.parent_inside(full, root)) is None:
+            elif (real := parent_inside(full, root)) is None:
                 refusal = ("refused: a symlink leads outside the project", f"<!-- Import failed: {path} - {_OUTSIDE_MESSAGE} -->")
         if real is None:
             if code.contains(start):  # inside code it is not an import at all
@@ -262,11 +256,8 @@ def _expand_tree(
         assert full is not None
         # Read first, ask about code after: most targets exist and are not in code,
         # so this costs one open() where a separate existence check would cost two calls.
-        data = reads.get(real)
-        if data is None:
-            data = reads[real] = trace._read(real, root)
-        if data.__class__ is not bytes:
-            assert isinstance(data, OSError)
+        data = trace.load(real, root)
+        if isinstance(data, OSError):
             if data.errno == errno.ENOENT or code.contains(start):
                 append("@" + path)  # missing (kept silently, as 0.24) or in code
             else:
@@ -278,10 +269,7 @@ def _expand_tree(
         if not trace.admit(len(data), current, path):
             append(f"<!-- Import failed: {path} - {_LIMIT_MESSAGE} -->")
             continue
-        try:
-            text = data.decode()
-        except UnicodeDecodeError:
-            text = decode_text(data, full, trace.problems)
+        text = decode_text(data, full, trace.problems)
         if "@" in text or depth + 1 >= max_depth:  # most imported files import nothing: no call for them
             text = _expand_tree(text, parent_of(full), root, chain | {full}, depth + 1, max_depth, full, trace)
         append(f"<!-- Imported from: {path} -->\n{text}\n<!-- End of import from: {path} -->")
