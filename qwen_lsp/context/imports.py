@@ -42,7 +42,7 @@ from typing import NamedTuple
 
 from qwen_lsp.files.containment import is_subpath
 from .code_regions import CodeRegions
-from ..files.containment import RealPaths, child_of, is_live_state, parent_of
+from ..files.containment import POSIX as _POSIX, RealPaths, child_of, is_live_state, parent_of, split_path
 from .text import (
     GitAncestry,
     Problem,
@@ -85,7 +85,12 @@ def find_imports(content: str) -> list[ImportRef]:
     and must begin with ``.``, ``/`` or an ASCII letter, so ``foo@bar.com``,
     ``(@./x)``, ``@123`` and ``@~/x`` are not imports.
     """
-    refs: list[ImportRef] = []
+    return [ImportRef(*ref) for ref in _scan(content)]
+
+
+def _scan(content: str) -> list[tuple[int, int, str]]:
+    """:func:`find_imports` as plain tuples, for the expansion loop (a named tuple costs a Python-level call each)."""
+    refs: list[tuple[int, int, str]] = []
     find, path_end = content.find, _PATH_END.search
     i = find("@")
     while i != -1:
@@ -96,20 +101,25 @@ def find_imports(content: str) -> list[ImportRef]:
         j = end.start() if end else len(content)
         path = content[i + 1 : j]
         if path and path[0] in _PATH_START:
-            refs.append(ImportRef(i, j, path))
+            refs.append((i, j, path))
         i = find("@", j + 1)
     return refs
 
 
 def _resolve_import(path: str, base_dir: str, project_root: str) -> str | None:
-    """The absolute target, or ``None`` when it is a URL or lies outside the project."""
-    if path[0] == "." and path[1:2] == "/" and "/." not in path and "//" not in path and path[-1] != "/" and base_dir != "/":
-        # A plain "./a/b.md" (nearly every import): nothing for normpath to change after the "./".
-        full = base_dir + path[1:]
-    elif path.startswith(_URL_SCHEMES):
+    """The absolute target, or ``None`` when it is a URL or lies outside the project.
+
+    ``base_dir`` is the importing file's directory, itself inside the
+    project (the context file's, or an import's that passed this check).
+    """
+    if _POSIX and path[0] == "." and path[1:2] == "/" and "/." not in path and "//" not in path and path[-1] != "/" and base_dir != "/":
+        # A plain "./a/b.md" (nearly every import): nothing for normpath to change after the "./",
+        # and with no "." or ".." segment it stays below base_dir, so inside the project.
+        return base_dir + path[1:]
+    if path.startswith(_URL_SCHEMES):
         return None
-    else:  # base_dir is absolute: path.resolve(base_dir, path).
-        full = os.path.normpath(os.path.join(base_dir, path) if path[0] == "/" else child_of(base_dir, path))
+    # base_dir is absolute: path.resolve(base_dir, path).
+    full = os.path.normpath(os.path.join(base_dir, path) if path[0] == "/" else child_of(base_dir, path))
     return full if is_subpath(project_root, full) else None
 
 
@@ -209,30 +219,33 @@ def process_imports(
     root = trace.ancestry.project_root(base_dir) or base_dir
     if import_format == "flat":
         return _expand_flat(content, file_path, root, max_depth, trace)
-    return _expand_tree(content, base_dir, root, frozenset({file_path}), 0, max_depth, file_path, trace)
+    dirs = trace.real_paths.dirs_inside(root)
+    return _expand_tree(content, base_dir, root, dirs, frozenset({file_path}), 0, max_depth, file_path, trace)
 
 
 def _expand_tree(
     content: str,
     base_dir: str,
     root: str,
+    dirs: dict[str, str],
     chain: frozenset[str],
     depth: int,
     max_depth: int,
     current: str,
     trace: ImportTrace,
 ) -> str:
+    """``content`` with its imports replaced by their expanded text; ``dirs`` is the real-directory memo for ``root``."""
     if depth >= max_depth:
         trace.warn(current, f"maximum import depth ({max_depth}) reached; its imports are left as text")
         return content
-    refs = find_imports(content)
+    refs = _scan(content)
     if not refs:
         return content
     code = CodeRegions(content)
     out: list[str] = []
     append = out.append
     last = 0
-    add_dependency, parent_inside = trace.dependencies.add, trace.real_paths.parent_inside
+    add_dependency, reads = trace.dependencies.add, trace._reads
     for start, end, path in refs:
         append(content[last:start])
         last = end
@@ -242,9 +255,15 @@ def _expand_tree(
             refusal = ("refused: outside the project or a URL", f"<!-- Import failed: {path} - Path traversal attempt -->")
         else:
             add_dependency(full)
+            parent, name = split_path(full)
+            real_parent = dirs.get(parent)
+            if real_parent is None:
+                real_parent = trace.real_paths.dir_inside(parent, root, dirs)
             if full in chain:
                 refusal = ("is a cycle; marked as already processed", f"<!-- File already processed: {path} -->")
-            elif (real := parent_inside(full, root)) is None:
+            elif real_parent:
+                real = real_parent + name
+            else:
                 refusal = ("refused: a symlink leads outside the project", f"<!-- Import failed: {path} - {_OUTSIDE_MESSAGE} -->")
         if real is None:
             if code.contains(start):  # inside code it is not an import at all
@@ -256,8 +275,10 @@ def _expand_tree(
         assert full is not None
         # Read first, ask about code after: most targets exist and are not in code,
         # so this costs one open() where a separate existence check would cost two calls.
-        data = trace.load(real, root)
-        if isinstance(data, OSError):
+        data = reads.get(real)
+        if data is None:
+            data = reads[real] = trace._read(real, root)
+        if data.__class__ is not bytes:
             if data.errno == errno.ENOENT or code.contains(start):
                 append("@" + path)  # missing (kept silently, as 0.24) or in code
             else:
@@ -271,7 +292,7 @@ def _expand_tree(
             continue
         text = decode_text(data, full, trace.problems)
         if "@" in text or depth + 1 >= max_depth:  # most imported files import nothing: no call for them
-            text = _expand_tree(text, parent_of(full), root, chain | {full}, depth + 1, max_depth, full, trace)
+            text = _expand_tree(text, parent, root, dirs, chain | {full}, depth + 1, max_depth, full, trace)
         append(f"<!-- Imported from: {path} -->\n{text}\n<!-- End of import from: {path} -->")
     append(content[last:])
     return "".join(out)

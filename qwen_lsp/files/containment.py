@@ -61,7 +61,8 @@ LIVE_STATE = ("/proc", "/sys")
 
 
 _LIVE_PREFIXES = tuple(top + os.sep for top in LIVE_STATE)
-_POSIX = os.sep == "/" and os.altsep is None
+POSIX = os.sep == "/" and os.altsep is None
+"""Paths have one separator, ``/``: the string shortcuts below (and the callers' own) give ``os.path``'s answers."""
 
 
 def split_path(path: str) -> tuple[str, str]:
@@ -71,7 +72,7 @@ def split_path(path: str) -> tuple[str, str]:
     imports; the general function costs about a microsecond a call.
     """
     parent, _, name = path.rpartition("/")
-    if _POSIX and parent and parent != "/":  # at the top, "//" and "/" need the general rules
+    if POSIX and parent and parent != "/":  # at the top, "//" and "/" need the general rules
         return parent, name
     return os.path.split(path)
 
@@ -83,7 +84,7 @@ def parent_of(path: str) -> str:
 
 def child_of(directory: str, name: str) -> str:
     """``os.path.join(directory, name)`` for a normalised absolute directory and a relative ``name``."""
-    if _POSIX:
+    if POSIX:
         return directory + name if directory.endswith("/") else f"{directory}/{name}"
     return os.path.join(directory, name)
 
@@ -107,6 +108,7 @@ class RealPaths:
 
     def __init__(self) -> None:
         self._resolved: dict[str, str] = {}  # lexical path -> the same with symlinks resolved
+        self._dirs_inside: dict[str, dict[str, str]] = {}
 
     def inside(self, path: str, root: str) -> str | None:
         """``path`` with every symlink resolved, or ``None`` when that leaves ``root`` (resolved too).
@@ -129,6 +131,25 @@ class RealPaths:
         resolved = self._resolved
         candidate = child_of(resolved.get(parent) or self.real(parent), name)
         return candidate if is_subpath(resolved.get(root) or self.real(root), candidate) else None
+
+    def dirs_inside(self, root: str) -> dict[str, str]:
+        """A memo for :meth:`dir_inside` with ``root``: lexical directory -> its real path and a separator, or ``""``.
+
+        An import loop asks about the same few directories over and over; a
+        dict lookup answers what :meth:`parent_inside` would work out again.
+        """
+        memo = self._dirs_inside.get(root)
+        if memo is None:
+            memo = self._dirs_inside[root] = {}
+        return memo
+
+    def dir_inside(self, directory: str, root: str, memo: dict[str, str]) -> str:
+        """``directory`` resolved and ending in a separator (a file name appended gives the file's path), or ``""``
+        when it leaves ``root``; kept in ``memo``, from :meth:`dirs_inside`."""
+        real = self.real(directory)
+        inside = is_subpath(self.real(root), real)
+        answer = memo[directory] = (real if real.endswith(os.sep) else real + os.sep) if inside else ""
+        return answer
 
     def not_a_link(self, path: str) -> None:
         """Note that ``path`` was just opened with ``O_NOFOLLOW``: its real path is its directory's plus its name.
