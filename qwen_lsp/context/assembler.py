@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from qwen_lsp.files.containment import is_subpath
-from ..files.paths import global_qwen_dir
+from ..files.paths import global_qwen_path
 from ..files.reading import atomic_write_text
 from . import output_language
 from .discovery import LOCAL_CONTEXT_FILENAME, QWEN_DIR, Discovery, discover
@@ -147,7 +147,7 @@ class ContextAssembler:
     def _home_dirs(self) -> tuple[str, str]:
         """``(home, global dir)``, read from the environment once per build."""
         if self._dirs is None:
-            self._dirs = (lexical_abspath(os.path.expanduser("~")), lexical_abspath(global_qwen_dir()))  # ~ = Path.home()
+            self._dirs = (lexical_abspath(os.path.expanduser("~")), lexical_abspath(global_qwen_path()))  # ~ = Path.home()
         return self._dirs
 
     @property

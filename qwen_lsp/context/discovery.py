@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from qwen_lsp.files.containment import RealPaths, child_of, is_live_state, is_subpath, parent_of
-from .imports import ImportTrace, process_imports
+from .imports import MAX_IMPORT_DEPTH, ImportTrace, expand_file
 from .text import (
     GitAncestry,
     Problem,
@@ -318,6 +318,7 @@ def discover(
     ``ancestry`` is the pass's walk to ``.git``, if the caller has walked it already.
     """
     cwd = lexical_abspath(cwd)
+    extra_paths = [lexical_abspath(p) for p in extra_paths]  # every listed path is then normalised, as imports expect
     trace = ImportTrace(ancestry=ancestry or GitAncestry())
     listed, found, root, scanned = _listed(
         cwd, filenames, home, global_dir, trusted, extra_paths, trace.ancestry, trace.real_paths, trace.problems
@@ -338,6 +339,6 @@ def discover(
             files.append(ContextFile(path, display_path(path, cwd), None))
             continue
         raw = decode_text(data, path, trace.problems)
-        content = process_imports(raw, path, import_format=import_format, trace=trace)
+        content = expand_file(raw, path, import_format, MAX_IMPORT_DEPTH, trace)
         files.append(ContextFile(path, display_path(path, cwd), content))
     return Discovery(files, root, scanned, trace.dependencies, trace.problems)

@@ -214,7 +214,11 @@ def process_imports(
     it when the caller gives none).
     """
     trace = trace if trace is not None else ImportTrace()
-    file_path = lexical_abspath(file_path)
+    return expand_file(content, lexical_abspath(file_path), import_format, max_depth, trace)
+
+
+def expand_file(content: str, file_path: str, import_format: str, max_depth: int, trace: ImportTrace) -> str:
+    """:func:`process_imports` for a ``file_path`` already absolute and normalised (discovery's, built from such parts)."""
     base_dir = parent_of(file_path)
     root = trace.ancestry.project_root(base_dir) or base_dir
     if import_format == "flat":
@@ -278,7 +282,7 @@ def _expand_tree(
         data = reads.get(real)
         if data is None:
             data = reads[real] = trace._read(real, root)
-        if data.__class__ is not bytes:
+        if isinstance(data, OSError):
             if data.errno == errno.ENOENT or code.contains(start):
                 append("@" + path)  # missing (kept silently, as 0.24) or in code
             else:
