@@ -133,7 +133,7 @@ def _open_if_readable(path: str, found: dict[str, bytes | OSError], problems: li
             log.warning("%s: %s", path, message)
             problems.append(Problem(path, message))
             return False
-        found[path] = exc
+        found[path] = exc.with_traceback(None)  # no frame -> found -> exc cycle left for the collector
     return True
 
 
@@ -200,7 +200,7 @@ def _listed(
             try:
                 found[path] = _read_context_file(path, real_paths)
             except OSError as exc:
-                found[path] = exc
+                found[path] = exc.with_traceback(None)
     return listed, found, root, scanned
 
 

@@ -128,8 +128,18 @@ class LeavesProject(OSError):
 
 
 def _failure(exc: OSError, candidate: str) -> OSError:
-    """A failed read as the import comment reports it: too big for the budget, or as ``open`` said."""
-    return OSError(errno.EFBIG, _TOO_BIG_MESSAGE, candidate) if exc.errno == errno.EFBIG else exc
+    """A failed read as the import comment reports it: too big for the budget, or as ``open`` said.
+
+    Kept in the build's memo without its traceback: that holds the frames
+    that raised it, one of them :meth:`ImportTrace._read`'s, whose ``self``
+    is the trace holding the memo. Each such cycle (a fenced ``@name`` is
+    one) outlived the build until the cyclic collector found it: 430
+    tracked objects a build instead of 116, and collector passes worth
+    0.17 ms a build on average (7 %) instead of 0.02.
+    """
+    if exc.errno == errno.EFBIG:
+        return OSError(errno.EFBIG, _TOO_BIG_MESSAGE, candidate)
+    return exc.with_traceback(None)
 
 
 @dataclass
