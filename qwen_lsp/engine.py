@@ -268,10 +268,12 @@ class Engine:
                 await feature.before_request(turn)
 
         model_name = self._settings().model.name
+        tools = self.tools
         req = TurnRequest(
             system=system,
             history=session.history,
-            tools=self.tools,
+            tools=tools,
+            declarations=self.accounting.declarations(tools),  # read-only: shared with the size bound
             tool_context=ToolContext(
                 workspace_root=self.root,
                 cwd=self.root,

@@ -22,7 +22,7 @@ from ..protocol import ContextResult, ContextStatus, ThresholdTokens
 from ..sessions.registry import ChatSession
 from ..settings.config import Settings
 from ..skills import SkillListingTracker, SkillManager
-from .tool import Tool
+from .tool import DeclarationCache, Tool
 
 
 class RequestAccounting:
@@ -42,7 +42,7 @@ class RequestAccounting:
         self._settings = settings
         self._settings_problems = settings_problems
         self._history_tokens = HistoryTokens(counter.count_content)
-        self._declared: tuple[tuple[Tool, ...], list[dict[str, Any]]] = ((), [])
+        self.declarations = DeclarationCache()
 
     def thresholds(self) -> Thresholds:
         return thresholds_for(self._settings())
@@ -81,23 +81,8 @@ class RequestAccounting:
             "skills_listing": tracker.peek(self._skills),
             "startup_reminder": context.startup_reminder(),
             "history": history,
-            "tool_declarations": self._declarations(),
+            "tool_declarations": self.declarations(self._tools()),
         }
-
-    def _declarations(self) -> list[dict[str, Any]]:
-        """The tools' declarations, read-only here: taken again only when the set of tools changes.
-
-        A tool's declaration is the same for the life of the process (the
-        :class:`Tool` contract), but each call copies it for a caller that
-        might mutate it; counting only reads it, and a new chat counts
-        before its first request.
-        """
-        tools = tuple(self._tools())
-        known, declarations = self._declared
-        if len(known) != len(tools) or any(a is not b for a, b in zip(known, tools)):
-            declarations = [t.declaration() for t in tools]
-            self._declared = (tools, declarations)
-        return declarations
 
 
 _CEILING = TokenCeiling()

@@ -9,7 +9,7 @@ Dynamic facts (which skills exist, which files are open) travel in
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -92,3 +92,24 @@ class Tool(Protocol):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Execute one call. Bad arguments give ``is_error=True``, never an exception."""
         ...
+
+
+class DeclarationCache:
+    """The declarations of a set of tools, read-only, taken again only when the set changes.
+
+    A tool's declaration is constant for the life of the process (the
+    :class:`Tool` contract), but each call of :meth:`Tool.declaration` copies
+    it for a caller that might mutate it. Callers that only read it (a
+    request body, a token count) share one list per set of tool objects:
+    every new chat's first request needs it twice before it leaves.
+    """
+
+    def __init__(self) -> None:
+        self._known: tuple[tuple[Tool, ...], list[dict[str, Any]]] = ((), [])
+
+    def __call__(self, tools: Sequence[Tool]) -> list[dict[str, Any]]:
+        known, declarations = self._known
+        if len(known) != len(tools) or any(a is not b for a, b in zip(known, tools)):
+            declarations = [t.declaration() for t in tools]
+            self._known = (tuple(tools), declarations)
+        return declarations
