@@ -10,6 +10,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.rules_repo import git, make_rules_repo
@@ -284,3 +285,29 @@ async def test_a_new_chat_whose_preparation_fails_as_it_opens_reports_it_at_its_
         assert scripted.chat_requests() == []
     finally:
         await engine.drain()
+
+
+def test_declaration_cache_shares_one_read_only_list_per_set_of_tools() -> None:
+    from qwen_lsp.agent.tool import DeclarationCache, ToolContext, ToolResult
+    from qwen_lsp.llm.request_json import FrozenJSON
+
+    class Named:
+        def __init__(self, name: str) -> None:
+            self.name = name
+            self.calls = 0
+
+        def declaration(self) -> dict[str, Any]:
+            self.calls += 1
+            return {"type": "function", "function": {"name": self.name}}
+
+        async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            return ToolResult("unused")
+
+    a, b = Named("a"), Named("b")
+    cache = DeclarationCache()
+    first = cache([a, b])
+    assert cache([a, b]) is first and isinstance(first, FrozenJSON)
+    assert (a.calls, b.calls) == (1, 1)
+    other = cache([a])
+    assert other is not first and [d["function"]["name"] for d in other] == ["a"]
+    assert cache([a, Named("b")]) is not other  # another object with the same name is another tool

@@ -81,3 +81,41 @@ def test_strings_no_recent_request_used_are_dropped() -> None:
     for _ in range(request_json.KEEP_REQUESTS):
         encoder.encode({"content": kept})
     assert [entry[0] for entry in encoder._strings.values()] == [kept]
+
+
+@settings(max_examples=100)
+@given(st.lists(st.dictionaries(st.text(max_size=8), VALUES, max_size=4), max_size=5))
+def test_a_frozen_tools_array_encodes_as_json_dumps_does_every_time(tools: list[dict[str, Any]]) -> None:
+    encoder = RequestEncoder()
+    frozen = request_json.FrozenJSON(tools)
+    for text in ("first", "second", "third"):
+        body = {"model": "m", "messages": [{"role": "user", "content": text}], "tools": frozen}
+        assert encoder.encode(body) == reference(body)
+
+
+def test_a_frozen_array_cannot_change_under_its_remembered_json() -> None:
+    frozen = request_json.FrozenJSON([{"type": "function"}])
+    for change in (
+        lambda: frozen.append({}),
+        lambda: frozen.extend([{}]),
+        lambda: frozen.__setitem__(0, {}),
+        lambda: frozen.pop(),
+        lambda: frozen.clear(),
+        lambda: frozen.__delitem__(0),
+        lambda: frozen.__iadd__([{}]),
+    ):
+        try:
+            change()
+        except TypeError:
+            pass
+        else:
+            raise AssertionError("a FrozenJSON array was changed")
+    assert frozen == [{"type": "function"}]
+
+
+def test_the_remembered_frozen_arrays_are_bounded_and_an_id_is_not_reused_while_kept() -> None:
+    encoder = RequestEncoder()
+    for n in range(request_json.FROZEN_ENTRIES * 3):
+        body = {"tools": request_json.FrozenJSON([{"n": n}])}  # each array dies after its request
+        assert encoder.encode(body) == reference(body)
+    assert len(encoder._frozen) == request_json.FROZEN_ENTRIES

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..llm.request_json import FrozenJSON
+
 if TYPE_CHECKING:
     from .applier import Applier
     from .approvals import Approve
@@ -101,7 +103,9 @@ class DeclarationCache:
     :class:`Tool` contract), but each call of :meth:`Tool.declaration` copies
     it for a caller that might mutate it. Callers that only read it (a
     request body, a token count) share one list per set of tool objects:
-    every new chat's first request needs it twice before it leaves.
+    every new chat's first request needs it twice before it leaves, and the
+    request encoder keeps the list's JSON (:class:`FrozenJSON`) instead of
+    encoding every schema again for each request.
     """
 
     def __init__(self) -> None:
@@ -110,6 +114,6 @@ class DeclarationCache:
     def __call__(self, tools: Sequence[Tool]) -> list[dict[str, Any]]:
         known, declarations = self._known
         if len(known) != len(tools) or any(a is not b for a, b in zip(known, tools)):
-            declarations = [t.declaration() for t in tools]
+            declarations = FrozenJSON(t.declaration() for t in tools)
             self._known = (tuple(tools), declarations)
         return declarations
