@@ -35,20 +35,27 @@ DEPTH = 5
 """body → messages → message → content parts → part: deeper values (tool schemas) are encoded whole."""
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-FROZEN_ENTRIES = 16
-"""Encoded :class:`FrozenJSON` arrays kept (one per set of tools in use: a handful)."""
-
-
 class FrozenJSON(list[Any]):
-    """A JSON array that is never changed once built (the tools' declarations): encoded once per object.
+    """A JSON array that is never changed once built (the tools' declarations): encoded once, kept with it.
 
     Every request of every turn carries the same ``tools`` array, and its
     schemas lie below the depth the encoder walks, so each request encoded
-    them whole again (~0.2 ms for ten tools). An encoder keeps this array's
-    JSON by identity; the methods that would change it raise, so what it
-    keeps cannot go stale. The declarations inside are constant by the
-    ``Tool`` contract.
+    them whole again (~0.2 ms for ten tools). The methods that would change
+    the array raise, so the JSON it keeps cannot go stale; the declarations
+    inside are constant by the ``Tool`` contract.
     """
+
+    _json: bytes | None = None
+
+    def encoded(self) -> bytes:
+        """``json.dumps(self, ensure_ascii=False, separators=(",", ":"))`` as UTF-8, computed once."""
+        if self._json is None:
+            self._json = _ENCODE(self).encode()
+        return self._json
+
+    def __reduce__(self) -> tuple[type[FrozenJSON], tuple[list[Any]]]:
+        """Copied and pickled through the constructor (the default way appends, which raises)."""
+        return (FrozenJSON, (list(self),))
 
     def _read_only(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError("a FrozenJSON array is read-only")
@@ -69,7 +76,6 @@ class RequestEncoder:
         self._chars = 0
         self._request = 0
         self._shorts: dict[str, bytes] = {}
-        self._frozen: OrderedDict[int, tuple[FrozenJSON, bytes]] = OrderedDict()
 
     def encode(self, body: dict[str, Any]) -> bytes:
         self._request += 1
@@ -88,7 +94,7 @@ class RequestEncoder:
             size = len(value)
             out.append(self._string(value) if size >= LONG else self._short(value) if size <= SHORT else _ENCODE(value).encode())
         elif kind is FrozenJSON:
-            out.append(self._frozen_array(value))
+            out.append(value.encoded())
         elif depth < DEPTH and kind is dict and value and all(type(k) is str for k in value):
             sep = b"{"
             for key, item in value.items():
@@ -115,17 +121,6 @@ class RequestEncoder:
             if len(self._shorts) >= SHORT_ENTRIES:
                 self._shorts.clear()
             encoded = self._shorts[text] = _ENCODE(text).encode()
-        return encoded
-
-    def _frozen_array(self, value: FrozenJSON) -> bytes:
-        entry = self._frozen.get(id(value))
-        if entry is not None and entry[0] is value:
-            self._frozen.move_to_end(id(value))
-            return entry[1]
-        encoded = _ENCODE(value).encode()
-        self._frozen[id(value)] = (value, encoded)  # holding the array keeps its id from being reused
-        while len(self._frozen) > FROZEN_ENTRIES:
-            self._frozen.popitem(last=False)
         return encoded
 
     def _string(self, text: str) -> bytes:
