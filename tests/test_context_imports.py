@@ -134,3 +134,21 @@ def test_crlf_regions_drift_like_qwen_code(tmp_path: Path) -> None:
         path.write_bytes(body.replace("\n", newline).encode())
         out = process_imports(path.read_bytes().decode(), str(path))
         assert _imported(out) == imported, newline
+
+
+def test_an_import_naming_the_project_root_itself_fails_as_a_directory(tmp_path: Path) -> None:
+    # "@." and "@../<root>" name the root directory from above it: Qwen Code 0.24 reads it and
+    # reports EISDIR. Its parent lies outside the project, which must not make it a symlink refusal.
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    ctx = project / "QWEN.md"
+    trace = ImportTrace()
+    out = process_imports("see @. and @../proj here\n", str(ctx), trace=trace)
+    assert out == (
+        "see <!-- Import failed: . - EISDIR: illegal operation on a directory, read --> and "
+        "<!-- Import failed: ../proj - EISDIR: illegal operation on a directory, read --> here\n"
+    )
+    assert [p.message for p in trace.problems] == [
+        "import '.' failed: EISDIR: illegal operation on a directory, read",
+        "import '../proj' failed: EISDIR: illegal operation on a directory, read",
+    ]

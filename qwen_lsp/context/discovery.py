@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from qwen_lsp.files.containment import RealPaths, child_of, is_live_state, is_subpath, parent_of
+from ..files.reading import kept_error
 from .imports import MAX_IMPORT_DEPTH, ImportTrace, expand_file
 from .text import (
     GitAncestry,
@@ -133,7 +134,7 @@ def _open_if_readable(path: str, found: dict[str, bytes | OSError], problems: li
             log.warning("%s: %s", path, message)
             problems.append(Problem(path, message))
             return False
-        found[path] = exc.with_traceback(None)  # no frame -> found -> exc cycle left for the collector
+        found[path] = kept_error(exc)
     return True
 
 
@@ -200,7 +201,7 @@ def _listed(
             try:
                 found[path] = _read_context_file(path, real_paths)
             except OSError as exc:
-                found[path] = exc.with_traceback(None)
+                found[path] = kept_error(exc)
     return listed, found, root, scanned
 
 

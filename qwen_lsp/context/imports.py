@@ -40,9 +40,9 @@ import string
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from qwen_lsp.files.containment import is_subpath
 from .code_regions import CodeRegions
-from ..files.containment import POSIX as _POSIX, RealPaths, child_of, is_live_state, parent_of, split_path
+from ..files.containment import POSIX as _POSIX, RealPaths, child_of, is_live_state, is_subpath, parent_of
+from ..files.reading import kept_error
 from .text import (
     GitAncestry,
     Problem,
@@ -128,18 +128,8 @@ class LeavesProject(OSError):
 
 
 def _failure(exc: OSError, candidate: str) -> OSError:
-    """A failed read as the import comment reports it: too big for the budget, or as ``open`` said.
-
-    Kept in the build's memo without its traceback: that holds the frames
-    that raised it, one of them :meth:`ImportTrace._read`'s, whose ``self``
-    is the trace holding the memo. Each such cycle (a fenced ``@name`` is
-    one) outlived the build until the cyclic collector found it: 430
-    tracked objects a build instead of 116, and collector passes worth
-    0.17 ms a build on average (7 %) instead of 0.02.
-    """
-    if exc.errno == errno.EFBIG:
-        return OSError(errno.EFBIG, _TOO_BIG_MESSAGE, candidate)
-    return exc.with_traceback(None)
+    """A failed read as the import comment reports it: too big for the budget, or as ``open`` said."""
+    return OSError(errno.EFBIG, _TOO_BIG_MESSAGE, candidate) if exc.errno == errno.EFBIG else kept_error(exc)
 
 
 @dataclass
@@ -233,22 +223,19 @@ def expand_file(content: str, file_path: str, import_format: str, max_depth: int
     root = trace.ancestry.project_root(base_dir) or base_dir
     if import_format == "flat":
         return _expand_flat(content, file_path, root, max_depth, trace)
-    dirs = trace.real_paths.dirs_inside(root)
-    return _expand_tree(content, base_dir, root, dirs, frozenset({file_path}), 0, max_depth, file_path, trace)
+    return _expand_tree(content, base_dir, root, frozenset({file_path}), 0, max_depth, file_path, trace)
 
 
 def _expand_tree(
     content: str,
     base_dir: str,
     root: str,
-    dirs: dict[str, str],
     chain: frozenset[str],
     depth: int,
     max_depth: int,
     current: str,
     trace: ImportTrace,
 ) -> str:
-    """``content`` with its imports replaced by their expanded text; ``dirs`` is the real-directory memo for ``root``."""
     if depth >= max_depth:
         trace.warn(current, f"maximum import depth ({max_depth}) reached; its imports are left as text")
         return content
@@ -259,7 +246,7 @@ def _expand_tree(
     out: list[str] = []
     append = out.append
     last = 0
-    add_dependency, reads = trace.dependencies.add, trace._reads
+    add_dependency, parent_inside = trace.dependencies.add, trace.real_paths.parent_inside
     for start, end, path in refs:
         append(content[last:start])
         last = end
@@ -269,15 +256,9 @@ def _expand_tree(
             refusal = ("refused: outside the project or a URL", f"<!-- Import failed: {path} - Path traversal attempt -->")
         else:
             add_dependency(full)
-            parent, name = split_path(full)
-            real_parent = dirs.get(parent)
-            if real_parent is None:
-                real_parent = trace.real_paths.dir_inside(parent, root, dirs)
             if full in chain:
                 refusal = ("is a cycle; marked as already processed", f"<!-- File already processed: {path} -->")
-            elif real_parent:
-                real = real_parent + name
-            else:
+            elif (real := parent_inside(full, root)) is None:
                 refusal = ("refused: a symlink leads outside the project", f"<!-- Import failed: {path} - {_OUTSIDE_MESSAGE} -->")
         if real is None:
             if code.contains(start):  # inside code it is not an import at all
@@ -289,9 +270,7 @@ def _expand_tree(
         assert full is not None
         # Read first, ask about code after: most targets exist and are not in code,
         # so this costs one open() where a separate existence check would cost two calls.
-        data = reads.get(real)
-        if data is None:
-            data = reads[real] = trace._read(real, root)
+        data = trace.load(real, root)
         if isinstance(data, OSError):
             if data.errno == errno.ENOENT or code.contains(start):
                 append("@" + path)  # missing (kept silently, as 0.24) or in code
@@ -306,7 +285,7 @@ def _expand_tree(
             continue
         text = decode_text(data, full, trace.problems)
         if "@" in text or depth + 1 >= max_depth:  # most imported files import nothing: no call for them
-            text = _expand_tree(text, parent, root, dirs, chain | {full}, depth + 1, max_depth, full, trace)
+            text = _expand_tree(text, parent_of(full), root, chain | {full}, depth + 1, max_depth, full, trace)
         append(f"<!-- Imported from: {path} -->\n{text}\n<!-- End of import from: {path} -->")
     append(content[last:])
     return "".join(out)

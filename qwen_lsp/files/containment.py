@@ -108,7 +108,7 @@ class RealPaths:
 
     def __init__(self) -> None:
         self._resolved: dict[str, str] = {}  # lexical path -> the same with symlinks resolved
-        self._dirs_inside: dict[str, dict[str, str]] = {}
+        self._dirs_inside: dict[str, dict[str, str]] = {}  # root -> directory -> its real path and a separator, or ""
 
     def inside(self, path: str, root: str) -> str | None:
         """``path`` with every symlink resolved, or ``None`` when that leaves ``root`` (resolved too).
@@ -126,30 +126,23 @@ class RealPaths:
         For a caller that then opens the file with ``O_NOFOLLOW``: only when
         that fails with ELOOP (the file itself is a link) does it need
         :meth:`inside`, so an ordinary file costs no ``lstat`` of its own.
+        An import loop asks about the same few directories over and over, so
+        each directory's answer for ``root`` is kept: after the first import
+        from a directory, the answer is a dict lookup and a concatenation.
         """
         parent, name = split_path(path)
-        resolved = self._resolved
-        candidate = child_of(resolved.get(parent) or self.real(parent), name)
-        return candidate if is_subpath(resolved.get(root) or self.real(root), candidate) else None
-
-    def dirs_inside(self, root: str) -> dict[str, str]:
-        """A memo for :meth:`dir_inside` with ``root``: lexical directory -> its real path and a separator, or ``""``.
-
-        An import loop asks about the same few directories over and over; a
-        dict lookup answers what :meth:`parent_inside` would work out again.
-        """
-        memo = self._dirs_inside.get(root)
-        if memo is None:
-            memo = self._dirs_inside[root] = {}
-        return memo
-
-    def dir_inside(self, directory: str, root: str, memo: dict[str, str]) -> str:
-        """``directory`` resolved and ending in a separator (a file name appended gives the file's path), or ``""``
-        when it leaves ``root``; kept in ``memo``, from :meth:`dirs_inside`."""
-        real = self.real(directory)
-        inside = is_subpath(self.real(root), real)
-        answer = memo[directory] = (real if real.endswith(os.sep) else real + os.sep) if inside else ""
-        return answer
+        answers = self._dirs_inside.get(root)
+        if answers is None:
+            answers = self._dirs_inside[root] = {}
+        real_parent = answers.get(parent)
+        if real_parent is None:
+            real = self.real(parent)
+            inside = is_subpath(self.real(root), real)
+            real_parent = answers[parent] = (real if real.endswith(os.sep) else real + os.sep) if inside else ""
+        if real_parent:
+            return real_parent + name
+        candidate = child_of(self.real(parent), name)  # the root itself, named from above it ("@.", "@../proj")
+        return candidate if is_subpath(self.real(root), candidate) else None
 
     def not_a_link(self, path: str) -> None:
         """Note that ``path`` was just opened with ``O_NOFOLLOW``: its real path is its directory's plus its name.

@@ -62,6 +62,18 @@ def read_bytes(path: str | os.PathLike[str], max_size: int | None = None, *, fol
     return b"".join(chunks)
 
 
+def kept_error(exc: OSError) -> OSError:
+    """A failed read to keep as a value (a build's memo of what it read), without the frames that raised it.
+
+    The traceback holds those frames, and one of them usually holds the memo
+    the error is kept in: a reference cycle per failure that only the cyclic
+    collector frees. In a cold context build (a fenced ``@name`` is a missing
+    import target) that was 430 tracked objects a build instead of 116, and
+    collector passes worth 0.17 ms a build instead of 0.02.
+    """
+    return exc.with_traceback(None)
+
+
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     """A buffered binary reader over a regular file, for readers that must not hold it whole."""
     fd = os.open(path, _O_READ)
