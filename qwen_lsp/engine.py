@@ -204,7 +204,7 @@ class Engine:
 
     def capture(self, session: ChatSession) -> ParentRequest:
         """The chat's next request as it stands (system prompt, tools, history), for a fork to reuse."""
-        return ParentRequest.capture(session.context.system_prompt(), [t.declaration() for t in self.tools], session.history)
+        return ParentRequest.capture(session.context.system_prompt(), self.accounting.declarations(self.tools), session.history)
 
     # ----------------------------------------------------------------- the turn
     async def chat(
