@@ -216,22 +216,19 @@ class CodeRegions:
                     first = found.start()
         return first
 
-    def _maybe(self, pos: int) -> bool:
-        text = self._content
-        if self._first_fence is None:
-            self._first_fence = self._fence_start()
-        if self._first_fence < pos:
-            return True
-        line_start = text.rfind("\n", 0, pos) + 1  # no \r here: a text with one has no shortcut
-        if line_start < len(text) and (text[line_start] in " \t>-*+" or text[line_start].isdigit()):
-            return True
-        para_start = text.rfind("\n\n", 0, pos)
-        para_end = text.find("\n\n", pos)
-        return text.find("`", max(para_start, 0), para_end if para_end != -1 else len(text)) != -1
-
     def contains(self, pos: int) -> bool:
-        if not self._maybe(pos):
-            return False
         if self._regions is None:
-            self._regions = find_code_regions(self._content)
+            text = self._content
+            first = self._first_fence
+            if first is None:
+                first = self._first_fence = self._fence_start()
+            if pos <= first:  # no fence opener before it (and no \r): the cheap tests may decide
+                line_start = text.rfind("\n", 0, pos) + 1  # no \r here: a text with one has no shortcut
+                lead = text[line_start]  # pos is inside the text, so its line has a first character
+                if not (lead in " \t>-*+" or lead.isdigit()):
+                    para_start = text.rfind("\n\n", 0, pos)
+                    para_end = text.find("\n\n", pos)
+                    if text.find("`", max(para_start, 0), para_end if para_end != -1 else len(text)) == -1:
+                        return False
+            self._regions = find_code_regions(text)
         return any(lo <= pos < hi for lo, hi in self._regions)

@@ -112,10 +112,13 @@ def _resolve_import(path: str, base_dir: str, project_root: str) -> str | None:
     ``base_dir`` is the importing file's directory, itself inside the
     project (the context file's, or an import's that passed this check).
     """
-    if _POSIX and path[0] == "." and path[1:2] == "/" and "/." not in path and "//" not in path and path[-1] != "/" and base_dir != "/":
-        # A plain "./a/b.md" (nearly every import): nothing for normpath to change after the "./",
-        # and with no "." or ".." segment it stays below base_dir, so inside the project.
-        return base_dir + path[1:]
+    if _POSIX and path[0] != "/" and base_dir != "/":
+        # A plain relative path ("./a/b.md", "a/b.md", "name": nearly every import): with no "." or ".."
+        # segment, no empty one and no trailing "/", normpath has nothing to change after a leading "./",
+        # and the path stays below base_dir, so inside the project. (A URL has "//": not plain.)
+        rel = path[2:] if path[:2] == "./" else path
+        if rel and "/." not in "/" + rel and "//" not in path and rel[-1] != "/":
+            return f"{base_dir}/{rel}"
     if path.startswith(_URL_SCHEMES):
         return None
     # base_dir is absolute: path.resolve(base_dir, path).
@@ -223,11 +226,22 @@ def expand_file(content: str, file_path: str, import_format: str, max_depth: int
     root = trace.ancestry.project_root(base_dir) or base_dir
     if import_format == "flat":
         return _expand_flat(content, file_path, root, max_depth, trace)
-    return _expand_tree(content, base_dir, root, frozenset({file_path}), 0, max_depth, file_path, trace)
+    if max_depth <= 0:
+        return _at_depth_limit(content, max_depth, file_path, trace)
+    refs = _scan(content) if "@" in content else None
+    if not refs:
+        return content
+    return _expand_tree(content, refs, base_dir, root, frozenset({file_path}), 0, max_depth, file_path, trace)
+
+
+def _at_depth_limit(content: str, max_depth: int, current: str, trace: ImportTrace) -> str:
+    trace.warn(current, f"maximum import depth ({max_depth}) reached; its imports are left as text")
+    return content
 
 
 def _expand_tree(
     content: str,
+    refs: list[tuple[int, int, str]],
     base_dir: str,
     root: str,
     chain: frozenset[str],
@@ -236,17 +250,18 @@ def _expand_tree(
     current: str,
     trace: ImportTrace,
 ) -> str:
-    if depth >= max_depth:
-        trace.warn(current, f"maximum import depth ({max_depth}) reached; its imports are left as text")
-        return content
-    refs = _scan(content)
-    if not refs:
-        return content
+    """``content`` with its ``refs`` (its :func:`_scan`, not empty) expanded; ``depth`` is below ``max_depth``.
+
+    The hot loop of a cold build: the two memos (directories resolved for
+    ``root``, targets read) are asked inline, so a repeated directory or
+    target costs a dict lookup, not a call.
+    """
     code = CodeRegions(content)
     out: list[str] = []
     append = out.append
     last = 0
     add_dependency, parent_inside = trace.dependencies.add, trace.real_paths.parent_inside
+    resolved_dirs, reads = trace.real_paths.dirs_inside(root), trace._reads
     for start, end, path in refs:
         append(content[last:start])
         last = end
@@ -258,8 +273,13 @@ def _expand_tree(
             add_dependency(full)
             if full in chain:
                 refusal = ("is a cycle; marked as already processed", f"<!-- File already processed: {path} -->")
-            elif (real := parent_inside(full, root)) is None:
-                refusal = ("refused: a symlink leads outside the project", f"<!-- Import failed: {path} - {_OUTSIDE_MESSAGE} -->")
+            else:
+                cut = full.rfind("/")
+                real_dir = resolved_dirs.get(full[:cut]) if _POSIX else None
+                if real_dir:  # the directory was resolved inside the root earlier in this build
+                    real = real_dir + full[cut + 1 :]
+                elif (real := parent_inside(full, root)) is None:
+                    refusal = ("refused: a symlink leads outside the project", f"<!-- Import failed: {path} - {_OUTSIDE_MESSAGE} -->")
         if real is None:
             if code.contains(start):  # inside code it is not an import at all
                 append("@" + path)
@@ -270,7 +290,9 @@ def _expand_tree(
         assert full is not None
         # Read first, ask about code after: most targets exist and are not in code,
         # so this costs one open() where a separate existence check would cost two calls.
-        data = trace.load(real, root)
+        data = reads.get(real)
+        if data is None:
+            data = trace.load(real, root)
         if isinstance(data, OSError):
             if data.errno == errno.ENOENT or code.contains(start):
                 append("@" + path)  # missing (kept silently, as 0.24) or in code
@@ -284,8 +306,10 @@ def _expand_tree(
             append(f"<!-- Import failed: {path} - {_LIMIT_MESSAGE} -->")
             continue
         text = decode_text(data, full, trace.problems)
-        if "@" in text or depth + 1 >= max_depth:  # most imported files import nothing: no call for them
-            text = _expand_tree(text, parent_of(full), root, chain | {full}, depth + 1, max_depth, full, trace)
+        if depth + 1 >= max_depth:
+            text = _at_depth_limit(text, max_depth, full, trace)
+        elif "@" in text and (inner := _scan(text)):  # most imported files import nothing: no call for them
+            text = _expand_tree(text, inner, parent_of(full), root, chain | {full}, depth + 1, max_depth, full, trace)
         append(f"<!-- Imported from: {path} -->\n{text}\n<!-- End of import from: {path} -->")
     append(content[last:])
     return "".join(out)

@@ -131,9 +131,7 @@ class RealPaths:
         from a directory, the answer is a dict lookup and a concatenation.
         """
         parent, name = split_path(path)
-        answers = self._dirs_inside.get(root)
-        if answers is None:
-            answers = self._dirs_inside[root] = {}
+        answers = self.dirs_inside(root)
         real_parent = answers.get(parent)
         if real_parent is None:
             real = self.real(parent)
@@ -143,6 +141,17 @@ class RealPaths:
             return real_parent + name
         candidate = child_of(self.real(parent), name)  # the root itself, named from above it ("@.", "@../proj")
         return candidate if is_subpath(self.real(root), candidate) else None
+
+    def dirs_inside(self, root: str) -> dict[str, str]:
+        """:meth:`parent_inside`'s memo for ``root``: directory -> its real path and a separator, or "" (refused).
+
+        For a hot loop that asks about the same few directories many times:
+        a hit there is a dict lookup; a miss (or "") goes to :meth:`parent_inside`.
+        """
+        answers = self._dirs_inside.get(root)
+        if answers is None:
+            answers = self._dirs_inside[root] = {}
+        return answers
 
     def not_a_link(self, path: str) -> None:
         """Note that ``path`` was just opened with ``O_NOFOLLOW``: its real path is its directory's plus its name.
