@@ -33,6 +33,7 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from qwen_lsp.files.containment import RealPaths, child_of, is_live_state, is_subpath, parent_of
 from ..files.reading import kept_error
@@ -59,8 +60,9 @@ QWEN_DIR = ".qwen"
 _HAS_NOFOLLOW = hasattr(os, "O_NOFOLLOW")
 
 
-@dataclass(frozen=True)
-class ContextFile:
+class ContextFile(NamedTuple):
+    """One listed context file (a tuple: a cold build makes one per file, and a frozen dataclass costs three times as much)."""
+
     path: str  # absolute, lexical
     display: str  # path relative to cwd, as in the block markers
     content: str | None  # imports expanded; None when the file could not be read
@@ -71,10 +73,11 @@ class ContextFile:
 
     def block(self) -> str:
         assert self.content is not None
-        return (
-            f"--- Context from: {self.display} ---\n{js_trim(self.content)}\n"
-            f"--- End of Context from: {self.display} ---"
-        )
+        return _block(self.display, js_trim(self.content))
+
+
+def _block(display: str, body: str) -> str:
+    return f"--- Context from: {display} ---\n{body}\n--- End of Context from: {display} ---"
 
 
 @dataclass
@@ -88,7 +91,11 @@ class Discovery:
     problems: list[Problem] = field(default_factory=list)
 
     def text(self) -> str:
-        return "\n\n".join(f.block() for f in self.files if f.attached)
+        blocks = []
+        for f in self.files:
+            if f.content is not None and (body := js_trim(f.content)):  # attached: trimmed once, not twice
+                blocks.append(_block(f.display, body))
+        return "\n\n".join(blocks)
 
 
 def _read_context_file(path: str, real_paths: RealPaths) -> bytes:
