@@ -184,6 +184,8 @@ def _listed(
         dirs = _scan_dirs(cwd, home, global_dir, root)
     else:
         dirs = []
+    if dirs:
+        real_paths.prime(dirs[0])  # the working directory: its ancestors are the rest of the scan
     scanned = [global_dir, *(d for d in dirs if d != global_dir)]
     outermost_first = dirs[::-1]
     ordered: list[str] = []

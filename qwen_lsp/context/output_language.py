@@ -100,6 +100,6 @@ def ensure_global_file(global_dir: str, language: str) -> None:
 def resolve_path(cwd: str, global_dir: str) -> str | None:
     """The file the CLI would load: the project one if present, else the global one if present."""
     for candidate in (os.path.join(cwd, ".qwen", FILENAME), os.path.join(global_dir, FILENAME)):
-        if os.path.exists(candidate):
+        if os.access(candidate, os.F_OK):  # os.path.exists without a stat result to build
             return candidate
     return None

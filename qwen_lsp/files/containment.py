@@ -68,6 +68,7 @@ POSIX = os.sep == "/" and os.altsep is None
 
 _DIR_PROBE = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC if hasattr(os, "O_PATH") else 0
 """Open flags that succeed only on a directory that is not a symlink, without reading it (Linux)."""
+_DIR_OPEN = _DIR_PROBE & ~os.O_NOFOLLOW
 
 
 def split_path(path: str) -> tuple[str, str]:
@@ -157,6 +158,38 @@ class RealPaths:
         if answers is None:
             answers = self._dirs_inside[root] = {}
         return answers
+
+    def prime(self, directory: str) -> None:
+        """Resolve ``directory`` and every ancestor at once when none of them is a link (Linux).
+
+        The upward scan of a deep checkout asks about every directory from the
+        filesystem root down to the working directory, one system call pair
+        each. The kernel names an open directory by its real path
+        (``/proc/self/fd``); when that name is the path itself, no component
+        can be a link, so every ancestor is its own real path: three system
+        calls for the whole spine. Anything else (a link on the way, no
+        ``/proc``) leaves the directories to :meth:`real`, one at a time.
+        """
+        if not _DIR_PROBE or directory in self._resolved:
+            return
+        try:
+            fd = os.open(directory, _DIR_OPEN)
+        except OSError:
+            return
+        try:
+            name = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return
+        finally:
+            os.close(fd)
+        path = directory
+        if name == path:
+            while path not in self._resolved:
+                self._resolved[path] = path
+                parent = parent_of(path)
+                if parent == path:
+                    break
+                path = parent
 
     def not_a_link(self, path: str) -> None:
         """Note that ``path`` was just opened with ``O_NOFOLLOW``: its real path is its directory's plus its name.
