@@ -123,23 +123,24 @@ def _read_context_file(path: str, real_paths: RealPaths) -> bytes:
 def _open_if_readable(path: str, found: dict[str, bytes | OSError], problems: list[Problem], real_paths: RealPaths) -> bool:
     """Whether Node's ``fs.access(path, R_OK)`` passes; what was read is kept in ``found``.
 
-    Qwen Code checks access and reads later. Opening at once (EAFP) costs
-    one syscall instead of two for every file that exists, and the bytes
-    are kept for later. Where the two checks differ the answer stays
-    ``access``'s: a readable *directory* passes (it is listed, then fails
-    to read with EISDIR), and when an open fails for another reason than a
-    missing path, ``access`` itself is asked.
+    Asked as Qwen Code asks it, ``access`` first: most candidates are
+    missing (two names in every directory up to the project root), and a
+    failed ``access`` costs a third of a failed ``open``, which raises. A
+    file that passes is read at once and its bytes kept for later; a
+    readable *directory* passes too (it is listed, then fails to read with
+    EISDIR). A file that exists but cannot be read is reported, where Qwen
+    Code skips it without a word.
     """
+    if not os.access(path, os.R_OK):
+        if os.access(path, os.F_OK):
+            message = "exists but cannot be read; skipped"
+            log.warning("%s: %s", path, message)
+            problems.append(Problem(path, message))
+        return False
     try:
         found[path] = _read_context_file(path, real_paths)
     except OSError as exc:
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-            return False
-        if exc.errno != errno.EISDIR and not os.access(path, os.R_OK):
-            # Qwen Code skips it without a word; a person should hear why a rule is missing.
-            message = f"exists but cannot be read ({exc.strerror or exc}); skipped"
-            log.warning("%s: %s", path, message)
-            problems.append(Problem(path, message))
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):  # gone since access said yes
             return False
         found[path] = kept_error(exc)
     return True
