@@ -173,8 +173,13 @@ def _listed(
     ancestry: GitAncestry,
     real_paths: RealPaths,
     problems: list[Problem],
+    shown: dict[str, str] | None = None,
 ) -> tuple[list[str], dict[str, bytes | OSError], str | None, list[str]]:
-    """Context file paths in order, read, not yet deduped by real path; also the git root and the scanned directories."""
+    """Context file paths in order, read, not yet deduped by real path; also the git root and the scanned directories.
+
+    ``shown`` receives, for each file the upward scan found, its path relative to ``cwd``.
+    """
+    shown = {} if shown is None else shown
     cwd = lexical_abspath(cwd)
     home = lexical_abspath(home)
     global_dir = lexical_abspath(global_dir)
@@ -188,17 +193,18 @@ def _listed(
     if dirs:
         real_paths.prime(dirs[0])  # the working directory: its ancestors are the rest of the scan
     scanned = [global_dir, *(d for d in dirs if d != global_dir)]
-    outermost_first = dirs[::-1]
+    ups = {directory: "../" * levels for levels, directory in enumerate(dirs)}  # cwd and its ancestors, relative to cwd
     ordered: list[str] = []
     found: dict[str, bytes | OSError] = {}
     for name in filenames:
         global_path = child_of(global_dir, name)
         if global_path in found or _open_if_readable(global_path, found, problems, real_paths):
             ordered.append(global_path)
-        for directory in outermost_first:
+        for directory in reversed(dirs):
             candidate = child_of(directory, name)
             if candidate != global_path and (candidate in found or _open_if_readable(candidate, found, problems, real_paths)):
                 ordered.append(candidate)
+                shown[candidate] = ups[directory] + name  # path.relative(cwd, candidate), without asking
     ordered.extend(extra_paths)
     if trusted and root is not None:
         local = os.path.join(root, QWEN_DIR, LOCAL_CONTEXT_FILENAME)
@@ -286,7 +292,13 @@ def display_path(path: str, cwd: str) -> str:
     return strip_ansi_and_control(relative_path(path, cwd) if os.path.isabs(path) else path)
 
 
-def _refusal(path: str, project: str, global_dir: str, extra_paths: Sequence[str], trace: ImportTrace) -> str | None:
+def _display(path: str, cwd: str, shown: dict[str, str]) -> str:
+    """:func:`display_path`, from the scan's own answer when it has one."""
+    relative = shown.get(path)
+    return display_path(path, cwd) if relative is None else strip_ansi_and_control(relative)
+
+
+def _refusal(path: str, project: str, global_dir: str, extra_paths: Sequence[str], real_paths: RealPaths) -> str | None:
     """Why a listed context file may not be read into the prompt, or ``None``.
 
     Each file is checked against the tree it was found in, symlinks
@@ -296,17 +308,18 @@ def _refusal(path: str, project: str, global_dir: str, extra_paths: Sequence[str
     shares a parent folder such as ``/tmp``, chooses those as well. The
     user's global files and the extra files are the user's own and may lead
     anywhere. No file, the user's included, may resolve into ``/proc``
-    or ``/sys``.
+    or ``/sys``. ``project`` and ``global_dir`` end with a separator (a cold
+    build asks this for every file, so the prefixes are made once).
     """
-    if is_subpath(project, path):
-        allowed: str | None = project
+    real = real_paths.real(path)
+    if path.startswith(project):
+        allowed: str | None = project[:-1] or os.sep
         where = "the project"
-    elif path in extra_paths or is_subpath(global_dir, path):
-        allowed, where = None, ""
+    elif path.startswith(global_dir) or path in extra_paths:
+        allowed = None
     else:
         allowed, where = parent_of(path), "the directory it was found in"
-    real = trace.real_paths.real(path)
-    if allowed is not None and not is_subpath(trace.real_paths.real(allowed), real):
+    if allowed is not None and not is_subpath(real_paths.real(allowed), real):
         return f"refused: a symlink leads outside {where}"
     if is_live_state(real):
         return f"refused: it resolves to {real}, live system state, not a file"
@@ -331,25 +344,28 @@ def discover(
     cwd = lexical_abspath(cwd)
     extra_paths = [lexical_abspath(p) for p in extra_paths]  # every listed path is then normalised, as imports expect
     trace = ImportTrace(ancestry=ancestry or GitAncestry())
+    shown: dict[str, str] = {}
     listed, found, root, scanned = _listed(
-        cwd, filenames, home, global_dir, trusted, extra_paths, trace.ancestry, trace.real_paths, trace.problems
+        cwd, filenames, home, global_dir, trusted, extra_paths, trace.ancestry, trace.real_paths, trace.problems, shown
     )
     project = root or cwd
+    project_prefix = project if project.endswith(os.sep) else project + os.sep
     global_dir = lexical_abspath(global_dir)
+    global_prefix = global_dir if global_dir.endswith(os.sep) else global_dir + os.sep
     files: list[ContextFile] = []
     for path in _dedupe_by_realpath(listed, found):
         trace.dependencies.add(path)
         data = found[path]
-        refusal = _refusal(path, project, global_dir, extra_paths, trace)
+        refusal = _refusal(path, project_prefix, global_prefix, extra_paths, trace.real_paths)
         if refusal is not None:
             data = OSError(errno.EPERM, refusal)
         if isinstance(data, OSError):
             message = f"could not read context file: {data.strerror or data}"
             log.warning("%s: %s", path, message)
             trace.problems.append(Problem(path, message))
-            files.append(ContextFile(path, display_path(path, cwd), None))
+            files.append(ContextFile(path, _display(path, cwd, shown), None))
             continue
         raw = decode_text(data, path, trace.problems)
         content = expand_file(raw, path, import_format, MAX_IMPORT_DEPTH, trace)
-        files.append(ContextFile(path, display_path(path, cwd), content))
+        files.append(ContextFile(path, _display(path, cwd, shown), content))
     return Discovery(files, root, scanned, trace.dependencies, trace.problems)
