@@ -200,6 +200,7 @@ class CodeRegions:
         self._content = content
         self._regions: list[tuple[int, int]] | None = None
         self._first_fence: int | None = None  # where the first fence opener could start; len+1 if none
+        self._clear_paragraph = (0, 0)  # [start, end) of the last paragraph found without a backtick
 
     def _fence_start(self) -> int:
         """Where the first fence marker starts (``len + 1`` if none); ``-1`` with a ``\r``, which allows no shortcut."""
@@ -226,9 +227,15 @@ class CodeRegions:
                 line_start = text.rfind("\n", 0, pos) + 1  # no \r here: a text with one has no shortcut
                 lead = text[line_start]  # pos is inside the text, so its line has a first character
                 if not (lead in " \t>-*+" or lead.isdigit()):
-                    para_start = text.rfind("\n\n", 0, pos)
+                    clear_start, clear_end = self._clear_paragraph
+                    if clear_start < pos < clear_end:  # the paragraph of an earlier answer: no backtick in it
+                        return False
+                    para_start = max(text.rfind("\n\n", 0, pos), 0)
                     para_end = text.find("\n\n", pos)
-                    if text.find("`", max(para_start, 0), para_end if para_end != -1 else len(text)) == -1:
+                    if para_end == -1:
+                        para_end = len(text)
+                    if text.find("`", para_start, para_end) == -1:
+                        self._clear_paragraph = (para_start, para_end)
                         return False
             self._regions = find_code_regions(text)
         return any(lo <= pos < hi for lo, hi in self._regions)
