@@ -177,12 +177,9 @@ def _listed(
 ) -> tuple[list[str], dict[str, bytes | OSError], str | None, list[str]]:
     """Context file paths in order, read, not yet deduped by real path; also the git root and the scanned directories.
 
-    ``shown`` receives, for each file the upward scan found, its path relative to ``cwd``.
+    ``cwd``, ``home`` and ``global_dir`` are absolute and normalised. ``shown`` receives, for each file the upward scan found, its path relative to ``cwd``.
     """
     shown = {} if shown is None else shown
-    cwd = lexical_abspath(cwd)
-    home = lexical_abspath(home)
-    global_dir = lexical_abspath(global_dir)
     root = ancestry.project_root(cwd)
     if cwd == home:  # lexical, as Qwen Code compares them: a symlink to HOME is not HOME
         dirs = [home]
@@ -231,7 +228,9 @@ def context_file_paths(
     extra_paths: Sequence[str] = (),
 ) -> tuple[list[str], str | None, list[str]]:
     """Ordered, de-duplicated context file paths; also the git root and the scanned directories."""
-    paths, found, root, scanned = _listed(cwd, filenames, home, global_dir, trusted, extra_paths, GitAncestry(), RealPaths(), [])
+    paths, found, root, scanned = _listed(
+        lexical_abspath(cwd), filenames, lexical_abspath(home), lexical_abspath(global_dir), trusted, extra_paths, GitAncestry(), RealPaths(), []
+    )
     return _dedupe_by_realpath(paths, found), root, scanned
 
 
@@ -342,15 +341,15 @@ def discover(
     ``ancestry`` is the pass's walk to ``.git``, if the caller has walked it already.
     """
     cwd = lexical_abspath(cwd)
+    global_dir = lexical_abspath(global_dir)
     extra_paths = [lexical_abspath(p) for p in extra_paths]  # every listed path is then normalised, as imports expect
     trace = ImportTrace(ancestry=ancestry or GitAncestry())
     shown: dict[str, str] = {}
     listed, found, root, scanned = _listed(
-        cwd, filenames, home, global_dir, trusted, extra_paths, trace.ancestry, trace.real_paths, trace.problems, shown
+        cwd, filenames, lexical_abspath(home), global_dir, trusted, extra_paths, trace.ancestry, trace.real_paths, trace.problems, shown
     )
     project = root or cwd
     project_prefix = project if project.endswith(os.sep) else project + os.sep
-    global_dir = lexical_abspath(global_dir)
     global_prefix = global_dir if global_dir.endswith(os.sep) else global_dir + os.sep
     files: list[ContextFile] = []
     for path in _dedupe_by_realpath(listed, found):
