@@ -82,3 +82,35 @@ def test_grep_and_glob_walk_past_a_fifo(tmp_path: Path):
     assert not grep.is_error and "a.txt" in grep.output
     found = finishes(lambda: asyncio.run(tools["glob"].run({"pattern": "*.txt"}, ctx)))
     assert not found.is_error and "a.txt" in found.output
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 65_535, 65_536, 65_537, 200_000])
+def test_read_bytes_reads_every_size_whole_and_in_one_piece(tmp_path: Path, size: int):
+    """Small files take the seek-sized path, larger and empty ones the fstat path: both give every byte."""
+    data = os.urandom(size)
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    assert read_bytes(path) == data
+    assert read_bytes(path, max_size=size) == data
+    if size:
+        with pytest.raises(OSError) as info:
+            read_bytes(path, max_size=size - 1)
+        assert info.value.errno == errno.EFBIG
+
+
+def test_read_bytes_refuses_devices_whatever_they_say_about_their_size(tmp_path: Path):
+    """A device seeks to 0 (``/dev/null``, ``/dev/zero``) and a FIFO cannot seek: neither passes as a small file."""
+    for device in ("/dev/null", "/dev/zero"):
+        with pytest.raises(OSError) as info:
+            finishes(lambda device=device: read_bytes(device, max_size=1 << 20))
+        assert info.value.errno == errno.EINVAL, device
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(OSError) as info:
+        finishes(lambda: read_bytes(tmp_path / "pipe", max_size=100))
+    assert info.value.errno == errno.EINVAL
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs /proc")
+def test_read_bytes_reads_a_file_whose_size_says_nothing():
+    """``/proc`` files report size 0 and are read until a read returns nothing."""
+    assert b"Name:" in read_bytes("/proc/self/status")

@@ -9,14 +9,16 @@ verbatim, and never brings in text from outside the project.
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from qwen_lsp.context import find_imports, process_imports
+from qwen_lsp.context.code_regions import CodeRegions, find_code_regions
 from qwen_lsp.context.imports import ImportTrace
 
 _WORD = re.compile(r"[^ \t\n\r]+")
@@ -83,3 +85,28 @@ def test_imports_of_missing_files_leave_the_text_unchanged(tmp_path_factory: pyt
     out = process_imports(content, str(empty / "QWEN.md"), trace=trace)
     assert out == content  # missing imports are kept silently (as ``memoryImportProcessor.ts``)
     assert trace.problems == []
+
+
+_MARKDOWN = st.lists(
+    st.sampled_from(["@./a.md", "@b", " ", "\n", "\n\n", "`", "``", "```\n", "~~~\n", "    ", "> ", "- ", "1. ", "text", "\r\n", "|"]),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=400)
+@given(content=_MARKDOWN, order=st.randoms(use_true_random=False))
+@example(content="See @./a.md here.\n\nUse ` @b` in code.", order=random.Random(0))
+@example(content="@./a.md and @b\n- ` @./a.md`\n\n    @b", order=random.Random(1))
+def test_the_cheap_code_test_agrees_with_the_parse_whatever_the_order(content: str, order) -> None:
+    """``CodeRegions.contains`` answers as the full parse for every reference, asked in any order on one object.
+
+    Its shortcuts (no fence before, no container or indent on the line, no
+    backtick in the paragraph, a paragraph already found clear) may only
+    skip the parse, never change an answer.
+    """
+    regions = find_code_regions(content)
+    positions = [start for start, _end, _path in (tuple(r) for r in find_imports(content))]
+    order.shuffle(positions)
+    code = CodeRegions(content)
+    for pos in positions + positions:
+        assert code.contains(pos) == any(lo <= pos < hi for lo, hi in regions), (content, pos)
