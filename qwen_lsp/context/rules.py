@@ -131,6 +131,8 @@ def load_rules_dir(
     Files past the build's ``budget`` (``rule_budget.py``; one of its own
     when none is given) are left out and reported, unread.
     """
+    if not os.access(directory, os.F_OK):  # no rules directory, the usual case: nothing to list, compile or report
+        return [], []
     own_budget = budget is None
     budget = RuleBudget() if budget is None else budget
     files = sorted(collect_md(directory, budget), key=lambda p: p.encode("utf-16-be"))
