@@ -109,7 +109,8 @@ class RealPaths:
     ``os.path.realpath`` costs an ``lstat`` per component of the whole path,
     every time; on a deep checkout, asked once per import and per context
     file, that tripled the time of a cold context build. Here each
-    component is ``lstat``-ed once per build, and only a symlink costs more.
+    component is looked at once per build (a directory by an ``O_PATH`` probe on Linux, else
+    ``lstat``; the working directory's whole spine by :meth:`prime`), and only a symlink costs more.
     """
 
     def __init__(self) -> None:
@@ -206,7 +207,7 @@ class RealPaths:
         """``os.path.realpath(path)`` for an absolute, normalised path, from the memo where it can.
 
         A hit is one dict lookup; a miss resolves the parent (usually a hit)
-        and ``lstat``-s only the last component. Recursion depth is the path's
+        and looks at only the last component. Recursion depth is the path's
         depth. Missing components are not memoised: they may appear later.
         """
         hit = self._resolved.get(path)
