@@ -23,7 +23,7 @@ import re
 import stat
 from dataclasses import dataclass
 
-from ..files.containment import child_of, parent_of
+from ..files.containment import ancestors, child_of
 from ..files.reading import read_bytes
 from ..text.jstext import JS_WHITESPACE, js_trim
 
@@ -100,11 +100,11 @@ class GitAncestry:
         known = self._memo.get(start)
         if known is not None:
             return known
-        cur = lexical_abspath(start)
+        normal = lexical_abspath(start)
         walked: list[tuple[str, bool]] = []  # (dir, its .git exists with symlinks followed)
         found: str | None = None
         in_git = False
-        while True:
+        for cur in ancestors(normal):
             known = self._memo.get(cur)
             if known is not None:
                 found, in_git = known
@@ -122,14 +122,10 @@ class GitAncestry:
                     break
                 exists = os.access(git, os.F_OK)
             walked.append((cur, exists))
-            parent = parent_of(cur)
-            if parent == cur:
-                break
-            cur = parent
         for directory, exists in reversed(walked):
             in_git = in_git or exists
             self._memo[directory] = (found, in_git)
-        self._memo.setdefault(start, self._memo[lexical_abspath(start)])
+        self._memo.setdefault(start, self._memo[normal])
         return self._memo[start]
 
     def project_root(self, start: str) -> str | None:

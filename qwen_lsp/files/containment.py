@@ -88,6 +88,29 @@ def parent_of(path: str) -> str:
     return split_path(path)[0]
 
 
+def ancestors(path: str) -> list[str]:
+    """A normalised absolute ``path``, then each directory above it, the filesystem root last.
+
+    One call for a walk up a deep checkout, where :func:`parent_of` per
+    level costs two Python calls each (a cold context build walks up twice).
+    """
+    out = [path]
+    if POSIX and not path.startswith("//"):  # POSIX keeps a leading "//" as its own root: the general rules
+        cut = path.rfind("/")
+        while cut > 0:
+            path = path[:cut]
+            out.append(path)
+            cut = path.rfind("/")
+        if path != "/":
+            out.append("/")
+        return out
+    parent = os.path.dirname(path)
+    while parent != out[-1]:
+        out.append(parent)
+        parent = os.path.dirname(parent)
+    return out
+
+
 def child_of(directory: str, name: str) -> str:
     """``os.path.join(directory, name)`` for a normalised absolute directory and a relative ``name``."""
     if POSIX:
@@ -183,14 +206,11 @@ class RealPaths:
             return
         finally:
             os.close(fd)
-        path = directory
-        if name == path:
-            while path not in self._resolved:
-                self._resolved[path] = path
-                parent = parent_of(path)
-                if parent == path:
+        if name == directory:
+            for path in ancestors(directory):
+                if path in self._resolved:
                     break
-                path = parent
+                self._resolved[path] = path
 
     def not_a_link(self, path: str) -> None:
         """Note that ``path`` was just opened with ``O_NOFOLLOW``: its real path is its directory's plus its name.

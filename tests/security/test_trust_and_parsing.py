@@ -22,7 +22,7 @@ from support.scripted_openai import ScriptedOpenAI
 
 from lsp_harness import as_dict, chat, initialize, server_env, start_client
 from qwen_lsp.settings.config import load_settings
-from qwen_lsp.files.containment import RealPaths
+from qwen_lsp.files.containment import RealPaths, ancestors
 from qwen_lsp.context.discovery import discover
 from qwen_lsp.context.rules import load_rules_dir, parse_rule
 from qwen_lsp.skills.parse import SkillParseError, parse_skill
@@ -422,3 +422,11 @@ async def test_the_users_folder_trust_beats_the_projects(tmp_path, scripted, att
     assert body["model"] == "scripted-model"  # the project's settings were not loaded at all
     assert "project-instructions" not in body["messages"][0]["content"]  # untrusted: global context only
     assert attacker.requests == []
+
+
+@pytest.mark.parametrize("path", ["/", "/a", "/a/b/c", "//a/b", "//", "/tmp/x y/z.d"])
+def test_ancestors_walk_up_as_dirname_does(path: str):
+    expected = [path]
+    while os.path.dirname(expected[-1]) != expected[-1]:
+        expected.append(os.path.dirname(expected[-1]))
+    assert ancestors(path) == expected
