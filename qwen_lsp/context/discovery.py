@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from qwen_lsp.files.containment import RealPaths, child_of, is_live_state, is_subpath, parent_of
+from qwen_lsp.files.containment import RealPaths, ancestors, child_of, is_live_state, is_subpath, parent_of
 from ..files.reading import kept_error
 from .imports import MAX_IMPORT_DEPTH, ImportTrace, expand_file
 from .text import (
@@ -151,15 +151,12 @@ def _scan_dirs(cwd: str, home: str, global_dir: str, root: str | None) -> list[s
     stop = os.path.dirname(root) if root else os.path.dirname(home)
     home_qwen = os.path.join(home, QWEN_DIR)
     dirs: list[str] = []
-    cur = cwd
-    while cur:
-        parent = parent_of(cur)
-        if parent == cur or cur == global_dir or cur == home_qwen:
+    for cur in ancestors(cwd)[:-1]:  # the last is the filesystem root
+        if cur == global_dir or cur == home_qwen:
             break
         dirs.append(cur)
         if cur == stop:
             break
-        cur = parent
     return dirs
 
 

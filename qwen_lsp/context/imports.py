@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .code_regions import CodeRegions
-from ..files.containment import POSIX as _POSIX, RealPaths, child_of, is_live_state, is_subpath, parent_of
+from ..files.containment import POSIX as _POSIX, RealPaths, child_of, is_live_state, is_subpath, parent_of, split_path
 from ..files.reading import kept_error
 from .text import (
     GitAncestry,
@@ -222,7 +222,7 @@ def process_imports(
 
 def expand_file(content: str, file_path: str, import_format: str, max_depth: int, trace: ImportTrace) -> str:
     """:func:`process_imports` for a ``file_path`` already absolute and normalised (discovery's, built from such parts)."""
-    base_dir = parent_of(file_path)
+    base_dir = split_path(file_path)[0]
     root = trace.ancestry.project_root(base_dir) or base_dir
     if import_format == "flat":
         return _expand_flat(content, file_path, root, max_depth, trace)

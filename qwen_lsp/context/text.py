@@ -136,7 +136,8 @@ class GitAncestry:
         paths (``path.relative(cwd, file)``) agree with Qwen Code when the
         working directory sits under a symlink.
         """
-        return self._answer(start)[0]
+        known = self._memo.get(start)  # the usual answer, without a second call (asked once per context file)
+        return (known if known is not None else self._answer(start))[0]
 
     def in_git(self, start: str) -> bool:
         """Whether ``start`` or an ancestor holds anything named ``.git``."""
