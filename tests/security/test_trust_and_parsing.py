@@ -148,8 +148,8 @@ def discover_text(cwd: Path, home: Path, fmt: str = "tree"):
     return discover(str(cwd), ("QWEN.md", "AGENTS.md"), home=str(home), global_dir=str(home / ".qwen"), import_format=fmt)
 
 
-def test_resolved_paths_agree_with_realpath_on_links_chains_and_dangling_ends(tmp_path: Path):
-    """The memoised resolver behind every containment check answers as ``os.path.realpath``."""
+def linked_tree(tmp_path: Path) -> Path:
+    """A repository with links inside it, a chain of them, and one leading out to the secret's folder."""
     secret = outside_secret(tmp_path)
     repo = tmp_path / "repo"
     write(repo / "a" / "b" / "c.md", "c")
@@ -157,6 +157,12 @@ def test_resolved_paths_agree_with_realpath_on_links_chains_and_dangling_ends(tm
     link(repo / "a" / "to-b", "b")
     link(repo / "chain", repo / "to-a")
     link(repo / "out", secret.parent)
+    return repo
+
+
+def test_resolved_paths_agree_with_realpath_on_links_chains_and_dangling_ends(tmp_path: Path):
+    """The memoised resolver behind every containment check answers as ``os.path.realpath``."""
+    repo = linked_tree(tmp_path)
     link(repo / "dangling", tmp_path / "nowhere" / "x")
     link(repo / "loop1", repo / "loop2")
     link(repo / "loop2", repo / "loop1")
@@ -175,13 +181,7 @@ def test_resolved_paths_agree_with_realpath_on_links_chains_and_dangling_ends(tm
 @pytest.mark.parametrize("start", ["a/b", "to-a/b", "chain/to-b", "a/to-b", "out", "missing/deeper"])
 def test_priming_a_directory_never_takes_a_link_on_the_way_for_a_plain_directory(tmp_path: Path, start: str):
     """``RealPaths.prime`` fills the memo for a whole spine at once only when no component is a link."""
-    secret = outside_secret(tmp_path)
-    repo = tmp_path / "repo"
-    write(repo / "a" / "b" / "c.md", "c")
-    link(repo / "to-a", repo / "a")
-    link(repo / "a" / "to-b", "b")
-    link(repo / "chain", repo / "to-a")
-    link(repo / "out", secret.parent)
+    repo = linked_tree(tmp_path)
     resolver = RealPaths()
     directory = os.path.normpath(os.path.join(repo, start))
     resolver.prime(directory)
