@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import pickle
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -171,6 +174,61 @@ def test_unreadable_context_file_is_a_problem_not_an_exception(home: Path) -> No
     found = discover(str(repo), ("QWEN.md", "AGENTS.md"), home=str(home), global_dir=str(home / ".qwen"))
     assert found.text() == "--- Context from: AGENTS.md ---\nok\n--- End of Context from: AGENTS.md ---"
     assert [Path(p.path).name for p in found.problems] == ["QWEN.md"]
+
+
+def _without_root(job):
+    """``job()``, run where permissions apply: as root (who reads every file) in a forked child turned ``nobody``."""
+    if os.geteuid() != 0:
+        return job()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: drop root, run, send the result back, leave without cleanup
+        status = 1
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(write_end, pickle.dumps(job()))
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        sent = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert status == 0 and sent, "the unprivileged child failed"
+    return pickle.loads(sent)
+
+
+def test_a_context_file_that_exists_unreadable_is_reported_and_skipped() -> None:
+    """Qwen Code lists only what ``access(R_OK)`` passes; an unreadable file (or a link to one) is skipped, with a word from us."""
+    top = Path(tempfile.mkdtemp(prefix="qwen-unreadable-"))  # under /tmp, so the unprivileged child can reach it
+    try:
+        top.chmod(0o755)
+        repo = top / "r"
+        (repo / ".git").mkdir(parents=True)
+        (repo / "sub").mkdir()
+        locked = write(repo / "QWEN.md", "secret layer")
+        locked.chmod(0)
+        (repo / "sub" / "QWEN.md").symlink_to(locked)
+        write(repo / "AGENTS.md", "ok")
+        (top / ".qwen").mkdir()
+        for d in (repo, repo / ".git", repo / "sub", top / ".qwen"):
+            d.chmod(0o755)
+        (repo / "AGENTS.md").chmod(0o644)
+
+        def run() -> tuple[str, list[tuple[str, str]]]:
+            found = discover(str(repo / "sub"), ("QWEN.md", "AGENTS.md"), home=str(top), global_dir=str(top / ".qwen"))
+            return found.text(), [(os.path.relpath(p.path, top), p.message) for p in found.problems]
+
+        text, problems = _without_root(run)
+    finally:
+        (top / "r" / "QWEN.md").chmod(0o644)
+        shutil.rmtree(top)
+    assert text == "--- Context from: ../AGENTS.md ---\nok\n--- End of Context from: ../AGENTS.md ---"
+    assert problems == [
+        ("r/QWEN.md", "exists but cannot be read; skipped"),
+        ("r/sub/QWEN.md", "exists but cannot be read; skipped"),
+    ]
 
 
 def test_a_huge_context_file_is_a_problem_not_a_read(home: Path) -> None:

@@ -123,24 +123,27 @@ def _read_context_file(path: str, real_paths: RealPaths) -> bytes:
 def _open_if_readable(path: str, found: dict[str, bytes | OSError], problems: list[Problem], real_paths: RealPaths) -> bool:
     """Whether Node's ``fs.access(path, R_OK)`` passes; what was read is kept in ``found``.
 
-    Asked as Qwen Code asks it, ``access`` first: most candidates are
-    missing (two names in every directory up to the project root), and a
-    failed ``access`` costs a third of a failed ``open``, which raises. A
-    file that passes is read at once and its bytes kept for later; a
-    readable *directory* passes too (it is listed, then fails to read with
-    EISDIR). A file that exists but cannot be read is reported, where Qwen
-    Code skips it without a word.
+    Most candidates are missing (two names in every directory up to the
+    project root), so existence is asked first, with ``access(F_OK)``: a
+    failed ``access`` costs a third of a failed ``open``, which raises, and
+    one call settles a missing file (asking ``R_OK`` first needed a second
+    call to tell missing from unreadable). A file that exists is read at
+    once and its bytes kept for later; a readable *directory* is listed too
+    and then fails to read with EISDIR, as in Qwen Code. One whose ``open``
+    is refused (EACCES: what ``R_OK`` would have said) is reported and
+    skipped, where Qwen Code skips it without a word.
     """
-    if not os.access(path, os.R_OK):
-        if os.access(path, os.F_OK):
-            message = "exists but cannot be read; skipped"
-            log.warning("%s: %s", path, message)
-            problems.append(Problem(path, message))
+    if not os.access(path, os.F_OK):
         return False
     try:
         found[path] = _read_context_file(path, real_paths)
     except OSError as exc:
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):  # gone since access said yes
+            return False
+        if exc.errno == errno.EACCES:
+            message = "exists but cannot be read; skipped"
+            log.warning("%s: %s", path, message)
+            problems.append(Problem(path, message))
             return False
         found[path] = kept_error(exc)
     return True
