@@ -256,7 +256,7 @@ def _expand_tree(
     ``root``, targets read) are asked inline, so a repeated directory or
     target costs a dict lookup, not a call.
     """
-    code = CodeRegions(content)
+    code: CodeRegions | None = None  # made at the first question: most files are never asked (their targets are missing)
     out: list[str] = []
     append = out.append
     last = 0
@@ -281,7 +281,7 @@ def _expand_tree(
                 elif (real := parent_inside(full, root)) is None:
                     refusal = ("refused: a symlink leads outside the project", f"<!-- Import failed: {path} - {_OUTSIDE_MESSAGE} -->")
         if real is None:
-            if code.contains(start):  # inside code it is not an import at all
+            if (code or (code := CodeRegions(content))).contains(start):  # inside code it is not an import at all
                 append("@" + path)
             else:
                 trace.warn(current, f"import '{path}' {refusal[0]}")
@@ -291,25 +291,33 @@ def _expand_tree(
         # Read first, ask about code after: most targets exist and are not in code,
         # so this costs one open() where a separate existence check would cost two calls.
         data = reads.get(real)
-        if data is None:
-            data = trace.load(real, root)
+        if data is None:  # load()'s miss, without its second lookup
+            data = reads[real] = trace._read(real, root)
         if isinstance(data, OSError):
-            if data.errno == errno.ENOENT or code.contains(start):
+            if data.errno == errno.ENOENT or (code or (code := CodeRegions(content))).contains(start):
                 append("@" + path)  # missing (kept silently, as 0.24) or in code
             else:
                 append(_failed_import(data, path, full, current, trace))
             continue
-        if code.contains(start):
+        if (code or (code := CodeRegions(content))).contains(start):
             append("@" + path)
             continue
-        if not trace.admit(len(data), current, path):
+        size = len(data)
+        if trace.imports < MAX_IMPORTS and trace.imported_bytes + size <= MAX_IMPORTED_BYTES:  # admit()'s usual answer, inline
+            trace.imports += 1
+            trace.imported_bytes += size
+        elif not trace.admit(size, current, path):
             append(f"<!-- Import failed: {path} - {_LIMIT_MESSAGE} -->")
             continue
-        text = decode_text(data, full, trace.problems)
+        try:
+            text = data.decode("utf-8")  # decode_text's usual answer, without its call
+        except UnicodeDecodeError:
+            text = decode_text(data, full, trace.problems)
         if depth + 1 >= max_depth:
             text = _at_depth_limit(text, max_depth, full, trace)
         elif "@" in text and (inner := _scan(text)):  # most imported files import nothing: no call for them
-            text = _expand_tree(text, inner, parent_of(full), root, chain | {full}, depth + 1, max_depth, full, trace)
+            parent = full[:cut] if _POSIX and cut > 0 else parent_of(full)  # cut: the last "/" of full, found above
+            text = _expand_tree(text, inner, parent, root, chain | {full}, depth + 1, max_depth, full, trace)
         append(f"<!-- Imported from: {path} -->\n{text}\n<!-- End of import from: {path} -->")
     append(content[last:])
     return "".join(out)
