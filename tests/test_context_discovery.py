@@ -176,10 +176,20 @@ def test_unreadable_context_file_is_a_problem_not_an_exception(home: Path) -> No
     assert [Path(p.path).name for p in found.problems] == ["QWEN.md"]
 
 
+def _searchable_temp_dir() -> str:
+    """A scratch directory every user can pass through (``TMPDIR`` may be private), so an unprivileged child reaches the tree."""
+    for candidate in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm"):
+        path = Path(candidate).resolve()
+        if path.is_dir() and all(p.stat().st_mode & 0o001 for p in (path, *path.parents)):
+            return str(path)
+    pytest.fail("no scratch directory that every user can pass through")
+
+
 def _without_root(job):
     """``job()``, run where permissions apply: as root (who reads every file) in a forked child turned ``nobody``."""
     if os.geteuid() != 0:
         return job()
+    job()  # once as root first: anything it imports on first use is loaded before the child cannot read the checkout
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: drop root, run, send the result back, leave without cleanup
@@ -201,7 +211,7 @@ def _without_root(job):
 
 def test_a_context_file_that_exists_unreadable_is_reported_and_skipped() -> None:
     """Qwen Code lists only what ``access(R_OK)`` passes; an unreadable file (or a link to one) is skipped, with a word from us."""
-    top = Path(tempfile.mkdtemp(prefix="qwen-unreadable-"))  # under /tmp, so the unprivileged child can reach it
+    top = Path(tempfile.mkdtemp(prefix="qwen-unreadable-", dir=_searchable_temp_dir()))
     try:
         top.chmod(0o755)
         repo = top / "r"
