@@ -302,22 +302,14 @@ def _expand_tree(
         if (code or (code := CodeRegions(content))).contains(start):
             append("@" + path)
             continue
-        size = len(data)
-        if trace.imports < MAX_IMPORTS and trace.imported_bytes + size <= MAX_IMPORTED_BYTES:  # admit()'s usual answer, inline
-            trace.imports += 1
-            trace.imported_bytes += size
-        elif not trace.admit(size, current, path):
+        if not trace.admit(len(data), current, path):
             append(f"<!-- Import failed: {path} - {_LIMIT_MESSAGE} -->")
             continue
-        try:
-            text = data.decode("utf-8")  # decode_text's usual answer, without its call
-        except UnicodeDecodeError:
-            text = decode_text(data, full, trace.problems)
+        text = decode_text(data, full, trace.problems)
         if depth + 1 >= max_depth:
             text = _at_depth_limit(text, max_depth, full, trace)
         elif "@" in text and (inner := _scan(text)):  # most imported files import nothing: no call for them
-            parent = full[:cut] if _POSIX and cut > 0 else parent_of(full)  # cut: the last "/" of full, found above
-            text = _expand_tree(text, inner, parent, root, chain | {full}, depth + 1, max_depth, full, trace)
+            text = _expand_tree(text, inner, parent_of(full), root, chain | {full}, depth + 1, max_depth, full, trace)
         append(f"<!-- Imported from: {path} -->\n{text}\n<!-- End of import from: {path} -->")
     append(content[last:])
     return "".join(out)
