@@ -95,9 +95,21 @@ export async function openPanel(browser: Browser, origin: string, o: { theme?: T
     // Each message is its own task, as VS Code delivers them. The webview applies what they
     // carry in the next animation frame, so this resolves only after two frames have been
     // produced: a read right after it sees the result (reading earlier raced the frame and
-    // failed on a loaded CI machine).
+    // failed on a loaded CI machine). `postMessage` only queues the message event, so each
+    // post waits for that event: a listener added after the webview's own runs after it, so
+    // the message has been handled (and its frame requested) before the frames are produced.
+    // Without that wait, a stopped clock could run its frames before the message arrived.
     host: async (msg) => {
-      for (const m of Array.isArray(msg) ? msg : [msg]) await page.evaluate((x) => window.postMessage(x, '*'), m);
+      for (const m of Array.isArray(msg) ? msg : [msg]) {
+        await page.evaluate(
+          (x) =>
+            new Promise<void>((resolve) => {
+              window.addEventListener('message', () => resolve(), { once: true });
+              window.postMessage(x, '*');
+            }),
+          m,
+        );
+      }
       await panel.frame();
     },
     posted: () => page.evaluate(() => (window as any).__posted),
