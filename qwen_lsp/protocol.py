@@ -243,7 +243,10 @@ class PermissionParams(WireResult):
     command: str | None = None
     """The shell command, every hidden character written out (docs/security.md)."""
     directory: str | None = None
-    """Where a shell command runs (absolute, resolved): "Allow always" covers this directory only."""
+    """Where a shell command runs (absolute, resolved)."""
+    always_covers: str | None = Field(None, alias="alwaysCovers")
+    """In words, what "Allow always (this chat)" would let run without asking again (for a shell command,
+    Qwen Code 0.24.4's command-prefix rules such as ``git commit *``); None when "Allow always" is not offered."""
     protected: str | None = None
     """For a write to configuration: why it always asks ("Allow always" then counts as "Allow" for this call)."""
     plan: str | None = None

@@ -161,8 +161,13 @@ export interface PermissionParams {
   diff?: string;
   /** The shell command, every hidden character written out (docs/security.md). */
   command?: string;
-  /** Where a shell command runs (absolute, resolved): "Allow always" covers this directory only. */
+  /** Where a shell command runs (absolute, resolved). */
   directory?: string;
+  /**
+   * In words, what "Allow always (this chat)" would let run without asking again (for a shell command,
+   * Qwen Code 0.24.4's command-prefix rules such as `git commit *`); None when "Allow always" is not offered.
+   */
+  alwaysCovers?: string;
   /** For a write to configuration: why it always asks ("Allow always" then counts as "Allow" for this call). */
   protected?: string;
   /** For `exit_plan_mode`: the plan the user approves before the chat leaves plan mode. */
