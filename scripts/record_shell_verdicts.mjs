@@ -215,7 +215,7 @@ try {
       functions: WANTED,
       recorded_at: new Date().toISOString(),
       node: process.version,
-      decision: "cli = ShellToolInvocation.getDefaultPermission() as the CLI computes it: hasShellSubstitution(command) -> ask; else isShellCommandReadOnlyASTInDirectory(stripShellWrapper(command), cwd) -> allow, otherwise (including a throw) ask. The functions are the CLI's exported ones, called in that order (the method itself needs a Config object, so the script calls its steps). With no permission rules configured this is the verdict `default` approval mode acts on: allow runs without asking, ask prompts (and is not run in headless -p mode).",
+      decision: "cli = ShellToolInvocation.getDefaultPermission() as the CLI computes it: hasShellSubstitution(command) -> ask; else isShellCommandReadOnlyASTInDirectory(stripShellWrapper(command), cwd) -> allow, otherwise (including a throw) ask. The functions are the CLI's exported ones, called in that order (the method itself needs a Config object, so the script calls its steps). With no permission rules configured this is the verdict `default` approval mode acts on: allow runs without asking, ask prompts (an interactive dialog, or a can_use_tool control request in a stream-json session; plain headless -p text mode denies run_shell_command altogether in default mode).",
       fields: {
         cli: "allow | ask: the effective default permission",
         safety: "classifyShellCommandSafetyInDirectory(command, cwd) on the command as written",
@@ -229,6 +229,7 @@ try {
       git_config_cases: "separate list: the same commands in repositories whose .git/config names a program (the CLI's getLocalGitConfigRisk() probes diff.external and core.fsmonitor only)",
       counts_per_family: counts,
       total: entries.length,
+      end_to_end_method: previous.header?.end_to_end_method ?? null,
       end_to_end_checked: previous.header?.end_to_end_checked ?? [],
     },
     entries,
