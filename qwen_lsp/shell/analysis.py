@@ -35,7 +35,7 @@ from ..files.containment import resolved_inside
 from .find import judge_find
 from .git import judge_git, risky_config
 from .options import Refusal
-from .programs import ASK_ALWAYS, PROGRAMS, WRITING_PROGRAMS, judge_options, judge_ps, judge_sed
+from .programs import ALIASES, ASK_ALWAYS, PROGRAMS, WRITING_PROGRAMS, judge_options, judge_ps, judge_sed
 from .syntax import NotPlain, Simple, Write, expand, parse
 
 Safety = Literal["read-only", "write", "unknown"]
@@ -136,6 +136,7 @@ class _Checker:
         return READ_ONLY
 
     def _judge_one(self, name: str, args: list[str], cwd: Path, cwds: list[Path]) -> Verdict:
+        name = ALIASES.get(name, name)
         if name == "cd":
             return self._cd(args, cwd, cwds)
         if name in ASK_ALWAYS:

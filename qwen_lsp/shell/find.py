@@ -48,7 +48,7 @@ def judge_find(args: list[str]) -> tuple[Refusal | None, list[str]]:
         if word in _FLAGS:
             continue
         if word in _TESTS_WITH_VALUE or word in _TESTS_WITH_PATH or (word.startswith("-newer") and len(word) == 8):
-            if i >= len(args):
+            if i >= len(args) or args[i].startswith("-"):  # a value that looks like a predicate: 0.24.4 asks too
                 return Refusal(f"'find {word}' needs a value"), []
             if word in _TESTS_WITH_PATH or (word.startswith("-newer") and len(word) == 8 and not word.endswith("t")):
                 paths.append(args[i])

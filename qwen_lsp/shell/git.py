@@ -53,7 +53,7 @@ _SUBCOMMANDS = {
     "show": _LOG_DIFF,
     "diff": _LOG_DIFF,
     "status": table(
-        "sbvz",
+        "sbvz", optional="u",
         long="short branch porcelain[=] long verbose untracked-files[=] ignored[=] ignore-submodules[=] column[=] no-column "
         "ahead-behind no-ahead-behind renames no-renames find-renames[=] null show-stash",
     ),
@@ -108,7 +108,7 @@ WRITE_SUBCOMMANDS = frozenset(
 
 def judge_git(args: list[str]) -> tuple[Refusal | None, list[str]]:
     """The refusal, if any, and the operands that may name files (checked by the caller when they exist)."""
-    if not args or args == ["--version"]:
+    if not args or args in (["--version"], ["--help"]):
         return None, []
     first = args[0]
     if first.startswith("-"):

@@ -31,7 +31,7 @@ class Kind(Enum):
     FLAG = "flag"
     VALUE = "value"
     OPTIONAL = "optional"
-    """A long option whose value may only be given with ``=`` (``--color[=WHEN]``)."""
+    """A value that may only be glued on: ``--color[=WHEN]``, ``-u[MODE]``."""
     PATH = "path"
     """A value naming a file the program reads: it must lie inside the workspace."""
     WRITES = "writes"
@@ -79,6 +79,7 @@ def table(
     values: str = "",
     *,
     paths: str = "",
+    optional: str = "",
     writes: str = "",
     leaves: str = "",
     asks: str = "",
@@ -90,7 +91,7 @@ def table(
     ``name!w`` (writes or runs a program), ``name!l`` (leaves the tree) or ``name!a`` (asks). A refused option needs no
     value spelling: reading stops at it."""
     shorts: dict[str, Kind] = {}
-    for letters, kind in ((flags, Kind.FLAG), (values, Kind.VALUE), (paths, Kind.PATH), (writes, Kind.WRITES), (leaves, Kind.LEAVES), (asks, Kind.ASKS)):
+    for letters, kind in ((flags, Kind.FLAG), (values, Kind.VALUE), (paths, Kind.PATH), (optional, Kind.OPTIONAL), (writes, Kind.WRITES), (leaves, Kind.LEAVES), (asks, Kind.ASKS)):
         shorts.update(dict.fromkeys(letters, kind))
     longs: dict[str, Kind] = {}
     for entry in long.split():
@@ -166,6 +167,8 @@ def parse(program: str, args: list[str], options: Table) -> Parsed:
                     return parsed
                 if kind_or_none is Kind.FLAG:
                     continue
+                if kind_or_none is Kind.OPTIONAL:  # its value, if any, is the rest of the word (``git status -uno``)
+                    break
                 value = cluster[j:]
                 if not value:
                     if i >= len(args):

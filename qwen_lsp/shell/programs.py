@@ -151,21 +151,33 @@ def judge_options(name: str, args: list[str]) -> tuple[Parsed, list[str]]:
 
 
 def _text_only(name: str, args: list[str]) -> Parsed:
-    """``echo`` and ``printf`` print their words: only ``printf -v`` (assigns a variable) is refused."""
+    """``echo`` and ``printf`` print their words: only ``printf -v`` (assigns a variable) is refused, spotted
+    anywhere before ``--`` as 0.24.4 does (a later ``-v`` is printed, but the rule stays one simple test)."""
     parsed = Parsed(operands=list(args))
-    if name == "printf" and any(re.match(r"^-[^-]*v", a) for a in args[:1]):
+    options = args[: args.index("--")] if "--" in args else args
+    if name == "printf" and any(re.match(r"^-[^-]*v", a) for a in options):
         parsed.refusal = Refusal("'printf -v' assigns a shell variable")
     return parsed
 
 
-_SED_PRINT = re.compile(r"^(?:\d+(?:,(?:\d+|\$))?|\$)p$")
+_SED_ADDRESS = r"(?:\d+(?:,(?:\d+|\$))?|\$)?"
+_SED_SCRIPTS = (
+    re.compile(rf"^{_SED_ADDRESS}[p=dq]$"),
+    # s/…/…/ with any delimiter that is not a letter, digit, backslash or space; flags that only print or match
+    re.compile(rf"^{_SED_ADDRESS}s([^\w\s\\])(?:(?!\1)[^\\\n]|\\[^\n])*\1(?:(?!\1)[^\\\n]|\\[^\n])*\1[gipIM0-9]*$"),
+)
+"""The sed scripts that can only print: ``5p``, ``1,20p``, ``$=``, ``s/a/b/g``. ``w``/``W``/``r``/``R``/``e``
+commands and the ``w``/``e`` flags are what sed writes, reads or runs with; none of these shapes holds one."""
+_SED_OPTIONS = frozenset({"-n", "--quiet", "--silent", "-E", "-r", "--regexp-extended", "-s", "--separate", "-u", "--unbuffered", "-z", "--null-data", "--posix"})
 
 
 def judge_sed(args: list[str]) -> tuple[Refusal | None, list[str]]:
-    """``sed -n 'Np'`` / ``'N,Mp'`` / ``'$p'`` over files: a line printer. Any other script may write (``w``), run (``e``) or read (``r``)."""
-    if len(args) >= 2 and args[0] in ("-n", "--quiet", "--silent") and _SED_PRINT.match(args[1]) and all(not a.startswith("-") for a in args[2:]):
-        return None, args[2:]
-    return Refusal("a sed script can write files or run commands; only 'sed -n <lines>p' runs without asking"), []
+    """A sed whose one script (the first operand) is a printing shape of :data:`_SED_SCRIPTS`, with only
+    printing options; the rest of its operands are files. Anything else asks (``-i``, ``-f``, ``w``, ``e``…)."""
+    words = [a for a in args if a not in _SED_OPTIONS]
+    if not words or any(w.startswith("-") for w in words) or not any(p.match(words[0]) for p in _SED_SCRIPTS):
+        return Refusal("a sed script can write files or run commands; only printing scripts ('5p', 's/a/b/g') run without asking"), []
+    return None, words[1:]
 
 
 _PS_WORDS = re.compile(r"^(?:-[AadfFjlLTy]+|-?aux|-?ax|-?aux?w*|-e|-ef|-eF|-efH|--forest|--no-headers|--sort=[-+A-Za-z0-9_,]+)$")
@@ -186,6 +198,9 @@ def judge_ps(args: list[str]) -> Refusal | None:
         i += 1
     return None
 
+
+ALIASES = {"ripgrep": "rg"}
+"""Other names a read-only program is installed under."""
 
 ASK_ALWAYS = {
     "awk": "an awk program can run commands and write files",

@@ -290,6 +290,8 @@ def _double_quoted(body: str) -> str:
 
 
 def _unquoted(raw: str, out: list[tuple[str, bool]]) -> None:
+    """Unquoted text: backslash escapes removed; a ``~`` where bash expands it (at the word's start, or
+    after ``=`` or ``:``), ``$``, backticks, braces and stray quotes are not plain."""
     i = 0
     plain: list[str] = []
     while i < len(raw):
@@ -302,7 +304,9 @@ def _unquoted(raw: str, out: list[tuple[str, bool]]) -> None:
                 out.append((raw[i + 1], True))
             i += 2
             continue
-        if ch in "$`~{}'\"":
+        if ch == "~" and ((not plain and not out) or (plain and plain[-1] in "=:")):
+            raise NotPlain(f"{raw!r} starts a path with '~', which bash expands to a home directory")
+        if ch in "$`{}'\"":
             raise NotPlain(f"{raw!r} holds an unquoted {ch!r}, which bash expands")
         plain.append(ch)
         i += 1
