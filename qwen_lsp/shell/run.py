@@ -198,7 +198,7 @@ class BackgroundJobs:
         fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             proc = await asyncio.create_subprocess_exec(
-                "bash", "-c", f"ulimit -f {self.MAX_OUTPUT_BYTES // 512}; {command}" if os.name == "posix" else command,
+                "bash", "-c", f"ulimit -f {self.MAX_OUTPUT_BYTES // 1024}; {command}" if os.name == "posix" else command,
                 cwd=cwd, env=dict(env),
                 stdin=asyncio.subprocess.DEVNULL, stdout=fd, stderr=fd,
                 start_new_session=True,
