@@ -212,3 +212,40 @@ async def test_auto_mode_asks_a_person_for_every_protected_write_and_never_the_c
         assert all(a["protected"] for a in client.asked)
     assert not any(is_classifier(r.body) for r in scripted.chat_requests())
     assert not (workspace / relative).exists()
+
+
+@pytest.mark.parametrize("command", ["git status", "ls -la", "grep -rn one ."])
+async def test_default_mode_runs_the_everyday_read_only_commands_unasked(command: str, home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
+    (workspace / "src").mkdir()
+    scripted.enqueue(shell_call(command), Reply(chunks=["done"]))
+    async with editor(home, workspace, scripted, "default") as client:
+        await chat(client, "look")
+        assert client.asked == []
+    output = tool_output(scripted, "s1")
+    assert output.startswith(f"Command: {command}\nDirectory: (root)\nOutput: ") and "Exit Code: " in output
+
+
+async def test_default_mode_asks_for_touch_and_a_no_creates_nothing(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
+    scripted.enqueue(shell_call("touch X"), Reply(chunks=["ok"]))
+    async with editor(home, workspace, scripted, "default", answers=["deny"]) as client:
+        await chat(client, "make X")
+        assert [(a["command"], a["alwaysCovers"]) for a in client.asked] == [("touch X", "Commands matching 'touch *' in this chat")]
+    assert not (workspace / "X").exists() and "did not allow" in tool_output(scripted, "s1")
+
+
+async def test_plan_mode_runs_read_only_commands_refuses_writes_and_asks_once_for_the_rest(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
+    """0.24.4's plan-mode shell policy (``plan-mode-shell-policy.ts``)."""
+    scripted.enqueue(
+        Reply(chunks=[], tool_calls=[
+            ToolCallSpec("run_shell_command", {"command": "cat notes.txt"}, id="r"),
+            ToolCallSpec("run_shell_command", {"command": "touch X"}, id="w"),
+            ToolCallSpec("run_shell_command", {"command": "date"}, id="u"),
+        ]),
+        Reply(chunks=["planned"]),
+    )
+    async with editor(home, workspace, scripted, "plan", answers=["allowAlways"]) as client:
+        await chat(client, "plan it")
+        assert [(a["toolCallId"], a.get("alwaysCovers")) for a in client.asked] == [("u", None)]  # once, never "always"
+    assert "Output: one\ntwo" in tool_output(scripted, "r")
+    assert tool_output(scripted, "w").startswith("Plan mode blocked this shell command") and not (workspace / "X").exists()
+    assert "Exit Code: 0" in tool_output(scripted, "u")
