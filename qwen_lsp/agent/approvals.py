@@ -261,7 +261,8 @@ class ApprovalPolicy:
     @staticmethod
     async def _remembered(session: ChatSession, request: ToolPermission) -> bool:
         if request.tool == SHELL_TOOL:
-            rules = frozenset(session.slot(SHELL_RULES))
+            allowed: set[str] = session.slot(SHELL_RULES)
+            rules = frozenset(allowed)
             # the check stats files and may read git's configuration: off the event loop
             return bool(rules) and request.covered is not None and await asyncio.to_thread(request.covered, rules)
         return always_scope(request) in session.slot(ALWAYS)
