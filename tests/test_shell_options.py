@@ -62,3 +62,30 @@ def test_an_unknown_or_ambiguous_option_asks_and_an_unambiguous_one_is_taken(tmp
     for command in ("sort --zzz f", "grep --fil=x f", "ls --deref x", "sort --random-s=x f", "cat -Q f", "tail --s=1 f"):
         assert not analyse(command, tmp_path, [tmp_path]).read_only, command
     assert analyse("head --q f", tmp_path, [tmp_path]).read_only  # --q: only --quiet starts so
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+READ_ONLY = ["ls", "cat README.md", "git status", "grep -rn x .", "wc -l f", "head -5 f", "find . -name x", "echo hi", "pwd"]
+WRITERS = ["touch X", "rm -f X", "mv a X", "cp a X", "tee X", "dd of=X", "chmod 777 X", "ln -s a X", "git commit -m X", "sh -c 'touch X'"]
+JOINS = [";", "&&", "||", "|", "\n", " ; ", " && ", "\n\n", "#\n"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(READ_ONLY), st.sampled_from(JOINS), st.sampled_from(WRITERS), st.booleans())
+def test_a_writer_joined_to_a_read_only_command_is_never_read_only(reader: str, join: str, writer: str, first: bool) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        command = f"{writer}{join}{reader}" if first else f"{reader}{join}{writer}"
+        assert not analyse(command, Path(tmp), [Path(tmp)]).read_only, command
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_gets_a_verdict_and_never_an_exception(command: str) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        verdict = analyse(command, Path(tmp), [Path(tmp)])
+        assert verdict.safety in ("read-only", "write", "unknown")
