@@ -109,34 +109,39 @@ _HELD: set[tuple[int, int]] = set()
 _HELD_LOCK = threading.Lock()
 
 
-def _try_flock(fd: int) -> bool | None:
-    """``flock`` the whole file without waiting (None where there is no ``fcntl``)."""
-    try:
-        import fcntl
-    except ImportError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            raise
-        return False
-    return True
+if sys.platform == "win32":
+    import msvcrt
+
+    def _os_lock(fd: int) -> bool | None:
+        """Lock the file's first byte without waiting (``msvcrt.locking``)."""
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+else:
+
+    def _os_lock(fd: int) -> bool | None:
+        """``flock`` the whole file without waiting; None where there is no ``fcntl``."""
+        try:
+            import fcntl
+        except ImportError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            return False
+        return True
 
 
 def try_lock(fd: int) -> bool:
     """An exclusive lock on the open file without waiting; False when another holder has it. Released by
     :func:`unlock` or when the descriptor closes. ``flock`` on POSIX, ``msvcrt.locking`` on Windows; with
     neither, a lock between this process's threads only (keyed by the file's identity)."""
-    if sys.platform == "win32":
-        import msvcrt
-
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-    locked = _try_flock(fd)
+    locked = _os_lock(fd)
     if locked is not None:
         return locked
     info = os.fstat(fd)
