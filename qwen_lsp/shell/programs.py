@@ -44,7 +44,7 @@ PROGRAMS: dict[str, Program] = {
     "head": Program(table("qvz", "cn", numeric_short=True, long="bytes= lines= quiet silent verbose zero-terminated" + _HELP)),
     "tail": Program(table(
         "qvz", "cns", asks="fF", numeric_short=True,
-        long="bytes= follow[=] lines= max-unchanged-stats= pid= quiet retry silent sleep-interval= verbose zero-terminated" + _HELP,
+        long="bytes= follow!a lines= max-unchanged-stats= pid= quiet retry silent sleep-interval= verbose zero-terminated" + _HELP,
     )),
     "wc": Program(table("clLmw", long="bytes chars lines files0-from!l max-line-length words total=" + _HELP)),
     "ls": Program(table(
