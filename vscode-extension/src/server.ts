@@ -8,10 +8,11 @@ import * as vscode from 'vscode';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { access, constants, stat } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageClient, State } from 'vscode-languageclient/node';
 import type { Executable, LanguageClientOptions } from 'vscode-languageclient/node';
-import { resolveServerCommand, ServerNotFound, staleServerWarning } from './serverCommand';
+import { resolveServerCommand, SAFE_PATH, serverCwd, ServerNotFound, staleServerWarning } from './serverCommand';
 import type { Probes, ServerCommand } from './serverCommand';
 import { buildServerSettings, droppedKeys } from './settings';
 import { qwenCapabilitiesFeature } from './qwenCapabilities';
@@ -21,7 +22,12 @@ export const API_KEY_SECRET = 'qwen.apiKey';
 const CRASH_WINDOW_MS = 3 * 60_000;
 const MAX_RESTARTS = 3;
 
-export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
+/** `restricted`: the folder is not trusted, so no server is started (docs/security.md, "Restricted Mode"). */
+export type ServerState = 'starting' | 'running' | 'stopped' | 'failed' | 'restricted';
+
+/** What the panel and the status bar say in Restricted Mode. */
+export const RESTRICTED_MESSAGE =
+  'This folder is open in Restricted Mode, so Qwen starts no server: the server would read the folder\'s files and settings and send them to the model with your API key. Trust the folder to start it.';
 
 export function qwenSettings(scope?: vscode.Uri): Record<string, unknown> {
   const cfg = vscode.workspace.getConfiguration('qwen', scope);
@@ -38,16 +44,21 @@ async function isExecutable(file: string): Promise<boolean> {
   }
 }
 
-function hasPackage(python: string): Promise<boolean> {
+/** `python -P -c "import qwen_lsp"` in `cwd` (outside the workspace): the workspace's own qwen_lsp must not answer. */
+function hasPackage(python: string, cwd: string): Promise<boolean> {
   return new Promise((resolve) => {
-    execFile(python, ['-c', 'import qwen_lsp'], { timeout: 20_000 }, (err) => resolve(!err));
+    execFile(python, [SAFE_PATH, '-c', 'import qwen_lsp'], { timeout: 20_000, cwd }, (err) => resolve(!err));
   });
 }
 
-/** bundled/launch.py --probe: exit 0 when `python` runs the bundled server, else the reason it printed. */
-function bundleUnfit(python: string, launcher: string): Promise<string | undefined> {
+/**
+ * bundled/launch.py --probe: exit 0 when `python` runs the bundled server, else the reason it printed.
+ * Without -P, so that a Python too old to know it still says why; a script's own folder (bundled/)
+ * is what goes on sys.path then, never `cwd`.
+ */
+function bundleUnfit(python: string, launcher: string, cwd: string): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile(python, [launcher, '--probe'], { timeout: 20_000 }, (err, _stdout, stderr) => {
+    execFile(python, [launcher, '--probe'], { timeout: 20_000, cwd }, (err, _stdout, stderr) => {
       if (!err) resolve(undefined);
       else resolve(stderr.trim().replace(/^qwen-lsp: /, '') || `${python} did not run (${err.message.split('\n')[0]})`);
     });
@@ -102,19 +113,29 @@ export class ServerManager implements vscode.Disposable {
 
   /** The running client, starting the server first if needed; undefined when it cannot start. */
   ready(): Promise<LanguageClient | undefined> {
+    if (this.state === 'restricted' && !vscode.workspace.isTrusted) return Promise.resolve(undefined);
     if (this.client && this.state === 'running') return Promise.resolve(this.client);
     return (this.starting ??= this.start().finally(() => (this.starting = undefined)));
   }
 
   private async start(): Promise<LanguageClient | undefined> {
+    if (!vscode.workspace.isTrusted) {
+      // Nothing of the folder's runs or is read: no probe, no interpreter the folder may have chosen, no server.
+      this.failure = { message: RESTRICTED_MESSAGE, missing: false, restricted: true };
+      this.output.appendLine(`[qwen] ${RESTRICTED_MESSAGE}`);
+      this.setState('restricted');
+      return undefined;
+    }
     this.setState('starting');
     const launcher = path.join(this.context.extensionPath, 'bundled', 'launch.py');
+    const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+    const cwd = serverCwd(folders, [this.context.extensionPath, homedir(), tmpdir()]) ?? this.context.extensionPath;
     const probes: Probes = {
       isExecutable,
-      hasPackage,
+      hasPackage: (python) => hasPackage(python, cwd),
       pythonInterpreter: pythonExtensionInterpreter,
       bundledLauncher: existsSync(path.join(this.context.extensionPath, 'bundled', 'libs', 'target.json')) ? launcher : undefined,
-      bundleUnfit,
+      bundleUnfit: (python, l) => bundleUnfit(python, l, cwd),
       env: process.env,
       platform: process.platform,
     };
@@ -128,11 +149,10 @@ export class ServerManager implements vscode.Disposable {
       return undefined;
     }
     this.command = cmd;
-    this.output.appendLine(`[qwen] starting the server (${cmd.source}): ${cmd.command} ${cmd.args.join(' ')}`);
+    this.output.appendLine(`[qwen] starting the server (${cmd.source}) in ${cwd}: ${cmd.command} ${cmd.args.join(' ')}`);
     const env: NodeJS.ProcessEnv = { ...process.env };
     const key = await this.context.secrets.get(API_KEY_SECRET);
     if (key) env.OPENAI_API_KEY = key;
-    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const exe: Executable = { command: cmd.command, args: cmd.args, options: { env, cwd } };
     this.initOptions = qwenSettings();
     const options: LanguageClientOptions = {
