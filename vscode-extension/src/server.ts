@@ -5,14 +5,13 @@
  * with workspace/didChangeConfiguration and the server pulls again).
  */
 import * as vscode from 'vscode';
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { access, constants, stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageClient, State } from 'vscode-languageclient/node';
 import type { Executable, LanguageClientOptions } from 'vscode-languageclient/node';
-import { resolveServerCommand, SAFE_PATH, serverCwd, ServerNotFound, staleServerWarning } from './serverCommand';
+import { resolveServerCommand, serverCwd, ServerNotFound, staleServerWarning } from './serverCommand';
+import { bundleUnfit, hasPackage, isExecutable } from './serverProbes';
 import type { Probes, ServerCommand } from './serverCommand';
 import { buildServerSettings, droppedKeys } from './settings';
 import { qwenCapabilitiesFeature } from './qwenCapabilities';
@@ -32,37 +31,6 @@ export const RESTRICTED_MESSAGE =
 export function qwenSettings(scope?: vscode.Uri): Record<string, unknown> {
   const cfg = vscode.workspace.getConfiguration('qwen', scope);
   return buildServerSettings((key) => cfg.inspect(key), vscode.workspace.isTrusted);
-}
-
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    if (!(await stat(file)).isFile()) return false;
-    await access(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** `python -P -c "import qwen_lsp"` in `cwd` (outside the workspace): the workspace's own qwen_lsp must not answer. */
-function hasPackage(python: string, cwd: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    execFile(python, [SAFE_PATH, '-c', 'import qwen_lsp'], { timeout: 20_000, cwd }, (err) => resolve(!err));
-  });
-}
-
-/**
- * bundled/launch.py --probe: exit 0 when `python` runs the bundled server, else the reason it printed.
- * Without -P, so that a Python too old to know it still says why; a script's own folder (bundled/)
- * is what goes on sys.path then, never `cwd`.
- */
-function bundleUnfit(python: string, launcher: string, cwd: string): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    execFile(python, [launcher, '--probe'], { timeout: 20_000, cwd }, (err, _stdout, stderr) => {
-      if (!err) resolve(undefined);
-      else resolve(stderr.trim().replace(/^qwen-lsp: /, '') || `${python} did not run (${err.message.split('\n')[0]})`);
-    });
-  });
 }
 
 async function pythonExtensionInterpreter(): Promise<string | undefined> {
