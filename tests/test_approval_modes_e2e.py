@@ -79,7 +79,7 @@ async def test_a_read_only_command_runs_in_default_mode_without_a_permission_req
     async with editor(home, workspace, scripted, "default") as client:
         assert as_dict(await chat(client, "how many lines?"))["text"] == "2 lines"
         assert client.asked == []
-        assert tool_output(scripted, "s1").startswith("2\n")
+        assert tool_output(scripted, "s1").startswith("Command: cat notes.txt | wc -l\nDirectory: (root)\nOutput: 2\n")
 
 
 async def test_a_command_that_writes_still_asks_in_default_mode(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:

@@ -7,7 +7,7 @@ In ``auto`` mode a call that would ask in ``default`` mode is first judged:
    ``Makefile``, CI workflows, ``.qwen/settings*.json``, ``QWEN.md``,
    ``AGENTS.md``, ``.qwen/rules|commands|agents|skills|hooks/``, ``.mcp.json``
    — 0.24.4's ``isAutoModeProtectedWritePath`` lists), and read-only shell
-   commands (``readonly_shell.py``, decided before this module is asked);
+   commands (``shell/analysis.py``, decided before this module is asked);
 2. stage 1: a side query with 0.24.4's classifier system prompt plus its
    stage-1 suffix, the transcript as user messages and the pending call,
    answering ``{"shouldBlock": bool}`` (256 tokens, 10 s);

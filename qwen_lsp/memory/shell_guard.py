@@ -14,7 +14,7 @@ names it: a command reaches the folder in ways no reading of its text sees
 ``git checkout`` of a branch, a link made earlier), so judging the text would
 refuse harmless commands and still miss writes. What the folder holds after
 the command is the fact that matters, and it is checked only once the
-command's whole process group is gone (``run_shell.run_command`` kills it),
+command's whole process group is gone (``shell/run.py`` kills it),
 also when the turn is cancelled. A process the command moved out of its
 group (``setsid``) and left running can still write after the check: what
 the guard sees is what the folder holds when the command is over.

@@ -11,7 +11,7 @@ from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.read_cache import ReadCache
 from qwen_lsp.agent.tools.read_file import ReadFileTool
 from qwen_lsp.agent.tools.run_shell import ShellTool
-from qwen_lsp.agent.tools.shell import MAX_OUTPUT_CHARS
+from qwen_lsp.shell.run import OUTPUT_THRESHOLD, TRUNCATED_MARKER
 from qwen_lsp.sessions.registry import ChatSession
 
 
@@ -30,7 +30,7 @@ def ctx(root: Path, **kw) -> ToolContext:
 async def test_shell_runs_in_the_workspace_and_reports_the_exit_code(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     result = await ShellTool().run({"command": "pwd; exit 3", "directory": "sub"}, ctx(tmp_path, approve=_auto))
-    assert result.is_error and str((tmp_path / "sub").resolve()) in result.output and "Exit code: 3" in result.output
+    assert result.is_error and str((tmp_path / "sub").resolve()) in result.output and "Exit Code: 3" in result.output
 
 
 async def test_shell_declined_runs_nothing(tmp_path: Path) -> None:
@@ -49,7 +49,8 @@ async def test_shell_refuses_a_directory_outside_the_workspace(tmp_path: Path) -
 
 async def test_shell_output_is_capped(tmp_path: Path) -> None:
     result = await ShellTool().run({"command": "head -c 200000 /dev/zero | tr '\\\\0' a"}, ctx(tmp_path, approve=_auto))
-    assert "output cut" in result.output and len(result.output) < MAX_OUTPUT_CHARS + 200
+    assert TRUNCATED_MARKER in result.output and len(result.output) <= OUTPUT_THRESHOLD
+    assert result.output.rstrip().endswith("Process Group PGID: " + result.output.rstrip().rsplit(" ", 1)[1])  # the tail is kept
 
 
 async def test_shell_timeout_stops_the_command(tmp_path: Path) -> None:

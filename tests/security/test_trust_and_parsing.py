@@ -90,7 +90,7 @@ def test_project_settings_may_not_redirect_requests_or_choose_credentials(layout
     s = loaded.settings
     assert s.model.base_url == "http://user.example/v1" and s.api_key() == USER_KEY
     assert s.model.name == "m"  # harmless keys still apply
-    assert s.model.timeouts.stall == 60.0 and s.tools.approval_mode == "default" and s.tools.shell.enabled is False
+    assert s.model.timeouts.stall == 60.0 and s.tools.approval_mode == "default"
     assert s.general.output_language == "auto" and s.context.rule_excludes == []
     for key in ("model.baseUrl", "model.apiKey", "model.timeouts", "tools.approvalMode", "tools.shell", "general.outputLanguage", "folderTrust", "context.ruleExcludes"):
         assert any(p.startswith(f"{settings_file}: {key}") and "ignored" in p for p in loaded.problems), key
