@@ -78,6 +78,9 @@ e2e('trusted: the real server starts as python -P -m qwen_lsp outside the folder
   const trust = wb.page.getByRole('button', { name: 'Trust', exact: true });
   await trust.first().waitFor({ timeout: LONG });
   await trust.first().click();
+  // The trust editor opens as a modal editor over the workbench: closed again, as a user would.
+  await wb.command('View: Close Editor');
+  await wb.page.locator('.monaco-modal-editor-block').waitFor({ state: 'detached', timeout: 20_000 });
   await wb.chat().locator('[data-step="server"]', { hasText: 'Server: running.' }).waitFor({ timeout: LONG });
   const started = /starting the server \(setting\) in (.+?): (\S+) (.+)/.exec(wb.qwenLog());
   assert.ok(started, wb.qwenLog().slice(-2000));
