@@ -115,9 +115,14 @@ e2e('links: .. segments, encoded dots and a symlink out of the workspace open no
   await send('show the links');
   const answer = wb.chat().locator('.msg.assistant', { hasText: 'Run:' });
   await answer.waitFor({ timeout: LONG });
-  for (const name of ['passwd', 'encoded', 'symlink']) await answer.locator('a', { hasText: name }).click();
-  await waitFor(() => (wb.qwenLog().match(/not opened: file:/g) ?? []).length >= 3, 'the host refusing the three links', 30_000);
-  await answer.locator('a', { hasText: 'notes' }).click();
+  // Each read_file row links the path the model gave: three lead out of the workspace, the fourth in.
+  const rows = answer.locator('.tool');
+  await waitFor(async () => (await rows.count()) === 4, 'four read_file rows', 30_000);
+  const refusedBefore = (wb.qwenLog().match(/not opened: file:/g) ?? []).length;
+  for (let i = 0; i < 4; i++) await rows.nth(i).locator('summary').click();
+  for (let i = 0; i < 3; i++) await rows.nth(i).locator('a.tool-file').click();
+  await waitFor(() => (wb.qwenLog().match(/not opened: file:/g) ?? []).length >= refusedBefore + 3, 'the host refusing the three links', 30_000);
+  await rows.nth(3).locator('a.tool-file').click();
   await wb.page.locator('.tab.active', { hasText: 'notes.py' }).waitFor({ timeout: LONG });
   const tabs = await wb.page.locator('.tab').allInnerTexts();
   assert.ok(!tabs.some((t) => /passwd|secret/.test(t)), `no tab out of the workspace: ${tabs}`);
