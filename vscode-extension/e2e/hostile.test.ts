@@ -128,6 +128,7 @@ e2e('links: .. segments, encoded dots and a symlink out of the workspace open no
   assert.ok(!tabs.some((t) => /passwd|secret/.test(t)), `no tab out of the workspace: ${tabs}`);
   const code = await answer.locator('.code-block code').innerText();
   assert.ok(code.includes('./build\\u202etxt.exe # \\u3164') && !code.includes('\u202e'), code);
+  await answer.locator('.code-block').scrollIntoViewIfNeeded();
   await wb.shot('hostile-links-and-code');
 });
 

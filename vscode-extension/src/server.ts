@@ -2,7 +2,9 @@
  * Starts, restarts and watches the qwen-lsp process through vscode-languageclient. The API key
  * comes from SecretStorage into the server's environment only; settings go as
  * initializationOptions, then per folder through workspace/configuration (a change is signalled
- * with workspace/didChangeConfiguration and the server pulls again).
+ * with workspace/didChangeConfiguration and the server pulls again). In Restricted Mode (an
+ * untrusted folder) nothing is started, so no program runs and the key goes nowhere; trusting
+ * the folder starts the server (extension.ts).
  */
 import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
@@ -21,7 +23,7 @@ export const API_KEY_SECRET = 'qwen.apiKey';
 const CRASH_WINDOW_MS = 3 * 60_000;
 const MAX_RESTARTS = 3;
 
-/** `restricted`: the folder is not trusted, so no server is started (docs/security.md, "Restricted Mode"). */
+/** `restricted`: the folder is not trusted, so no server is started (docs/security.md, "The VS Code extension"). */
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed' | 'restricted';
 
 /** What the panel and the status bar say in Restricted Mode. */
@@ -97,6 +99,7 @@ export class ServerManager implements vscode.Disposable {
     this.setState('starting');
     const launcher = path.join(this.context.extensionPath, 'bundled', 'launch.py');
     const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+    // Outside every folder; a folder holding all three (`/`) leaves the extension's own, where -P still keeps it off sys.path.
     const cwd = serverCwd(folders, [this.context.extensionPath, homedir(), tmpdir()]) ?? this.context.extensionPath;
     const probes: Probes = {
       isExecutable,
