@@ -11,7 +11,8 @@
  * of it, `file://host/share/…` and a path elsewhere all open nothing; a file that does not exist
  * opens nothing either (it cannot be resolved). The editor is given the resolved path.
  */
-import * as path from 'node:path';
+import { within } from './within';
+import type { PathOps } from './within';
 
 export type LinkTarget = 'external' | 'file';
 
@@ -33,16 +34,9 @@ export interface ContainmentFs {
   /** fs.promises.realpath: the path with every symlink followed; rejects when it does not exist. */
   realpath(p: string): Promise<string>;
   /** path.posix or path.win32, for the platform the files live on. */
-  path: Pick<typeof path, 'resolve' | 'relative' | 'isAbsolute'>;
+  path: PathOps;
   /** Whether the file system ignores case (Windows, macOS by default): then so does the comparison. */
   caseInsensitive: boolean;
-}
-
-/** True when `child` is `parent` or lies under it (both resolved, absolute). */
-function under(child: string, parent: string, fs: ContainmentFs): boolean {
-  const fold = (s: string) => (fs.caseInsensitive ? s.toLowerCase() : s);
-  const rel = fs.path.relative(fold(parent), fold(child));
-  return rel === '' || (rel !== '..' && !rel.startsWith('..' + '/') && !rel.startsWith('..' + '\\') && !fs.path.isAbsolute(rel));
 }
 
 /**
@@ -65,7 +59,7 @@ export async function resolveInside(link: FileLink, folders: readonly string[], 
     } catch {
       continue;
     }
-    if (under(real, root, fs)) return real;
+    if (within(real, root, fs.path, fs.caseInsensitive)) return real;
   }
   return undefined;
 }

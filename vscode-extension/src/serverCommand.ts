@@ -12,6 +12,8 @@
  * its folders from the LSP initialize request, not from its working directory (docs/security.md).
  */
 import * as path from 'node:path';
+import { within } from './within';
+import type { PathOps } from './within';
 
 export interface ServerCommand {
   command: string;
@@ -113,12 +115,9 @@ export async function resolveServerCommand(settingPath: string | undefined, prob
  * holds none of them. `-P` already keeps it off sys.path; this keeps a relative entry of the
  * user's PYTHONPATH, and a tool that reads its working directory, out of the repository too.
  */
-export function serverCwd(folders: readonly string[], candidates: readonly string[], p: Pick<typeof path, 'relative' | 'isAbsolute' | 'resolve'> = path): string | undefined {
-  const inside = (child: string, parent: string) => {
-    const rel = p.relative(p.resolve(parent), p.resolve(child));
-    return rel === '' || (!rel.startsWith('..') && !p.isAbsolute(rel));
-  };
-  return candidates.find((c) => folders.every((f) => !inside(c, f) && !inside(f, c)));
+export function serverCwd(folders: readonly string[], candidates: readonly string[], p: PathOps = path): string | undefined {
+  const fold = p === path.win32 || (p === path && process.platform === 'darwin');
+  return candidates.find((c) => folders.every((f) => !within(c, f, p, fold) && !within(f, c, p, fold)));
 }
 
 /** Dotted numeric versions: negative when a < b. Missing parts count as 0; other text is ignored. */

@@ -43,11 +43,6 @@ export function visible(text: string, layout: Layout = 'line'): string {
   });
 }
 
-/** True when `visible` would change `text` (a code block then says that it was written out). */
-export function hasHidden(text: string, layout: Layout = 'line'): boolean {
-  return visible(text, layout) !== text;
-}
-
 function lineCount(text: string): number {
   return text ? text.replace(/\n+$/, '').split('\n').length : 1;
 }
