@@ -47,6 +47,7 @@ which the model reads after Qwen Code's "User did not allow tool call".
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -228,7 +229,7 @@ class ApprovalPolicy:
             return await self._plan_shell(session, turn_id, call_id, ask, request)
         if mode == "yolo" or (request.protected is None and not needs_asking(mode, request.tool, request.read_only)):
             return Approval("auto")
-        if request.protected is None and self._remembered(session, request):
+        if request.protected is None and await self._remembered(session, request):
             return Approval("allowAlways")
         if mode == "auto" and self._classify is not None and request.protected is None:  # a person answers the protected question
             runs, why = await self._classify(session, call_id, request)
@@ -258,10 +259,12 @@ class ApprovalPolicy:
         return Approval("deny", answer.reason)
 
     @staticmethod
-    def _remembered(session: ChatSession, request: ToolPermission) -> bool:
+    async def _remembered(session: ChatSession, request: ToolPermission) -> bool:
         if request.tool == SHELL_TOOL:
-            rules = session.slot(SHELL_RULES)
-            return bool(rules) and request.covered is not None and request.covered(frozenset(rules))
+            allowed: set[str] = session.slot(SHELL_RULES)
+            rules = frozenset(allowed)
+            # the check stats files and may read git's configuration: off the event loop
+            return bool(rules) and request.covered is not None and await asyncio.to_thread(request.covered, rules)
         return always_scope(request) in session.slot(ALWAYS)
 
     @staticmethod

@@ -52,10 +52,11 @@ from pathlib import Path
 from typing import Literal
 
 from qwen_lsp.errors import EngineError
+from qwen_lsp.files.portability import open_for_reading
 from qwen_lsp.memory.errors import SecretRefused
 from qwen_lsp.memory.paths import QWEN_DIRNAME, TEAM_MEMORY_DIRNAME
 from qwen_lsp.memory.secrets import scan_for_secrets
-from qwen_lsp.nofollow_write import write_bytes_nofollow
+from qwen_lsp.files.nofollow_write import write_bytes_nofollow
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ def _stamp(info: os.stat_result) -> tuple[int, int, int, int]:
 def _read(path: Path, limit: int) -> bytes | None:
     """Up to ``limit + 1`` bytes of the regular file at ``path`` (no link followed); None when it is not one."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = open_for_reading(path, follow_links=False)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as handle:

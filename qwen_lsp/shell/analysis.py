@@ -126,9 +126,11 @@ class _Checker:
         if name in WRITING_PROGRAMS:
             return Verdict("write", f"'{name}' changes files")
         if name not in BUILTINS and name not in ASK_ALWAYS:
-            found = shutil.which(name, path=self._search_path)
-            if found is not None and any(resolved_inside(Path(found), root) is not None for root in self._roots):
-                return Verdict("unknown", f"'{name}' is found on PATH inside the workspace ({found})")
+            for cwd in cwds:  # a relative PATH entry (".", "") is looked up from where the command runs
+                search = os.pathsep.join(e if os.path.isabs(e) else os.path.join(cwd, e) for e in self._search_path.split(os.pathsep))
+                found = shutil.which(name, path=search)
+                if found is not None and any(resolved_inside(Path(found), root) is not None for root in self._roots):
+                    return Verdict("unknown", f"'{name}' is found on PATH inside the workspace ({found})")
         for cwd, argv in zip(list(cwds), argvs):
             verdict = self._judge_one(name, argv[1:], cwd, cwds)
             if not verdict.read_only:

@@ -86,7 +86,7 @@ _SUBCOMMANDS = {
         "batch-all-objects textconv!w filters!w follow-symlinks!l batch-command!a",
     ),
     "grep": table(
-        "iIvwcLlnhHzEFGParoqWp", "ABCmef", writes="O", numeric_short=True,
+        "iIvwcLlnhHzEFGParoqWp", "ABCme", paths="f", writes="O", numeric_short=True,
         long="cached untracked no-index!a recurse-submodules!a textconv!w no-textconv ignore-case word-regexp invert-match "
         "full-name extended-regexp basic-regexp fixed-strings perl-regexp line-number column name-only files-with-matches "
         "files-without-match count null break heading show-function function-context context= after-context= "

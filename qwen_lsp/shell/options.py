@@ -116,72 +116,54 @@ def parse(program: str, args: list[str], options: Table) -> Parsed:
     """Read ``args`` as ``getopt_long`` would (module doc); stops at the first refusal."""
     parsed = Parsed()
     i = 0
-    while i < len(args):
+    while i < len(args) and parsed.refusal is None:
         arg = args[i]
         i += 1
         if arg == "--":
             parsed.operands.extend(args[i:])
             break
         if arg.startswith("--"):
-            name, eq, value = arg[2:].partition("=")
+            name, eq, glued = arg[2:].partition("=")
             resolved = _resolve_long(name, options.long)
-            if resolved is None:
-                parsed.refusal = Refusal(f"'{program} --{name}' is not an option known to be read-only")
-                return parsed
-            kind = options.long[resolved]
-            parsed.options.append(resolved)
-            if kind in _REFUSED:
-                parsed.refusal = Refusal(f"'{program} --{resolved}' {_WHY[kind]}", writes=kind is Kind.WRITES)
-                return parsed
-            if kind is Kind.FLAG:
-                if eq:
-                    parsed.refusal = Refusal(f"'{program} --{resolved}' takes no value")
-                    return parsed
-                continue
-            if kind is Kind.OPTIONAL:
-                continue
-            if not eq:
-                if i >= len(args):
-                    parsed.refusal = Refusal(f"'{program} --{resolved}' needs a value")
-                    return parsed
-                value = args[i]
-                i += 1
-            if kind is Kind.PATH:
-                parsed.paths.append(value)
-            continue
-        if arg.startswith("-") and arg != "-":
+            kind = options.long.get(resolved) if resolved is not None else None
+            if kind is Kind.FLAG and eq:
+                parsed.refusal = Refusal(f"'{program} --{resolved}' takes no value")
+                break
+            i = _take(parsed, program, f"--{resolved or name}", resolved, kind, glued if eq else None, args, i)
+        elif arg.startswith("-") and arg != "-":
             cluster = arg[1:]
             if options.numeric_short and cluster.isdigit():
                 continue
-            j = 0
-            while j < len(cluster):
-                letter = cluster[j]
-                j += 1
-                kind_or_none = options.short.get(letter)
-                if kind_or_none is None:
-                    parsed.refusal = Refusal(f"'{program} -{letter}' is not an option known to be read-only")
-                    return parsed
-                parsed.options.append(letter)
-                if kind_or_none in _REFUSED:
-                    parsed.refusal = Refusal(f"'{program} -{letter}' {_WHY[kind_or_none]}", writes=kind_or_none is Kind.WRITES)
-                    return parsed
-                if kind_or_none is Kind.FLAG:
-                    continue
-                if kind_or_none is Kind.OPTIONAL:  # its value, if any, is the rest of the word (``git status -uno``)
+            for j, letter in enumerate(cluster):
+                kind = options.short.get(letter)
+                if kind in (Kind.VALUE, Kind.PATH, Kind.OPTIONAL):  # the rest of the word is its value, if any
+                    i = _take(parsed, program, f"-{letter}", letter, kind, cluster[j + 1:] or None, args, i)
                     break
-                value = cluster[j:]
-                if not value:
-                    if i >= len(args):
-                        parsed.refusal = Refusal(f"'{program} -{letter}' needs a value")
-                        return parsed
-                    value = args[i]
-                    i += 1
-                if kind_or_none is Kind.PATH:
-                    parsed.paths.append(value)
-                break
-            continue
-        parsed.operands.append(arg)
+                i = _take(parsed, program, f"-{letter}", letter, kind, None, args, i)
+                if parsed.refusal is not None:
+                    break
+        else:
+            parsed.operands.append(arg)
     return parsed
+
+
+def _take(parsed: Parsed, program: str, spelled: str, name: str | None, kind: Kind | None, value: str | None, args: list[str], i: int) -> int:
+    """Record one option (``value`` glued on, or None); returns the index after any value it consumed."""
+    if name is None or kind is None:
+        parsed.refusal = Refusal(f"'{program} {spelled}' is not an option known to be read-only")
+        return i
+    parsed.options.append(name)
+    if kind in _REFUSED:
+        parsed.refusal = Refusal(f"'{program} {spelled}' {_WHY[kind]}", writes=kind is Kind.WRITES)
+    elif kind in (Kind.VALUE, Kind.PATH):
+        if value is None:
+            if i >= len(args):
+                parsed.refusal = Refusal(f"'{program} {spelled}' needs a value")
+                return i
+            value, i = args[i], i + 1
+        if kind is Kind.PATH:
+            parsed.paths.append(value)
+    return i
 
 
 def _resolve_long(name: str, longs: Mapping[str, Kind]) -> str | None:

@@ -1,6 +1,7 @@
 """Running a command: ``bash -c`` in its own process group, bounded in time and memory, reported as Qwen Code 0.24.4 reports it.
 
-* The command runs in a new session (its own process group), stdin closed;
+* The command runs in a new session (its own process group, where the
+  system has them: ``files/portability.py``), stdin closed;
   when it ends — normally, by timeout, or because the turn was stopped —
   the whole group is killed, so a ``make`` leaves no children behind.
 * Output (stdout and stderr together) is kept as its first and last
@@ -23,10 +24,11 @@ import asyncio
 import contextlib
 import os
 import secrets as _random
-import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..files.portability import SESSION, kill_group
 
 OUTPUT_THRESHOLD = 30_000
 """0.24.4's ``DEFAULT_SHELL_OUTPUT_THRESHOLD``: characters of the result before it is cut."""
@@ -49,12 +51,6 @@ class Finished:
     error: str | None = None
 
 
-def kill_group(pid: int) -> None:
-    """SIGKILL the process group ``pid`` leads (it may be gone already)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-        os.killpg(pid, signal.SIGKILL)
-
-
 async def run(command: str, cwd: str, timeout: float, env: Mapping[str, str]) -> Finished:
     """``bash -c command`` in ``cwd`` (module doc); cancelling the await kills the group before re-raising."""
     try:
@@ -62,7 +58,7 @@ async def run(command: str, cwd: str, timeout: float, env: Mapping[str, str]) ->
             "bash", "-c", command,
             cwd=cwd, env=dict(env),
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
+            **SESSION,
         )
     except OSError as exc:
         return Finished("", None, None, None, error=f"Command failed to start: {exc.strerror or exc}")
@@ -198,10 +194,10 @@ class BackgroundJobs:
         fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             proc = await asyncio.create_subprocess_exec(
-                "bash", "-c", f"ulimit -f {self.MAX_OUTPUT_BYTES // 512}; {command}" if os.name == "posix" else command,
+                "bash", "-c", f"ulimit -f {self.MAX_OUTPUT_BYTES // 1024}; {command}" if os.name == "posix" else command,
                 cwd=cwd, env=dict(env),
                 stdin=asyncio.subprocess.DEVNULL, stdout=fd, stderr=fd,
-                start_new_session=True,
+                **SESSION,
             )
         finally:
             os.close(fd)

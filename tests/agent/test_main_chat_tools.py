@@ -138,3 +138,37 @@ async def test_approval_policy_modes_and_allow_always() -> None:
     mode[0] = "yolo"
     assert await decide("s2", "c7", None, shell) == "auto"
     assert offered_mode("default", can_ask=False) == "plan" and offered_mode("auto-edit", can_ask=False) == "auto-edit"
+
+
+async def test_a_background_command_reports_its_pid_and_file_reads_unasked_and_stops_with_the_chat(tmp_path: Path) -> None:
+    from qwen_lsp.shell.run import BackgroundJobs
+
+    jobs = BackgroundJobs(tmp_path / "jobs")
+    asked: list[ToolPermission] = []
+
+    async def approve(_call: str, request: ToolPermission) -> Approval:
+        if request.read_only:
+            return Approval("auto")
+        asked.append(request)
+        return Approval("allow")
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    tool = ShellTool(jobs=lambda chat: jobs)
+    started = await tool.run({"command": "echo started; sleep 300", "is_background": True}, ctx(ws, approve=approve, chat_id="c1"))
+    assert not started.is_error and started.output.startswith("Background shell started.")
+    pid = int(started.output.split("pid: ", 1)[1].split("\n", 1)[0])
+    output = Path(started.output.split("output file: ", 1)[1].split("\n", 1)[0])
+    assert output.parent == jobs.directory and _alive(pid) and len(asked) == 1
+    for _ in range(500):  # a hang detector, not a timing assertion
+        if output.read_text():
+            break
+        await asyncio.sleep(0.02)
+    peek = await tool.run({"command": f"tail -n 5 {output}"}, ctx(ws, approve=approve, chat_id="c1"))
+    assert "Output: started" in peek.output and len(asked) == 1  # its own output file reads without a question
+    await jobs.stop_all()
+    for _ in range(500):
+        if not _alive(pid):
+            break
+        await asyncio.sleep(0.02)
+    assert not _alive(pid)

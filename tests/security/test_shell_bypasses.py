@@ -129,3 +129,25 @@ async def test_read_only_commands_run_unasked_and_their_output_arrives(command: 
     """The harness can tell a command that ran: these do, with no question, in the same scratch repository."""
     asked, output = await _main_chat(command, scratch)
     assert asked == [] and "Exit Code: 0" in output, output
+
+
+async def test_a_program_planted_in_the_workspace_never_runs_in_place_of_a_read_only_one(scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PATH with a relative entry (``.`` or an empty one) would find the repository's own ``ls`` first."""
+    planted = scratch / "ls"
+    planted.write_text("#!/bin/sh\ntouch X\n")
+    planted.chmod(0o755)
+    for path in (f".{os.pathsep}{os.environ['PATH']}", f"{os.pathsep}{os.environ['PATH']}", f"{scratch}{os.pathsep}{os.environ['PATH']}"):
+        monkeypatch.setenv("PATH", path)
+        before = _state(scratch)
+        asked, _ = await _main_chat("ls", scratch)
+        assert len(asked) == 1 and _state(scratch) == before, path
+
+
+async def test_bash_start_up_hooks_in_the_environment_do_not_reach_the_command(scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hook = scratch.parent / "hook.sh"
+    hook.write_text(f"touch {scratch.parent / 'hooked'}\n")
+    monkeypatch.setenv("BASH_ENV", str(hook))
+    monkeypatch.setenv("BASH_FUNC_ls%%", f"() {{ touch {scratch.parent / 'func'}; }}")
+    asked, output = await _main_chat("ls", scratch)
+    assert asked == [] and "Exit Code: 0" in output
+    assert not (scratch.parent / "hooked").exists() and not (scratch.parent / "func").exists()

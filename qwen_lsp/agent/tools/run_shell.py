@@ -204,13 +204,23 @@ CREDENTIAL_VARIABLES = ("OPENAI_API_KEY", "DASHSCOPE_API_KEY")
 
 
 def shell_environment(environ: Mapping[str, str], secrets: Iterable[str] = ()) -> dict[str, str]:
-    """The server's environment without the endpoint's credentials.
+    """The server's environment without the endpoint's credentials and bash's start-up hooks.
 
-    Removed: :data:`CREDENTIAL_VARIABLES`, and every variable holding one of
+    Removed: :data:`CREDENTIAL_VARIABLES`, every variable holding one of
     their values or one of ``secrets`` (the configured key, perhaps from a
-    settings file), so the same key exported under another name goes too.
+    settings file), so the same key exported under another name goes too,
+    and :data:`SHELL_STARTUP` and ``BASH_FUNC_*``.
     A command the user approved (or yolo ran) may still be one the model
     chose to print its environment to the endpoint or anywhere else.
     """
     hidden = {v for v in secrets if v} | {environ[name] for name in CREDENTIAL_VARIABLES if environ.get(name)}
-    return {k: v for k, v in environ.items() if k not in CREDENTIAL_VARIABLES and v not in hidden and not any(h in v for h in hidden)}
+    return {
+        k: v
+        for k, v in environ.items()
+        if k not in CREDENTIAL_VARIABLES and k not in SHELL_STARTUP and not k.startswith("BASH_FUNC_") and not any(h in v for h in hidden)
+    }
+
+
+SHELL_STARTUP = ("BASH_ENV", "ENV")
+"""Variables that make ``bash -c`` run a file first; with them (and exported ``BASH_FUNC_*`` functions, which
+can stand in for any program name) the command that runs would not be the one the analyser judged."""

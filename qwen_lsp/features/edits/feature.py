@@ -24,7 +24,6 @@ from ...agent.approvals import ApprovalMode, ApprovalPolicy, Approve, Asker, Too
 from ...agent.auto_mode import classify, fast_path
 from ...agent.hooks import Feature, Turn
 from ...agent.plan_mode import ExitPlanModeTool, reminder
-from ...agent.side_query import SideQuery
 from ...agent.tool import Tool
 from ...llm.client import ChatClient
 from ...sessions.registry import ChatSession
@@ -123,6 +122,5 @@ class EditsFeature(Feature):
         """``auto`` mode: the edit fast path, else the classifier side query on this chat (``agent/auto_mode.py``)."""
         if fast_path(request, self._root):
             return True, ""
-        client = await self._model()
-        verdict = await classify(lambda tokens: SideQuery(client, max_tokens=tokens, temperature=0.0), session.history, call_id, self._root)
+        verdict = await classify(await self._model(), session.history, call_id, self._root)
         return verdict.runs, verdict.reason
