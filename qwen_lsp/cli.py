@@ -348,7 +348,8 @@ def _memory_forget(engine: Any, query: str, yes: bool) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from .settings.doctor import settings_rows, window_line
+    from .compaction.report import window_line
+    from .settings.doctor import settings_rows
     from .errors import EngineError
     from .files.paths import chats_dir, global_qwen_dir, home_dir, project_state_dir
 

@@ -14,7 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, Literal
 
-from .llm.errors import ErrorKind as ModelErrorKind
+ModelErrorKind = Literal[
+    "config", "auth", "not_found", "connect", "timeout", "stall", "rate_limit", "server", "bad_request", "protocol"
+]
+"""What failed in a model request (``llm/errors.py``'s ``LLMError.kind``); defined here, at the bottom, so that every
+layer can name an error kind without depending on the model client."""
 
 ErrorKind = Literal[
     ModelErrorKind,

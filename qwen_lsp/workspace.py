@@ -41,6 +41,7 @@ from .features.editor_context.feature import EditorContextFeature
 from .features.editor_context.state import SelectionReader
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
 from .context.attachments import Attachment
+from .context.text import Problem
 from .engine import Engine, tool_list
 from .errors import EngineError
 from .features.compaction import CompactionFeature
@@ -73,7 +74,7 @@ from .protocol import (
 from .llm.content import Content
 from .sessions.registry import ChatSession, SessionRegistry
 from .sessions.shown import shown_transcript
-from .settings.config import LoadedSettings, Settings, load_settings, overlay, settings_problems
+from .settings.config import LoadedSettings, Settings, load_settings, overlay
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
 
 if TYPE_CHECKING:  # watchdog loads only when watching starts: a one-shot `qwen-lsp chat` never watches
@@ -186,7 +187,7 @@ class Workspace:
             open_documents=self.open_documents,
             touched=self._tool_touched,
             context_status=lambda status: listen.context_status(status),
-            settings_problems=lambda: settings_problems(self.loaded),
+            settings_problems=self._settings_problems,
         )
 
     @classmethod
@@ -343,6 +344,10 @@ class Workspace:
             self.listeners.skills_changed(SkillsChanged(activated=untriggered, deactivated=removed))
         for path, names in by_file.items():
             self.listeners.skills_changed(SkillsChanged(activated=sorted(names), deactivated=[], trigger=path.as_uri()))
+
+    def _settings_problems(self) -> list[Problem]:
+        """The settings warnings (ignored keys first among them) as the context inspector lists problems."""
+        return [Problem(path="settings", message=problem) for problem in self.loaded.problems]
 
     async def drain(self) -> None:
         """Stop watching, stop the features, finish background work, close the HTTP client."""

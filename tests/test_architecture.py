@@ -169,3 +169,47 @@ def test_each_feature_lives_in_the_folder_named_after_it() -> None:
     assert set(found) == {"memory", "compaction", "skill_review", "followups", "edits", "editor_context"}
     for name, module in found.items():
         assert module.split(".")[:3] == ["qwen_lsp", "features", name], (name, module)
+
+
+# ------------------------------------------------------------------ the import-linter contract (pyproject.toml)
+
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tomllib  # noqa: E402
+
+ROOT = PACKAGE.parent
+LINT_IMPORTS = str(Path(sys.executable).with_name("lint-imports"))
+
+
+def _lint(cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**__import__("os").environ, "PYTHONPATH": str(cwd)}
+    return subprocess.run([LINT_IMPORTS, "--no-cache"], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_the_layer_contract_holds() -> None:
+    out = _lint(ROOT)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "0 broken" in out.stdout
+
+
+def test_the_contract_fails_on_an_upward_import(tmp_path: Path) -> None:
+    """A core importing the server, or one feature another: import-linter says which contract and which line."""
+    shutil.copytree(PACKAGE, tmp_path / "qwen_lsp", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    with (tmp_path / "qwen_lsp" / "text" / "__init__.py").open("a") as f:
+        f.write("\nimport qwen_lsp.server.app  # an upward arrow\n")
+    with (tmp_path / "qwen_lsp" / "features" / "memory" / "__init__.py").open("a") as f:
+        f.write("\nimport qwen_lsp.features.edits.offer  # a feature that knows another\n")
+    out = _lint(tmp_path)
+    assert out.returncode != 0
+    assert "qwen_lsp.text is not allowed to import qwen_lsp.server" in out.stdout
+    assert "qwen_lsp.features.memory is not allowed to import qwen_lsp.features.edits" in out.stdout
+
+
+def test_every_top_level_module_has_a_place_in_the_layers() -> None:
+    contract = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"][0]
+    placed = {name.strip() for layer in contract["layers"] for name in layer.replace("|", ":").split(":")}
+    top = {f"qwen_lsp.{p.stem}" for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__")}
+    top |= {f"qwen_lsp.{p.name}" for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert top <= placed, sorted(top - placed)

@@ -9,12 +9,9 @@ not say *which* of the user's settings is wrong.
 from __future__ import annotations
 
 import json
-from typing import Literal
 from urllib.parse import urlsplit
 
-ErrorKind = Literal[
-    "config", "auth", "not_found", "connect", "timeout", "stall", "rate_limit", "server", "bad_request", "protocol"
-]
+from ..errors import ModelErrorKind as ErrorKind
 
 BASE_URL_SETTING = "model.baseUrl / OPENAI_BASE_URL"
 """Where a user changes the endpoint; every message about the address names it."""

@@ -21,7 +21,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from ..context.text import Problem
 from ..files.reading import read_bytes
 from ..files.paths import global_qwen_dir
 from ..settings_spelling import canonical_keys
@@ -188,11 +187,6 @@ class LoadedSettings:
     settings: Settings
     sources: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
-
-
-def settings_problems(loaded: LoadedSettings) -> list[Problem]:
-    """The settings warnings (ignored keys first among them) as the context inspector lists problems."""
-    return [Problem(path="settings", message=problem) for problem in loaded.problems]
 
 
 def strip_json_comments(text: str) -> str:

@@ -13,8 +13,6 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
-from ..compaction.compactor import thresholds_for
-from ..compaction.windows import known_window
 from .config import LoadedSettings
 from .endpoint import resolve_endpoint
 
@@ -43,16 +41,3 @@ def settings_rows(loaded: LoadedSettings) -> list[tuple[str, Any, str]]:
                 source = "default, because only an API key is set"
         rows.append((key, value, source))
     return rows
-
-
-def window_line(loaded: LoadedSettings) -> str:
-    """The context window and thresholds in effect and where the window came from (``compaction/windows.py``)."""
-    s = loaded.settings
-    th = thresholds_for(s)
-    if s.model.context_window is not None:
-        origin = loaded.sources.get("model.generationConfig.contextWindowSize") or loaded.sources.get("model.contextWindow", "settings")
-    elif known_window(s.model.name) is not None:
-        origin = f"Qwen Code 0.24.4's table for {s.model.name}"
-    else:
-        origin = "Qwen Code 0.24.4's default for a model it does not know"
-    return f"context window: {th.window} ({origin}); compresses at {th.auto:.0f}, warns at {th.warn:.0f}, hard limit {th.hard:.0f}"

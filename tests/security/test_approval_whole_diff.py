@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 
-from qwen_lsp.features.edits.tools import unified_diff
+from qwen_lsp.agent.tools.approved import unified_diff
 
 
 def _big(n: int) -> str:

@@ -14,7 +14,7 @@ import pytest
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from lsp_harness import as_dict, chat, running_server, server_env
-from qwen_lsp.features.edits.tools import PRE_EXISTING_NOTE
+from qwen_lsp.agent.tools.approved import PRE_EXISTING_NOTE
 from qwen_lsp.memory.team_guard import is_team_memory_file
 from qwen_lsp.files.paths import sanitize_cwd
 from security.permission_client import permission_client

@@ -1,6 +1,6 @@
 """Edits as a feature: the write tools the approval mode offers, and who approves each write.
 
-The tools are ``tools.py`` (and the agent's shell tool), chosen by
+The tools are the agent's approved ``edit``/``write_file`` (``agent/tools/approved.py``) and shell tool, chosen by
 ``offer.py``; the approval policy is the agent's, with each chat's "allow
 always" grants kept on the chat. When nobody could approve (the client
 cannot ask), the chat is read-only and the user is told once.

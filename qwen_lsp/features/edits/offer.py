@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from ...agent.approvals import EDIT_TOOLS, PLAN_EXIT_TOOL, SHELL_TOOL, ApprovalMode, offered_mode
 from ...agent.tool import Tool
 from ...agent.tools.run_shell import CommandGuard, JobsFor, ShellTool
-from .tools import ApprovedEditTool, ApprovedWriteFileTool
+from ...agent.tools.approved import ApprovedEditTool, ApprovedWriteFileTool
 
 WRITE_TOOL_NAMES = EDIT_TOOLS | {SHELL_TOOL, PLAN_EXIT_TOOL}
 ALIASES = {

@@ -10,7 +10,7 @@ turns and :data:`MAX_SPECULATION_MESSAGES` messages.
 Every declared tool is wrapped by the speculation gate
 (``followup/gate.py``): read tools run, writes land in the overlay, and
 anything else ends the run *at* that call — nobody is asked. The write
-tools are the main chat's own (``features/edits/tools.py``) with an applier that
+tools are the main chat's own (``agent/tools/approved.py``) with an applier that
 writes into the overlay (:class:`OverlayApplier`), so even a write the
 gate let through can only reach the overlay. Read tools see the overlay:
 ``read_file`` of a file the speculation wrote reads its shadow, and
@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...agent.applier import Applier, ApplyError, Snapshot
-from ..edits.tools import ApprovedEditTool, ApprovedWriteFileTool
+from ...agent.tools.approved import ApprovedEditTool, ApprovedWriteFileTool
 from ...followup.gate import gate
 from ...followup.overlay import OutsideWorkspace, Overlay
 from ...llm.client import StreamEvent, UsageEvent

@@ -34,18 +34,18 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
-from ...agent.approvals import Approval, ToolPermission
+from ..approvals import Approval, ToolPermission
 from ...protected_paths import protected_reason
-from ...agent.tool import ManagedWrites, ToolContext, ToolResult
-from ...agent.tools.base import ToolInputError, copy_declaration, describe_validation_error
-from ...agent.tools.edit import EditArgs, EditTool, edit_message, edited_text
-from ...agent.tools.workspace import relative_display, resolve_in_workspace
-from ...agent.tools.write_file import WriteFileArgs, WriteFileTool, write_message
-from ...agent.tools.writing import check_size
+from ..tool import ManagedWrites, ToolContext, ToolResult
+from .base import ToolInputError, copy_declaration, describe_validation_error
+from .edit import EditArgs, EditTool, edit_message, edited_text
+from .workspace import relative_display, resolve_in_workspace
+from .write_file import WriteFileArgs, WriteFileTool, write_message
+from .writing import check_size
 from ...memory.errors import SecretRefused
 from ...memory.secrets import scan_for_secrets
 from ...memory.team_guard import refuse_team_secrets
-from ...agent.applier import ApplyError, read_disk_text
+from ..applier import ApplyError, read_disk_text
 
 PRE_EXISTING_NOTE = (
     " Note: the secret already exists in the current file content, so removing it from your edit alone is not "
