@@ -8,7 +8,9 @@ be exactly Qwen Code's:
   from cwd, outermost first;
 * the upward scan stops at the parent of the git root (a ``.git``
   directory *or file*), that stop directory included; with no git root it
-  stops at the parent of HOME; it never enters ``~/.qwen``;
+  stops at the parent of HOME; it never enters ``~/.qwen``; unlike Qwen
+  Code it never goes above HOME (docs/security.md, "Settings trust": the
+  directories above are other users' and the system's);
 * when cwd is HOME, only ``~/<name>`` is looked at (no scan);
 * extra files (``output-language.md``) after every filename group;
 * ``<git root>/.qwen/QWEN.local.md`` last, only when there is a real git
@@ -150,7 +152,7 @@ def _open_if_readable(path: str, found: dict[str, bytes | OSError], problems: li
 
 
 def _scan_dirs(cwd: str, home: str, global_dir: str, root: str | None) -> list[str]:
-    """The directories of the upward scan, innermost first (the filesystem root is never scanned)."""
+    """The directories of the upward scan, innermost first (the filesystem root and what is above HOME are never scanned)."""
     stop = os.path.dirname(root) if root else os.path.dirname(home)
     home_qwen = os.path.join(home, QWEN_DIR)
     dirs: list[str] = []
@@ -158,7 +160,7 @@ def _scan_dirs(cwd: str, home: str, global_dir: str, root: str | None) -> list[s
         if cur == global_dir or cur == home_qwen:
             break
         dirs.append(cur)
-        if cur == stop:
+        if cur == stop or cur == home:
             break
     return dirs
 

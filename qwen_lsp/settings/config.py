@@ -26,7 +26,7 @@ from ..files.reading import read_bytes
 from ..files.paths import global_qwen_dir
 from ..settings_spelling import canonical_keys
 from ..settings_aliases import fold_cli_keys
-from .trust import is_plain_filename, screen_layers
+from .trust import is_context_filename, screen_layers
 
 log = logging.getLogger(__name__)
 
@@ -130,9 +130,9 @@ class ContextFileSettings(_Section):
     )
 
     def filenames(self) -> tuple[str, ...]:
-        """Trimmed non-blank plain names (see settings_trust), or Qwen Code's default list."""
+        """Trimmed names that pass settings.trust.is_context_filename, or Qwen Code's default list."""
         raw = [self.file_name] if isinstance(self.file_name, str) else (self.file_name or [])
-        names = tuple(n.strip() for n in raw if n and n.strip() and is_plain_filename(n.strip()))
+        names = tuple(n.strip() for n in raw if n and n.strip() and is_context_filename(n.strip()))
         return names or ("QWEN.md", "AGENTS.md")
 
 
