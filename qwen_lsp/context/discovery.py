@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from qwen_lsp.visible_text import prompt_name
 from qwen_lsp.files.containment import RealPaths, ancestors, child_of, is_live_state, is_subpath, parent_of
 from ..files.reading import kept_error
 from .imports import MAX_IMPORT_DEPTH, ImportTrace, expand_file
@@ -48,7 +49,6 @@ from .text import (
     lexical_abspath,
     read_bytes,
     relative_path,
-    strip_ansi_and_control,
 )
 
 log = logging.getLogger(__name__)
@@ -290,13 +290,13 @@ def _inodes_collide(paths: list[str]) -> bool:
 
 
 def display_path(path: str, cwd: str) -> str:
-    return strip_ansi_and_control(relative_path(path, cwd) if os.path.isabs(path) else path)
+    return prompt_name(relative_path(path, cwd) if os.path.isabs(path) else path)
 
 
 def _display(path: str, cwd: str, shown: dict[str, str]) -> str:
     """:func:`display_path`, from the scan's own answer when it has one."""
     relative = shown.get(path)
-    return display_path(path, cwd) if relative is None else strip_ansi_and_control(relative)
+    return display_path(path, cwd) if relative is None else prompt_name(relative)
 
 
 def _refusal(path: str, project: str, global_dir: str, extra_paths: Sequence[str], real_paths: RealPaths) -> str | None:
