@@ -8,7 +8,8 @@ The endpoint is not trusted with memory either (docs/security.md, "Third
 campaign"): one stream event is read to at most ``sse.MAX_EVENT_BYTES``,
 one answer's text and reasoning to :data:`MAX_ANSWER_CHARS`, one tool
 call's arguments to :data:`MAX_ARGUMENT_CHARS` and an answer holds at most
-:data:`MAX_TOOL_CALLS` calls. Past a cap the stream is closed at once and
+:data:`MAX_TOOL_CALLS` calls; an error answer is read to :data:`MAX_ERROR_BODY`
+and a model list to :data:`MAX_MODELS_BODY`. Past a cap the stream is closed at once and
 the turn ends with an ``LLMError`` that says which cap; what the answer
 had said so far stays in the session.
 
@@ -369,6 +370,22 @@ async def _read_to_end(source: AsyncIterator[Any]) -> None:
         log.debug("not reusing the connection: %s after [DONE]", type(exc).__name__)
 
 
+MAX_ERROR_BODY = 64 * 1024
+"""Bytes of an error answer read: its message is quoted at a few hundred characters."""
+MAX_MODELS_BODY = 8 * 1024 * 1024
+"""Bytes of a ``GET /models`` answer read (a list of tens of thousands of models is a few MB)."""
+
+
+async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
+    """At most ``limit`` bytes of the body and whether that was all of it; the rest is never read."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk[: limit - len(body) + 1]
+        if len(body) > limit:
+            return bytes(body[:limit]), False
+    return bytes(body), True
+
+
 def _retry_after(value: str | None) -> float | None:
     """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
     if not value:
@@ -498,7 +515,7 @@ class ChatClient:
     async def _error_from(self, response: httpx.Response) -> LLMError:
         try:
             async with asyncio.timeout(self.timeouts.first_byte):
-                body = await response.aread()
+                body, _ = await _read_capped(response, MAX_ERROR_BODY)  # only its start is quoted
         except (TimeoutError, httpx.HTTPError):
             body = b""
         finally:
@@ -607,7 +624,9 @@ class ChatClient:
         response, deadline = await self._open("GET", "/models", None)
         try:
             async with asyncio.timeout_at(deadline):
-                raw = await response.aread()
+                raw, complete = await _read_capped(response, MAX_MODELS_BODY)
+            if not complete:
+                raise LLMError("protocol", f"{self.base_url} answered GET /models with more than {MAX_MODELS_BODY:,} bytes; that is not a model list.")
         except TimeoutError:
             raise first_byte_timeout(self.base_url, self.timeouts.first_byte) from None
         except httpx.TransportError as exc:

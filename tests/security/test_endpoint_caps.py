@@ -143,3 +143,21 @@ async def test_the_server_answers_while_a_flood_streams_and_the_chat_survives_th
         hwm = vm_hwm_mb(client._server.pid)
     assert flood.sent < 64 * MIB
     assert hwm < 250, f"the server peaked at {hwm:.0f} MB"
+
+
+async def test_a_huge_error_answer_is_read_only_as_far_as_it_is_quoted(scripted: ScriptedOpenAI) -> None:
+    flood = Flood(head=b'{"error": {"message": "overloaded ', piece=b"x" * MIB, count=200, tail=b'"}}', status=b"500 Internal Server Error", content_type=b"application/json")
+    scripted.enqueue(flood)
+    events, error = await drain(scripted)
+    assert error is not None and error.kind == "server" and events == []
+    assert scripted.wait_for_disconnect()
+    assert flood.sent < SENT_BOUND
+
+
+async def test_a_huge_model_list_is_refused_unread(scripted: ScriptedOpenAI) -> None:
+    scripted.models_flood = flood = Flood(head=b'{"object": "list", "data": [', piece=b'{"id": "m"},' * 65536, count=300, tail=b"]}", content_type=b"application/json")
+    async with ChatClient(scripted.base_url, "k", "scripted-model", max_retries=0) as client:
+        with pytest.raises(LLMError, match="more than 8,388,608 bytes"):
+            await client.list_models()
+    assert scripted.wait_for_disconnect()
+    assert flood.sent < SENT_BOUND

@@ -99,7 +99,8 @@ class Flood:
     line without its end is ``head=b"data: {"`` with a ``piece`` and no
     newline. After ``hold_after`` pieces the flood waits for ``release``
     (set from the test), so a test can act while the stream is mid-way.
-    ``sent`` counts the bytes written before the client hung up.
+    ``sent`` counts the bytes written before the client hung up. ``status`` and
+    ``content_type`` make it an error answer or a plain body instead of a stream.
     """
 
     piece: bytes
@@ -107,6 +108,8 @@ class Flood:
     head: bytes = b""
     tail: bytes = b"data: [DONE]\n\n"
     hold_after: int | None = None
+    status: bytes = b"200 OK"
+    content_type: bytes = b"text/event-stream"
     release: threading.Event = field(default_factory=threading.Event)
     reached: threading.Event = field(default_factory=threading.Event)
     sent: int = 0
@@ -214,6 +217,8 @@ class ScriptedOpenAI:
         self.port = port
         self.default: Scripted = default if default is not None else Reply()
         self.log_path = log_path
+        self.models_flood: Flood | None = None
+        """When set, ``GET /models`` is answered with it instead of the one-model list."""
         self.requests: list[RecordedRequest] = []
         self._queue: deque[Scripted] = deque()
         self._lock = threading.Lock()
@@ -365,6 +370,8 @@ class ScriptedOpenAI:
 
         route = path.split("?", 1)[0].rstrip("/")
         if method == "GET" and route.endswith("/models"):
+            if self.models_flood is not None:
+                return await self._flood(reader, writer, self.models_flood)
             await self._send_json(writer, 200, {"object": "list", "data": [{"id": MODEL_ID, "object": "model"}]})
             return True
         if method != "POST" or not route.endswith("/chat/completions"):
@@ -415,7 +422,10 @@ class ScriptedOpenAI:
         return False  # Cut, or a Stall that outlasted ``after``: drop the socket mid-response
 
     async def _flood(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, flood: Flood) -> bool:
-        await self._start_stream(writer)
+        writer.write(
+            b"HTTP/1.1 %s\r\nContent-Type: %s\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n" % (flood.status, flood.content_type)
+        )
+        await writer.drain()
         try:
             await self._send_raw(writer, flood.head, flood)
             for i in range(flood.count):
