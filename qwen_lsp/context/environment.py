@@ -160,7 +160,7 @@ def environment_text(cwd: str, today: _dt.date | None = None) -> str:
         "This is the Qwen Code. We are setting up the context for our chat.\n"
         f"Today's date is {format_date(day)}.\n"
         f"My operating system is: {sys.platform}\n"
-        f"I'm currently working in the directory: {cwd}\n"
+        f"I'm currently working in the directory: {prompt_name(cwd)}\n"
         "Here is the folder structure of the current working directories:\n\n"
         f"{folder_structure(cwd)}"
     )
