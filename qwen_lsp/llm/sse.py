@@ -13,7 +13,7 @@ that matters); ``event``, ``id``, ``retry`` and comments are passed over.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 MAX_EVENT_BYTES = 10 * 1024 * 1024
 """One event's data (and any one line) at most: above a tool call's argument cap (``client.MAX_ARGUMENT_CHARS``) sent in one event."""
@@ -30,7 +30,7 @@ class EventTooLarge(ValueError):
         self.limit = limit
 
 
-async def sse_data(chunks: AsyncIterator[bytes], limit: int = MAX_EVENT_BYTES) -> AsyncIterator[str]:
+async def sse_data(chunks: AsyncIterator[bytes], limit: int = MAX_EVENT_BYTES) -> AsyncGenerator[str, None]:
     """The ``data`` of each complete event (its ``data:`` lines joined by newlines), decoded as UTF-8.
 
     An event is dispatched at a blank line; what is left at the end of the
