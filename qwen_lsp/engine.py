@@ -277,6 +277,7 @@ class Engine:
             tool_context=ToolContext(
                 workspace_root=self.root,
                 cwd=self.root,
+                chat_id=session.id,
                 touched=lambda p: self._touched(session, p),
                 approve=self._approver(turn),
                 applier=self._applier,

@@ -20,7 +20,7 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from lsp_harness import as_dict, chat, server_env, session_records, start_client
 
-from qwen_lsp.agent.auto_mode import STAGE1_SUFFIX, STAGE2_SUFFIX, system_prompt
+from qwen_lsp.agent.auto_mode import STAGE1_SCHEMA, STAGE1_SUFFIX, STAGE2_SUFFIX, system_prompt
 from qwen_lsp.agent.plan_mode import APPROVED, reminder
 
 
@@ -79,7 +79,7 @@ async def test_a_read_only_command_runs_in_default_mode_without_a_permission_req
     async with editor(home, workspace, scripted, "default") as client:
         assert as_dict(await chat(client, "how many lines?"))["text"] == "2 lines"
         assert client.asked == []
-        assert tool_output(scripted, "s1").startswith("2\n")
+        assert tool_output(scripted, "s1").startswith("Command: cat notes.txt | wc -l\nDirectory: (root)\nOutput: 2\n")
 
 
 async def test_a_command_that_writes_still_asks_in_default_mode(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
@@ -122,15 +122,24 @@ async def test_exit_plan_mode_asks_with_the_plan_and_leaves_plan_mode(home: Path
 
 
 async def test_auto_mode_runs_what_the_classifier_allows_without_asking(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
-    scripted.enqueue(shell_call("touch made.txt"), Reply(chunks=['{"shouldBlock": false}']), Reply(chunks=["made"]))
+    verdict = Reply(chunks=[], tool_calls=[ToolCallSpec("respond_in_schema", {"shouldBlock": False}, id="v1")])
+    scripted.enqueue(shell_call("touch made.txt"), verdict, Reply(chunks=["made"]))
     async with editor(home, workspace, scripted, "auto") as client:
         await chat(client, "make the file")
         assert client.asked == [] and (workspace / "made.txt").exists()
     classifier = scripted.chat_requests()[1].body
-    assert is_classifier(classifier) and "tools" not in classifier
+    # 0.24.4's request shape (tests/data/auto_classifier_request_qwen_0.24.4.json): not streamed, one schema tool it must call
+    assert is_classifier(classifier) and classifier["stream"] is False and classifier["tool_choice"] == "required"
+    assert [t["function"]["name"] for t in classifier["tools"]] == ["respond_in_schema"]
+    assert classifier["tools"][0]["function"]["parameters"] == STAGE1_SCHEMA
+    assert classifier["chat_template_kwargs"] == {"enable_thinking": False}
     assert classifier["messages"][0]["content"] == system_prompt() + STAGE1_SUFFIX
-    users = [m["content"] for m in classifier["messages"][1:]]
-    assert "make the file" in users[0]
+    users = [m["content"][0]["text"] for m in classifier["messages"][1:]]
+    assert all(m["role"] == "user" and len(m["content"]) == 1 for m in classifier["messages"][1:])
+    request = [u for u in users if u.startswith("The user's request:")]
+    assert request == ["The user's request:\nmake the file"]  # only what the user typed is presented as intent
+    context = [u for u in users if "<untrusted_context>" in u]
+    assert all("make the file" not in c.split("<untrusted_context>", 1)[1] for c in context)
     assert users[-2] == f'Prior action: run_shell_command({{"command":"touch made.txt","cwd":"{workspace}"}})'
     assert users[-1].startswith("## Pending tool call to classify\n\nTool: run_shell_command\nArguments:\n```json\n")
     assert classifier["max_tokens"] == 256 and classifier["temperature"] == 0
@@ -163,3 +172,80 @@ async def test_auto_mode_edits_inside_the_workspace_without_a_classifier(home: P
         await chat(client, "translate it")
         assert client.asked == []
     assert not any(is_classifier(r.body) for r in scripted.chat_requests())
+
+
+# ------------------------------------------------------------------ auto mode: read-only commands, protected paths
+
+
+@pytest.mark.parametrize("command", ["git status", "ls -la", "grep -rn one .", "cat notes.txt | wc -l", "find . -name '*.txt'"])
+async def test_auto_mode_runs_read_only_commands_without_a_classifier(command: str, home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
+    scripted.enqueue(shell_call(command), Reply(chunks=["done"]))
+    async with editor(home, workspace, scripted, "auto") as client:
+        await chat(client, "look")
+        assert client.asked == []
+    assert not any(is_classifier(r.body) for r in scripted.chat_requests())
+    assert "Exit Code: " in tool_output(scripted, "s1")
+
+
+PROTECTED_WRITES = [
+    ".vscode/tasks.json", ".gitattributes", ".envrc", ".qwenignore", ".pre-commit-config.yaml", ".devcontainer/devcontainer.json",
+    ".git/hooks/pre-commit", ".GIT/config", ".qwen/settings.json", ".husky/pre-push", "x.code-workspace", ".gitmodules",
+]
+
+
+@pytest.mark.parametrize("relative", PROTECTED_WRITES)
+async def test_auto_mode_asks_a_person_for_every_protected_write_and_never_the_classifier(
+    relative: str, home: Path, workspace: Path, scripted: ScriptedOpenAI
+) -> None:
+    """One list (``protected_paths.py``) for the edit tools and auto mode; a classifier allow never answers it."""
+    allow = Reply(chunks=[], tool_calls=[ToolCallSpec("respond_in_schema", {"shouldBlock": False}, id="v")])
+    scripted.enqueue(
+        Reply(chunks=[], tool_calls=[ToolCallSpec("write_file", {"file_path": str(workspace / relative), "content": "touch /tmp/x\n"}, id="w1")]),
+        shell_call(f"echo 'touch /tmp/x' > {relative}", "s1"),
+        Reply(chunks=["done"]),
+    )
+    scripted.default = allow
+    async with editor(home, workspace, scripted, "auto", answers=["deny", "deny"]) as client:
+        client.feature(types.WORKSPACE_APPLY_EDIT)(lambda params: types.ApplyWorkspaceEditResult(applied=True))
+        await chat(client, "set it up")
+        assert [a["toolCallId"] for a in client.asked] == ["w1", "s1"]
+        assert all(a["protected"] for a in client.asked)
+    assert not any(is_classifier(r.body) for r in scripted.chat_requests())
+    assert not (workspace / relative).exists()
+
+
+@pytest.mark.parametrize("command", ["git status", "ls -la", "grep -rn one ."])
+async def test_default_mode_runs_the_everyday_read_only_commands_unasked(command: str, home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
+    (workspace / "src").mkdir()
+    scripted.enqueue(shell_call(command), Reply(chunks=["done"]))
+    async with editor(home, workspace, scripted, "default") as client:
+        await chat(client, "look")
+        assert client.asked == []
+    output = tool_output(scripted, "s1")
+    assert output.startswith(f"Command: {command}\nDirectory: (root)\nOutput: ") and "Exit Code: " in output
+
+
+async def test_default_mode_asks_for_touch_and_a_no_creates_nothing(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
+    scripted.enqueue(shell_call("touch X"), Reply(chunks=["ok"]))
+    async with editor(home, workspace, scripted, "default", answers=["deny"]) as client:
+        await chat(client, "make X")
+        assert [(a["command"], a["alwaysCovers"]) for a in client.asked] == [("touch X", "Commands matching 'touch *' in this chat")]
+    assert not (workspace / "X").exists() and "did not allow" in tool_output(scripted, "s1")
+
+
+async def test_plan_mode_runs_read_only_commands_refuses_writes_and_asks_once_for_the_rest(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
+    """0.24.4's plan-mode shell policy (``plan-mode-shell-policy.ts``)."""
+    scripted.enqueue(
+        Reply(chunks=[], tool_calls=[
+            ToolCallSpec("run_shell_command", {"command": "cat notes.txt"}, id="r"),
+            ToolCallSpec("run_shell_command", {"command": "touch X"}, id="w"),
+            ToolCallSpec("run_shell_command", {"command": "date"}, id="u"),
+        ]),
+        Reply(chunks=["planned"]),
+    )
+    async with editor(home, workspace, scripted, "plan", answers=["allowAlways"]) as client:
+        await chat(client, "plan it")
+        assert [(a["toolCallId"], a.get("alwaysCovers")) for a in client.asked] == [("u", None)]  # once, never "always"
+    assert "Output: one\ntwo" in tool_output(scripted, "r")
+    assert tool_output(scripted, "w").startswith("Plan mode blocked this shell command") and not (workspace / "X").exists()
+    assert "Exit Code: 0" in tool_output(scripted, "u")

@@ -7,7 +7,7 @@ together for the next maintainer). Two rules:
 - no cycle: the strongly connected components of the graph are all single
   modules;
 - no upward arrow: cores (context, memory, skills, compaction, sessions,
-  llm, followup, matching, text, settings, files) never import pygls,
+  llm, followup, matching, text, settings, files, shell) never import pygls,
   the server, the engine, the workspace, the CLI, the agent or a feature;
   the agent never imports a feature or anything above it; a feature never
   imports the server, the engine, the workspace or the CLI.
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "qwen_lsp"
-CORES = ("context", "memory", "skills", "compaction", "sessions", "llm", "followup", "matching", "text", "settings", "files")
+CORES = ("context", "memory", "skills", "compaction", "sessions", "llm", "followup", "matching", "text", "settings", "files", "shell")
 ABOVE_FEATURES = ("qwen_lsp.server", "qwen_lsp.engine", "qwen_lsp.workspace", "qwen_lsp.cli", "pygls", "lsprotocol")
 ABOVE_AGENT = (*ABOVE_FEATURES, "qwen_lsp.features")
 ABOVE_CORES = (*ABOVE_AGENT, "qwen_lsp.agent")

@@ -58,7 +58,7 @@ async def editor(
     mode: str = "default",
     asks: str | None = "qwen",
     answers: list[Any] | None = None,
-    shell: bool = False,
+    shell: bool | None = None,
 ) -> AsyncIterator[Any]:
     """A client that can ask via ``qwen/permission`` (asks="qwen"), ``showMessageRequest`` ("show") or not at all (None)."""
     client, rec = await start_client(server_env(home, scripted.base_url))
@@ -96,7 +96,7 @@ async def editor(
             types.InitializeParams(
                 capabilities=caps,
                 workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name=ws.name)],
-                initialization_options={"tools": {"approvalMode": mode, "shell": {"enabled": shell}}},
+                initialization_options={"tools": {"approvalMode": mode, **({"shell": {"enabled": shell}} if shell is not None else {})}},
             )
         )
         client.rec = rec
@@ -217,11 +217,11 @@ async def test_plan_offers_no_write_tool_and_default_does(home: Path, workspace:
     plan, default = (tool_names(r.body) for r in scripted.chat_requests())
     assert "edit" not in plan and "write_file" not in plan and "read_file" in plan
     assert {"edit", "write_file"} <= set(default)
-    assert "run_shell_command" not in default  # off unless tools.shell.enabled
+    assert "run_shell_command" in default and "run_shell_command" in plan  # on by default; in plan its plan-mode policy decides
 
 
 async def test_shell_when_enabled_asks_with_the_command_then_runs_in_the_workspace(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
-    command = "pwd && ls src/api"
+    command = "pwd && ls src/api && touch made.txt"
     scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("run_shell_command", {"command": command}, id="r1")]), Reply(chunks=["Done."]))
     async with editor(home, workspace, scripted, mode="auto-edit", shell=True, answers=["allow"]) as lsp:
         await chat(lsp, "look around")
@@ -229,7 +229,7 @@ async def test_shell_when_enabled_asks_with_the_command_then_runs_in_the_workspa
         assert asked["tool"] == "run_shell_command" and asked["command"] == command and "diff" not in asked
     assert "run_shell_command" in tool_names(scripted.chat_requests()[0].body)
     (output,) = tool_messages(scripted.chat_requests()[-1].body)
-    assert str(workspace.resolve()) in output and "x.py" in output and "Exit code: 0" in output
+    assert str(workspace.resolve()) in output and "x.py" in output and "Exit Code: 0" in output and (workspace / "made.txt").exists()
 
 
 async def test_a_client_that_cannot_ask_gets_plan_and_one_warning(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ..nofollow_write import write_text_nofollow
+from ..files.nofollow_write import write_text_nofollow
 from ..files.text import looks_binary, read_head, size_refusal
 
 

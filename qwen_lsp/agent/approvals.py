@@ -6,7 +6,7 @@ Modes (Qwen Code's ``ApprovalMode``):
   ``exit_plan_mode`` (``agent/plan_mode.py``), and every turn carries the
   plan-mode reminder;
 * ``default`` — every write and every shell command asks first, except a
-  read-only shell command (``agent/readonly_shell.py``), as in Qwen Code 0.24.4;
+  read-only shell command (``shell/analysis.py``), as in Qwen Code 0.24.4;
 * ``auto-edit`` — writes run without asking, shell commands ask (read-only ones do not);
 * ``auto`` — Qwen Code 0.24.4's classifier mode (``agent/auto_mode.py``):
   workspace edits and read-only commands run, anything else is put to a
@@ -18,18 +18,26 @@ Modes (Qwen Code's ``ApprovalMode``):
 ``qwen/permission`` or ``window/showMessageRequest``, the CLI prompts on the
 terminal. The answer is ``allow``, ``allowAlways`` or ``deny``.
 
-"Allow always" covers what was shown, for the rest of the chat: the same
-command, character for character, in the same directory, for ``run_shell_command``; the same file
-for ``edit``/``write_file`` (the same tool on the same resolved path). Qwen
-Code 0.24.4 remembers a shell command's root commands (``git``) and a whole
-edit tool; we are narrower on purpose, since "Allow always" on ``git status``
-must not let ``git status && touch X`` or ``git config …`` through, nor one
-edit of ``a.py`` let an edit of ``.git/hooks/pre-commit`` through. A write
-to configuration that changes what git, the tools or the editor do
-(``protected_paths``) asks in every mode but ``yolo`` and is never
-remembered. Where nobody can be asked, the engine offers ``plan``'s tools
+"Allow always" covers what was shown, for the rest of the chat: for
+``run_shell_command`` Qwen Code 0.24.4's command-prefix rules
+(``extractCommandRules``: ``git commit *``, ``npm run *``, ``ls *``) of the
+parts of the command that were not read-only, each said in words on the card
+(``qwen/permission``'s ``alwaysCovers``) — a later command runs without asking
+when it parses as plain (``shell/syntax.py``) and every part of it is
+read-only or matches one of the chat's rules; for ``edit``/``write_file`` the
+same tool on the same resolved path (0.24.4 remembers the whole tool; one
+edit of ``a.py`` must not let an edit of ``.git/hooks/pre-commit``
+through). A write to configuration that changes what git, the tools or the
+editor do (``protected_paths``) asks in every mode but ``yolo``, is never
+remembered, and is never answered by ``auto`` mode's classifier: a person
+answers it. Where nobody can be asked, the engine offers ``plan``'s tools
 instead (see :func:`offered_mode`), so the model is never handed a tool
 every call of which would be refused.
+
+In ``plan`` mode ``run_shell_command`` follows 0.24.4's plan-mode shell
+policy (``plan-mode-shell-policy.ts``): a read-only command runs, one known
+to change something is refused with 0.24.4's message, any other asks for
+this one invocation (never "always").
 
 The decision travels with the result (``ToolResult.extra["decision"]``):
 ``auto`` (the mode allowed it), ``allow``, ``allowAlways`` (asked now or
@@ -39,6 +47,7 @@ which the model reads after Qwen Code's "User did not allow tool call".
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -63,13 +72,17 @@ MAX_REASON_CHARS = 2000
 
 @dataclass(frozen=True)
 class Approval:
-    """An answer: the decision, and for a denial the user's optional reason."""
+    """An answer: the decision, and for a denial the user's optional reason (or the policy's own message)."""
 
     decision: Decision
     reason: str = ""
+    message: str | None = None
+    """A refusal nobody typed (plan mode's), read by the model as it is."""
 
     def refusal(self) -> str:
         """The tool error the model reads for a denial."""
+        if self.message is not None:
+            return self.message
         reason = self.reason.strip()[:MAX_REASON_CHARS]
         return f"{DECLINED}. The user said: {reason}" if reason else DECLINED
 
@@ -92,6 +105,8 @@ class PermissionRequest:
     """Where a shell command runs (absolute, resolved)."""
     plan: str | None = None
     """``exit_plan_mode``'s plan, shown with the question."""
+    always_covers: str | None = None
+    """In words, what "Allow always" would cover; None when it is not offered for this call."""
 
     def shown_title(self) -> str:
         """The title as a person sees it: controls, bidi and zero-width characters written out (``visible_text.py``)."""
@@ -115,6 +130,7 @@ class PermissionRequest:
             directory=self.directory,
             protected=self.protected,
             plan=self.plan,
+            always_covers=self.always_covers,
         )
 
 
@@ -132,7 +148,13 @@ class ToolPermission:
     directory: str | None = None
     """A shell command's working directory: part of what "Allow always" covers (another folder may hold another repository)."""
     read_only: bool = False
-    """A shell command ``readonly_shell.is_read_only`` accepts: it runs without asking in every mode that offers it."""
+    """A shell command the analyser (``shell/analysis.py``) finds read-only: it runs without asking in every mode."""
+    writes: bool = False
+    """A shell command the analyser knows changes something: plan mode refuses it without asking."""
+    rules: tuple[str, ...] = ()
+    """A shell command's "Allow always" rules (``shell/rules.py``), e.g. ``("git commit *",)``."""
+    covered: Callable[[frozenset[str]], bool] | None = None
+    """Whether a chat's allowed rules already cover this shell command (``shell/rules.py``)."""
     plan: str | None = None
     """``exit_plan_mode``'s plan, shown with the question."""
 
@@ -159,14 +181,35 @@ def needs_asking(mode: ApprovalMode, tool: str, read_only: bool = False) -> bool
 
 
 def always_scope(request: ToolPermission) -> tuple[str, ...]:
-    """What "Allow always" on ``request`` covers: the exact command in the same directory, or the tool on the exact path (or title)."""
-    if request.command is not None:
-        return request.tool, request.command.strip(), request.directory or ""
+    """What "Allow always" on an edit covers: the tool on the exact path (or title)."""
     return request.tool, request.path if request.path is not None else request.title
 
 
+def always_covers(request: ToolPermission) -> str | None:
+    """The words on the card beside "Allow always", or None when the answer will not be remembered."""
+    if request.protected is not None or request.tool == PLAN_EXIT_TOOL:
+        return None
+    if request.tool == SHELL_TOOL:
+        if not request.rules:
+            return None
+        return "Commands matching " + ", ".join(f"'{rule}'" for rule in request.rules) + " in this chat"
+    return f"Every {request.tool} of {request.path or request.title} in this chat"
+
+
 ALWAYS: Slot[set[tuple[str, ...]]] = Slot("approvals", set)
-"""The scopes (:func:`always_scope`) a chat's user allowed "always", kept on the chat."""
+"""The edit scopes (:func:`always_scope`) a chat's user allowed "always", kept on the chat."""
+SHELL_RULES: Slot[set[str]] = Slot("shell-rules", set)
+"""The shell prefix rules (``git commit *``) a chat's user allowed "always"."""
+
+PLAN_WRITE_BLOCKED = (
+    "Plan mode blocked this shell command because it was classified as state-modifying. Do not retry it through "
+    "wrappers or obfuscation; continue read-only investigation and include the action in the plan."
+)
+PLAN_NO_APPROVAL = (
+    "Plan mode could not determine whether this shell command is read-only, and no approval surface is available. "
+    "The command was not run; Plan mode remains active."
+)
+"""0.24.4's plan-mode shell messages (``plan-mode-shell-policy.ts``)."""
 
 
 Classify = Callable[[ChatSession, str, ToolPermission], Awaitable[tuple[bool, str]]]
@@ -181,40 +224,72 @@ class ApprovalPolicy:
         self._classify = classify
 
     async def decide(self, session: ChatSession, turn_id: str, call_id: str, ask: Asker | None, request: ToolPermission) -> Approval:
-        always = session.slot(ALWAYS)
         mode = self._mode()
+        if mode == "plan" and request.tool == SHELL_TOOL:
+            return await self._plan_shell(session, turn_id, call_id, ask, request)
         if mode == "yolo" or (request.protected is None and not needs_asking(mode, request.tool, request.read_only)):
             return Approval("auto")
-        scope = always_scope(request)
-        if request.protected is None and scope in always:
+        if request.protected is None and await self._remembered(session, request):
             return Approval("allowAlways")
-        if mode == "auto" and self._classify is not None:
+        if mode == "auto" and self._classify is not None and request.protected is None:  # a person answers the protected question
             runs, why = await self._classify(session, call_id, request)
             if runs:
                 return Approval("auto")
             request = replace(request, title=f"{request.title} (auto mode: {why})"[:300])
         if ask is None:
             return Approval("deny")
-        answer = await ask(
-            PermissionRequest(
-                session_id=session.id,
-                turn_id=turn_id,
-                tool_call_id=call_id,
-                tool=request.tool,
-                title=request.title,
-                path=request.path,
-                diff=request.diff,
-                command=request.command,
-                protected=request.protected,
-                directory=request.directory,
-                plan=request.plan,
-            )
-        )
-        if answer.decision == "allowAlways" and request.protected is not None:
-            return Approval("allow")
-        if answer.decision == "allowAlways" and request.tool != PLAN_EXIT_TOOL:  # its allowAlways picks auto-edit, never remembered
-            always.add(scope)
+        answer = await ask(self._question(session, turn_id, call_id, request, always_covers(request)))
+        if answer.decision == "allowAlways" and (request.protected is not None or request.tool == PLAN_EXIT_TOOL):
+            return Approval("allow") if request.protected is not None else answer  # exit_plan_mode's picks auto-edit
+        if answer.decision == "allowAlways":
+            self._remember(session, request)
         return answer if answer.decision in ("allow", "allowAlways") else Approval("deny", answer.reason)
+
+    async def _plan_shell(self, session: ChatSession, turn_id: str, call_id: str, ask: Asker | None, request: ToolPermission) -> Approval:
+        """0.24.4's plan-mode shell policy: read-only runs, a known write is refused, anything else asks once."""
+        if request.read_only:
+            return Approval("auto")
+        if request.writes:
+            return Approval("deny", message=PLAN_WRITE_BLOCKED)
+        if ask is None:
+            return Approval("deny", message=PLAN_NO_APPROVAL)
+        answer = await ask(self._question(session, turn_id, call_id, request, None))
+        if answer.decision in ("allow", "allowAlways"):
+            return Approval("allow")
+        return Approval("deny", answer.reason)
+
+    @staticmethod
+    async def _remembered(session: ChatSession, request: ToolPermission) -> bool:
+        if request.tool == SHELL_TOOL:
+            allowed: set[str] = session.slot(SHELL_RULES)
+            rules = frozenset(allowed)
+            # the check stats files and may read git's configuration: off the event loop
+            return bool(rules) and request.covered is not None and await asyncio.to_thread(request.covered, rules)
+        return always_scope(request) in session.slot(ALWAYS)
+
+    @staticmethod
+    def _remember(session: ChatSession, request: ToolPermission) -> None:
+        if request.tool == SHELL_TOOL:
+            session.slot(SHELL_RULES).update(request.rules)
+        else:
+            session.slot(ALWAYS).add(always_scope(request))
+
+    @staticmethod
+    def _question(session: ChatSession, turn_id: str, call_id: str, request: ToolPermission, covers: str | None) -> PermissionRequest:
+        return PermissionRequest(
+            session_id=session.id,
+            turn_id=turn_id,
+            tool_call_id=call_id,
+            tool=request.tool,
+            title=request.title,
+            path=request.path,
+            diff=request.diff,
+            command=request.command,
+            protected=request.protected,
+            directory=request.directory,
+            plan=request.plan,
+            always_covers=covers,
+        )
 
     def for_turn(self, session: ChatSession, turn_id: str, ask: Asker | None) -> Approve:
         async def approve(call_id: str, request: ToolPermission) -> Approval:

@@ -228,7 +228,9 @@ async def _run_tool(
     emit(TurnEvent("toolCall", tool={"id": call.id, "name": call.name, "args": call.arguments}))
     outcome.tool_calls += 1
     tool = tools.get(call.name)
-    refusal = req.permissions.refusal(call.name, call.arguments) if req.permissions is not None and tool is not None else None
+    refusal = None
+    if req.permissions is not None and tool is not None:  # rules stat files and may judge a shell command: off the loop
+        refusal = await asyncio.to_thread(req.permissions.refusal, call.name, call.arguments)
     if call.arguments_error is not None:
         result = ToolResult(output=call.arguments_error, is_error=True, display=f"Invalid arguments for '{call.name}'")
     elif tool is None:

@@ -72,7 +72,7 @@ class SideQuery:
         self._extra_body = dict(extra_body or {})
 
     async def __call__(
-        self, *, system: str, user: str, json_schema: Mapping[str, Any] | None, timeout: float, transcript: Sequence[str] = ()
+        self, *, system: str, user: str, json_schema: Mapping[str, Any] | None, timeout: float
     ) -> str:
         """The answer text; with ``json_schema``, the validated JSON re-serialised compactly.
 
@@ -80,12 +80,11 @@ class SideQuery:
         ``model`` when the request failed, ``empty`` for an answer with no
         text, ``invalid_json`` when the answer does not parse or does not fit
         the schema. Cancelling the awaiting task closes the request at once.
-        ``transcript``: user messages sent before ``user`` (auto mode's classifier sends a conversation).
         """
         extra = dict(self._extra_body)
         if json_schema is not None:
             extra["response_format"] = {"type": "json_object"}
-        messages = [{"role": "system", "content": system}, *({"role": "user", "content": t} for t in transcript), {"role": "user", "content": user}]
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         try:
             async with asyncio.timeout(timeout):
                 text = await self._collect(messages, extra)
@@ -118,6 +117,57 @@ class SideQuery:
                     if size > MAX_ANSWER_CHARS:
                         raise SideQueryError("invalid_json", f"The side query's answer exceeded {MAX_ANSWER_CHARS} characters.")
         return "".join(parts)
+
+
+class SchemaModel(Protocol):
+    async def complete(
+        self,
+        messages: Sequence[Mapping[str, object]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        extra_body: dict[str, Any] | None = None,
+        max_retries: int | None = 0,
+    ) -> dict[str, Any]: ...
+
+
+SCHEMA_TOOL = "respond_in_schema"
+NO_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}
+
+
+async def respond_in_schema(
+    model: SchemaModel, *, system: str, messages: Sequence[str], schema: Mapping[str, Any], max_tokens: int, timeout: float
+) -> dict[str, Any]:
+    """Qwen Code 0.24.4's structured side query (``runSideQuery`` with a schema, as its auto-mode classifier sends it):
+    not streamed, temperature 0, thinking off, one ``respond_in_schema`` tool the model must call
+    (``tool_choice: "required"``); each of ``messages`` one user message. The tool call's arguments (or, from an
+    endpoint that ignores tool choice, a JSON answer in the text) must fit ``schema``; else :class:`SideQueryError`."""
+    tool = {"type": "function", "function": {"name": SCHEMA_TOOL, "description": "Provide the response in provided schema", "parameters": dict(schema)}}
+    body: list[dict[str, object]] = [{"role": "system", "content": system}]
+    body.extend({"role": "user", "content": [{"type": "text", "text": m}]} for m in messages)
+    try:
+        async with asyncio.timeout(timeout):
+            message = await model.complete(body, tools=[tool], tool_choice="required", max_tokens=max_tokens, temperature=0, extra_body=dict(NO_THINKING))
+    except TimeoutError:
+        raise SideQueryError("timeout", f"The side query got no answer within {timeout:g} s.") from None
+    except LLMError as exc:
+        raise SideQueryError("model", exc.message) from exc
+    calls = message.get("tool_calls") or []
+    raw = next((c.get("function", {}).get("arguments") for c in calls if isinstance(c, dict) and c.get("function", {}).get("name") == SCHEMA_TOOL), None)
+    if raw is None:
+        raw = message.get("content")
+    if not isinstance(raw, str) or not raw.strip():
+        raise SideQueryError("empty", "The side query's answer was empty.")
+    try:
+        value = parse_json_answer(raw[:MAX_ANSWER_CHARS])
+    except ValueError as exc:
+        raise SideQueryError("invalid_json", f"The side query's answer is not valid JSON ({exc}).") from None
+    problem = schema_problem(value, schema, "$", 0)
+    if problem is not None or not isinstance(value, dict):
+        raise SideQueryError("invalid_json", f"The side query's answer does not fit its schema: {problem or 'not an object'}.")
+    return value
 
 
 _TYPES: dict[str, tuple[type, ...]] = {

@@ -36,6 +36,8 @@ class ToolContext:
     """Directories outside the workspace the read tools may also open (a memory fork's memory roots)."""
     call_id: str = ""
     """The id of the call being run; the loop sets it per call (a permission request names it)."""
+    chat_id: str = ""
+    """The chat the turn belongs to (a background command is the chat's, stopped with it)."""
     approve: Approve | None = None
     """Asks whether a write or a command may run (``agent/approvals.py``); None: nobody can approve, refuse."""
     applier: Applier | None = None

@@ -59,7 +59,6 @@ MAX_CONTEXT_FILE_BYTES = 4 << 20
 must not be able to make every turn load gigabytes (Qwen Code has no cap; 4 MiB is far
 past any model's window, so no real QWEN.md is affected)."""
 QWEN_DIR = ".qwen"
-_HAS_NOFOLLOW = hasattr(os, "O_NOFOLLOW")
 
 
 class ContextFile(NamedTuple):
@@ -103,15 +102,11 @@ class Discovery:
 def _read_context_file(path: str, real_paths: RealPaths) -> bytes:
     """A context file's bytes, a final symlink followed (as Node's ``readFile``); ``OSError`` as ``open`` gives.
 
-    The file is opened with ``O_NOFOLLOW`` first: the usual file is no link,
-    and then its containment check (:func:`_refusal`) needs no ``lstat`` of
-    its own. Only a link is opened a second time, following it; where it
-    leads is checked before its bytes are used. Where the system has no
-    ``O_NOFOLLOW`` (Windows) the file is opened once, following links, and
-    :func:`_refusal` resolves it as before.
+    The file is opened without following a final link first: the usual file
+    is no link, and then its containment check (:func:`_refusal`) needs no
+    ``lstat`` of its own. Only a link is opened a second time, following it;
+    where it leads is checked before its bytes are used.
     """
-    if not _HAS_NOFOLLOW:
-        return read_bytes(path, max_size=MAX_CONTEXT_FILE_BYTES)
     try:
         data = read_bytes(path, max_size=MAX_CONTEXT_FILE_BYTES, follow_links=False)
     except OSError as exc:
@@ -189,8 +184,6 @@ def _listed(
         dirs = _scan_dirs(cwd, home, global_dir, root)
     else:
         dirs = []
-    if dirs:
-        real_paths.prime(dirs[0])  # the working directory: its ancestors are the rest of the scan
     scanned = [global_dir, *(d for d in dirs if d != global_dir)]
     ups = {directory: "../" * levels for levels, directory in enumerate(dirs)}  # cwd and its ancestors, relative to cwd
     ordered: list[str] = []

@@ -18,7 +18,6 @@ link that stays inside the project, keeps working.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from pathlib import Path
@@ -64,11 +63,6 @@ LIVE_STATE = ("/proc", "/sys")
 _LIVE_PREFIXES = tuple(top + os.sep for top in LIVE_STATE)
 POSIX = os.sep == "/" and os.altsep is None
 """Paths have one separator, ``/``: the string shortcuts below (and the callers' own) give ``os.path``'s answers."""
-
-
-_DIR_PROBE = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC if hasattr(os, "O_PATH") else 0
-"""Open flags that succeed only on a directory that is not a symlink, without reading it (Linux)."""
-_DIR_OPEN = _DIR_PROBE & ~os.O_NOFOLLOW
 
 
 def split_path(path: str) -> tuple[str, str]:
@@ -183,35 +177,6 @@ class RealPaths:
             answers = self._dirs_inside[root] = {}
         return answers
 
-    def prime(self, directory: str) -> None:
-        """Resolve ``directory`` and every ancestor at once when none of them is a link (Linux).
-
-        The upward scan of a deep checkout asks about every directory from the
-        filesystem root down to the working directory, one system call pair
-        each. The kernel names an open directory by its real path
-        (``/proc/self/fd``); when that name is the path itself, no component
-        can be a link, so every ancestor is its own real path: three system
-        calls for the whole spine. Anything else (a link on the way, no
-        ``/proc``) leaves the directories to :meth:`real`, one at a time.
-        """
-        if not _DIR_PROBE or directory in self._resolved:
-            return
-        try:
-            fd = os.open(directory, _DIR_OPEN)
-        except OSError:
-            return
-        try:
-            name = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            return
-        finally:
-            os.close(fd)
-        if name == directory:
-            for path in ancestors(directory):
-                if path in self._resolved:
-                    break
-                self._resolved[path] = path
-
     def not_a_link(self, path: str) -> None:
         """Note that ``path`` was just opened with ``O_NOFOLLOW``: its real path is its directory's plus its name.
 
@@ -238,18 +203,6 @@ class RealPaths:
             self._resolved[path] = path
             return path
         candidate = child_of(self.real(parent), name)
-        if _DIR_PROBE:
-            # Nearly every component asked about is a plain directory, and opening it as one, not
-            # following a link, says so without the stat result lstat builds (its three timestamps
-            # cost more than both system calls). A link or a file fails with ENOTDIR: asked below.
-            try:
-                os.close(os.open(candidate, _DIR_PROBE))
-            except OSError as exc:
-                if exc.errno != errno.ENOTDIR:  # missing or unreadable: taken as written, as realpath does
-                    return candidate
-            else:
-                self._resolved[path] = candidate
-                return candidate
         try:
             mode = os.lstat(candidate).st_mode
         except OSError:  # missing or unreadable: taken as written, as realpath does

@@ -18,9 +18,9 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
-_O_READ = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+from .portability import NOT_A_FILE, fsync_directory, open_for_reading
+
 _CHUNK = 1 << 16
-NOT_A_FILE = "not a regular file (a FIFO, socket or device)"
 
 
 def check_regular(path: str | os.PathLike[str], mode: int) -> None:
@@ -32,35 +32,14 @@ def check_regular(path: str | os.PathLike[str], mode: int) -> None:
 def read_bytes(path: str | os.PathLike[str], max_size: int | None = None, *, follow_links: bool = True) -> bytes:
     """A whole regular file's bytes; ``OSError`` as ``open`` would give, or EINVAL for a non-file.
 
-    Also the fast path for context assembly, which reads dozens of small
-    files per build: ``open(p, "rb").read()`` stacks a buffered reader on a
-    ``FileIO``, asks ``isatty`` and seeks before it reads; one open, one
-    ``fstat``, one read when that brings the whole size, and a close do the
-    same job in about half the time. A file over ``max_size`` bytes is
-    refused (EFBIG) before any byte is read. With ``follow_links=False`` a
-    symlink as the last component fails with ELOOP (``O_NOFOLLOW``), so a
-    caller can check where it leads only when it is one.
-
-    The usual small file is told apart without ``fstat``, whose result
-    (three timestamps, twice each) costs more to build than the system
-    call: seeking to its end gives a size between 1 byte and 64 KiB only
-    for a regular file or a block device (which only root can open). A
-    device says 0, a FIFO, socket or terminal refuses to seek, and a
-    directory gives a huge offset or an error, so each of them takes the
-    general path below and is checked as before.
+    One open (never blocking on a FIFO), one ``fstat``, reads until the end,
+    a close: ``open(p, "rb").read()`` would also ask ``isatty`` and seek. A
+    file over ``max_size`` bytes is refused (EFBIG) before any byte is read.
+    With ``follow_links=False`` a symlink as the last component fails with
+    ELOOP, so a caller can check where it leads only when it is one.
     """
-    fd = os.open(path, _O_READ if follow_links else _O_READ | os.O_NOFOLLOW)
+    fd = open_for_reading(path, follow_links=follow_links)
     try:
-        try:
-            size = os.lseek(fd, 0, os.SEEK_END)
-        except OSError:
-            size = -1
-        if 0 < size < _CHUNK and (max_size is None or size <= max_size):
-            first = os.pread(fd, size + 1, 0)
-            if len(first) == size:  # all of it, and no byte more: the file did not grow meanwhile
-                return first
-        if size >= 0:
-            os.lseek(fd, 0, os.SEEK_SET)
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             check_regular(path, st.st_mode)
@@ -69,8 +48,8 @@ def read_bytes(path: str | os.PathLike[str], max_size: int | None = None, *, fol
         first = os.read(fd, _CHUNK)
         if not first or len(first) == st.st_size or not (chunk := os.read(fd, _CHUNK)):
             # The usual small file: all of it came at once (its size as fstat gave it), so no
-            # second read to see the end, and no list to build and join. A file whose size says
-            # nothing (0 in /proc) is read until a read returns nothing.
+            # second read to see the end. A file whose size says nothing (0 in /proc) is read
+            # until a read returns nothing.
             return first
         chunks = [first, chunk]
         while chunk := os.read(fd, _CHUNK):
@@ -94,7 +73,7 @@ def kept_error(exc: OSError) -> OSError:
 
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     """A buffered binary reader over a regular file, for readers that must not hold it whole."""
-    fd = os.open(path, _O_READ)
+    fd = open_for_reading(path)
     try:
         check_regular(path, os.fstat(fd).st_mode)
     except OSError:
@@ -109,14 +88,6 @@ def ensure_regular(path: str | os.PathLike[str]) -> None:
 
 
 TEMP_SUFFIX = ".tmp"
-
-
-def fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def atomic_write_text(path: Path, content: str, *, mode: int | None = None) -> None:
@@ -149,4 +120,4 @@ def atomic_write_text(path: Path, content: str, *, mode: int | None = None) -> N
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(directory)
+    fsync_directory(directory)

@@ -143,6 +143,9 @@ def normalise_finish_reason(reason: str) -> str:
 ARGUMENTS_EXCERPT = 200
 #: Deeper arguments are refused as a tool error: sessions skip records nested past 100 levels, and no tool's schema nests.
 MAX_ARGUMENT_DEPTH = 64
+MAX_COMPLETION_BYTES = 1 << 20
+"""A non-streamed completion (a classifier's verdict) is a few hundred bytes; a larger body is refused."""
+
 #: A stream event nests a handful of levels (arguments arrive as strings); deeper ones are skipped like non-JSON.
 MAX_STREAM_EVENT_DEPTH = 100
 #: One answer's text plus reasoning, in characters (some 250,000 tokens: four times the largest output limit of a Qwen model).
@@ -562,6 +565,59 @@ class ChatClient:
                     yield event
         finally:
             await response.aclose()
+
+    async def complete(
+        self,
+        messages: Sequence[Mapping[str, object]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        extra_body: dict[str, Any] | None = None,
+        max_retries: int | None = 0,
+    ) -> dict[str, Any]:
+        """One completion, not streamed (``stream: false``): the response's first ``choices[].message``.
+
+        For short structured answers (auto mode's classifier asks as Qwen Code 0.24.4 does: a
+        ``respond_in_schema`` tool with ``tool_choice: "required"``). The body is read up to
+        :data:`MAX_COMPLETION_BYTES` within the first-byte timeout; a larger or slower one is an error.
+        """
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": False}
+        if temperature is not None:
+            body["temperature"] = temperature
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        if tools:
+            body["tools"] = tools
+        if tool_choice is not None:
+            body["tool_choice"] = tool_choice
+        if extra_body:
+            body.update(extra_body)
+        response, deadline = await self._open("POST", "/chat/completions", body, max_retries)
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async with asyncio.timeout_at(deadline):
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > MAX_COMPLETION_BYTES:
+                        raise protocol_error(self.base_url, f"a completion larger than {MAX_COMPLETION_BYTES} bytes")
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise first_byte_timeout(self.base_url, self.timeouts.first_byte) from None
+        except httpx.TransportError as exc:
+            raise protocol_error(self.base_url, f"connection lost: {exc}") from None
+        finally:
+            await response.aclose()
+        try:
+            answer = loads_bounded(b"".join(chunks).decode("utf-8", errors="replace"), MAX_STREAM_EVENT_DEPTH)
+            message = answer["choices"][0]["message"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise protocol_error(self.base_url, "the completion is not an OpenAI Chat Completions response") from None
+        if not isinstance(message, dict):
+            raise protocol_error(self.base_url, "the completion's message is not an object")
+        return message
 
     async def _events(self, response: httpx.Response, first_deadline: float) -> AsyncGenerator[StreamEvent, None]:
         reader = _ChunkReader(self.base_url)

@@ -15,7 +15,7 @@ swapped for a regular file, and nothing outside the root is touched.
 Two servers (two editor windows) on one project must not interleave
 "pick a free file name, write it, rebuild the index": :func:`locked` holds
 an OS lock on a lock file for the whole sequence: ``fcntl.flock`` on POSIX,
-``msvcrt.locking`` on Windows (so the package imports there too). Either is
+``msvcrt.locking`` on Windows (``files/portability.py``, so the package imports there too). Either is
 released by the kernel when its holder dies, so a killed server never
 leaves a stale lock behind.
 """
@@ -23,46 +23,18 @@ leaves a stale lock behind.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import re
 import stat
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from qwen_lsp.errors import EngineError
-from qwen_lsp.files.reading import TEMP_SUFFIX, atomic_write_text, fsync_dir
+from qwen_lsp.files.portability import O_NOFOLLOW, open_for_reading, try_lock, unlock
+from qwen_lsp.files.reading import atomic_write_text
 
-__all__ = ["atomic_write_text", "fsync_dir", "locked", "read_text_nofollow", "remove_stale_temps"]
-
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-"""Refuses a symlink at the path on POSIX; Windows has no such flag (nor, without privileges, symlinks)."""
-
-if sys.platform == "win32":
-    import msvcrt
-
-    def _try_lock(fd: int) -> bool:
-        """Lock the file's first byte without waiting; False when another holder has it."""
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-
-else:
-    import fcntl
-
-    def _try_lock(fd: int) -> bool:
-        """``flock`` the whole file without waiting; False when another holder has it."""
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise
-            return False
-        return True
+__all__ = ["atomic_write_text", "locked", "read_text_nofollow", "remove_stale_temps"]
 
 LOCK_TIMEOUT_S = 30.0
 """How long a writer waits for another process before giving up with an error (no write lost: nothing written)."""
@@ -95,7 +67,7 @@ def read_text_nofollow(path: Path, limit: int) -> str | None:
     At most ``limit`` bytes are read; invalid UTF-8 is replaced, not fatal.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+        fd = open_for_reading(path, follow_links=False)
     except OSError:
         return None
     try:
@@ -115,10 +87,10 @@ def locked(lock_file: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None
     file description, and the locks conflict across descriptions.
     """
     lock_file.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | O_NOFOLLOW, 0o600)
     try:
         deadline = time.monotonic() + timeout
-        while not _try_lock(fd):
+        while not try_lock(fd):
             if time.monotonic() >= deadline:
                 raise EngineError(
                     f"Memory is busy: another process has held {lock_file} for {timeout:.0f} s. Try again.",
@@ -127,4 +99,5 @@ def locked(lock_file: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None
             time.sleep(_LOCK_POLL_S)
         yield
     finally:
+        unlock(fd)
         os.close(fd)  # closing the last descriptor releases the lock

@@ -44,6 +44,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from qwen_lsp.files.portability import open_for_reading
 from qwen_lsp.text.jstext import is_js_space, js_trim
 from qwen_lsp.memory.model import TOPICS, MemoryDoc, Scope, Topic
 from qwen_lsp.memory.paths import INDEX_FILENAME
@@ -173,7 +174,7 @@ def _read(candidate: _Candidate) -> str | None:
         log.info("memory scan: skipped %s (%d bytes, over %d)", candidate.path, candidate.size, MAX_FILE_BYTES)
         return None
     try:
-        fd = os.open(candidate.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_for_reading(candidate.path, follow_links=False)
         with os.fdopen(fd, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:

@@ -14,7 +14,7 @@ names it: a command reaches the folder in ways no reading of its text sees
 ``git checkout`` of a branch, a link made earlier), so judging the text would
 refuse harmless commands and still miss writes. What the folder holds after
 the command is the fact that matters, and it is checked only once the
-command's whole process group is gone (``run_shell.run_command`` kills it),
+command's whole process group is gone (``shell/run.py`` kills it),
 also when the turn is cancelled. A process the command moved out of its
 group (``setsid``) and left running can still write after the check: what
 the guard sees is what the folder holds when the command is over.
@@ -52,10 +52,11 @@ from pathlib import Path
 from typing import Literal
 
 from qwen_lsp.errors import EngineError
+from qwen_lsp.files.portability import open_for_reading
 from qwen_lsp.memory.errors import SecretRefused
 from qwen_lsp.memory.paths import QWEN_DIRNAME, TEAM_MEMORY_DIRNAME
 from qwen_lsp.memory.secrets import scan_for_secrets
-from qwen_lsp.nofollow_write import write_bytes_nofollow
+from qwen_lsp.files.nofollow_write import write_bytes_nofollow
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ def _stamp(info: os.stat_result) -> tuple[int, int, int, int]:
 def _read(path: Path, limit: int) -> bytes | None:
     """Up to ``limit + 1`` bytes of the regular file at ``path`` (no link followed); None when it is not one."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = open_for_reading(path, follow_links=False)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as handle:

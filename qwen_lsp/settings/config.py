@@ -103,12 +103,16 @@ class MemorySettings(_Section):
 
 
 class ShellSettings(_Section):
-    enabled: bool = Field(False, description="Offer run_shell_command to the chat (it still asks unless approvalMode is yolo).")
+    enabled: bool = Field(
+        True, description="Offer run_shell_command to the chat (default on, as Qwen Code 0.24.4; read-only commands run, the rest ask)."
+    )
 
 
 class ToolsSettings(_Section):
     approval_mode: Literal["default", "plan", "auto-edit", "auto", "yolo"] = Field("default", alias="approvalMode")
     shell: ShellSettings = ShellSettings()
+    core: list[str] = Field([], description="Qwen Code's tools.core: when not empty, only the tools named here are offered.")
+    exclude: list[str] = Field([], description="Qwen Code's tools.exclude: tools never offered (e.g. run_shell_command).")
 
 
 class ClearContextOnIdleSettings(_Section):

@@ -156,7 +156,7 @@ async def test_refused_calls_are_tool_errors_the_model_reads(root: Path, scripte
     ]
     scripted.enqueue(Reply(chunks=[], tool_calls=calls), Reply(chunks=["ok"]))
     tools: list[Tool] = [WriteFileTool(), EditTool(), ReadOnlyShellTool()]
-    rule = memory_rule([memory], team=team)
+    rule = memory_rule([memory], team=team, workspace=root)
     async with ChatClient(scripted.base_url, "k", "scripted-model") as client:
         result = await run_fork(
             client, ParentRequest.capture("s", [t.declaration() for t in tools], []), "t", root=root, tools=tools, permissions=Permissions((rule,))

@@ -11,7 +11,7 @@ from qwen_lsp.agent.tool import ToolContext, ToolResult
 from qwen_lsp.agent.tools.read_cache import ReadCache
 from qwen_lsp.agent.tools.read_file import ReadFileTool
 from qwen_lsp.agent.tools.run_shell import ShellTool
-from qwen_lsp.agent.tools.shell import MAX_OUTPUT_CHARS
+from qwen_lsp.shell.run import OUTPUT_THRESHOLD, TRUNCATED_MARKER
 from qwen_lsp.sessions.registry import ChatSession
 
 
@@ -30,7 +30,7 @@ def ctx(root: Path, **kw) -> ToolContext:
 async def test_shell_runs_in_the_workspace_and_reports_the_exit_code(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     result = await ShellTool().run({"command": "pwd; exit 3", "directory": "sub"}, ctx(tmp_path, approve=_auto))
-    assert result.is_error and str((tmp_path / "sub").resolve()) in result.output and "Exit code: 3" in result.output
+    assert result.is_error and str((tmp_path / "sub").resolve()) in result.output and "Exit Code: 3" in result.output
 
 
 async def test_shell_declined_runs_nothing(tmp_path: Path) -> None:
@@ -49,7 +49,8 @@ async def test_shell_refuses_a_directory_outside_the_workspace(tmp_path: Path) -
 
 async def test_shell_output_is_capped(tmp_path: Path) -> None:
     result = await ShellTool().run({"command": "head -c 200000 /dev/zero | tr '\\\\0' a"}, ctx(tmp_path, approve=_auto))
-    assert "output cut" in result.output and len(result.output) < MAX_OUTPUT_CHARS + 200
+    assert TRUNCATED_MARKER in result.output and len(result.output) <= OUTPUT_THRESHOLD
+    assert result.output.rstrip().endswith("Process Group PGID: " + result.output.rstrip().rsplit(" ", 1)[1])  # the tail is kept
 
 
 async def test_shell_timeout_stops_the_command(tmp_path: Path) -> None:
@@ -137,3 +138,37 @@ async def test_approval_policy_modes_and_allow_always() -> None:
     mode[0] = "yolo"
     assert await decide("s2", "c7", None, shell) == "auto"
     assert offered_mode("default", can_ask=False) == "plan" and offered_mode("auto-edit", can_ask=False) == "auto-edit"
+
+
+async def test_a_background_command_reports_its_pid_and_file_reads_unasked_and_stops_with_the_chat(tmp_path: Path) -> None:
+    from qwen_lsp.shell.run import BackgroundJobs
+
+    jobs = BackgroundJobs(tmp_path / "jobs")
+    asked: list[ToolPermission] = []
+
+    async def approve(_call: str, request: ToolPermission) -> Approval:
+        if request.read_only:
+            return Approval("auto")
+        asked.append(request)
+        return Approval("allow")
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    tool = ShellTool(jobs=lambda chat: jobs)
+    started = await tool.run({"command": "echo started; sleep 300", "is_background": True}, ctx(ws, approve=approve, chat_id="c1"))
+    assert not started.is_error and started.output.startswith("Background shell started.")
+    pid = int(started.output.split("pid: ", 1)[1].split("\n", 1)[0])
+    output = Path(started.output.split("output file: ", 1)[1].split("\n", 1)[0])
+    assert output.parent == jobs.directory and _alive(pid) and len(asked) == 1
+    for _ in range(500):  # a hang detector, not a timing assertion
+        if output.read_text():
+            break
+        await asyncio.sleep(0.02)
+    peek = await tool.run({"command": f"tail -n 5 {output}"}, ctx(ws, approve=approve, chat_id="c1"))
+    assert "Output: started" in peek.output and len(asked) == 1  # its own output file reads without a question
+    await jobs.stop_all()
+    for _ in range(500):
+        if not _alive(pid):
+            break
+        await asyncio.sleep(0.02)
+    assert not _alive(pid)

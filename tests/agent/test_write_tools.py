@@ -10,7 +10,9 @@ import pytest
 from qwen_lsp.agent.tool import ToolContext
 from qwen_lsp.agent.tools.edit import EditTool
 from qwen_lsp.agent.tools.read_file import ReadFileTool
-from qwen_lsp.agent.tools.shell import MAX_OUTPUT_CHARS, ReadOnlyShellTool, ShellRefused, parse_read_only
+from qwen_lsp.agent.tools.shell import ReadOnlyShellTool
+from qwen_lsp.shell.analysis import analyse
+from qwen_lsp.shell.run import OUTPUT_THRESHOLD, TRUNCATED_MARKER
 from qwen_lsp.agent.tools.write_file import WriteFileTool
 from qwen_lsp.memory.paths import realpath_nearest_existing
 
@@ -59,25 +61,24 @@ async def test_edit_replaces_exactly_once_unless_asked_for_all(ctx: ToolContext)
 @pytest.mark.parametrize(
     "command",
     [
-        "cat a > b", "ls; rm x", "ls && rm x", "ls || rm x", "ls & rm x", "echo hi", "cat $HOME/x", "cat `id`", "ls $(id)",
+        "cat a > b", "ls; rm x", "ls && rm x", "ls || rm x", "ls & rm x", "cat $HOME/x", "cat `id`", "ls $(id)",
         "find . -delete", "find . -exec rm {} ;", "find . -fprint out", "sort -o out in", "sort -uo out in", "sort --output=out in",
         "rg --pre cat x", "uniq in out", "tail -f log", "/bin/ls", "ls\nrm x", "( ls )", "ls | rm x", "ls |", "",
     ],
 )
-def test_commands_that_could_change_anything_are_refused(command: str) -> None:
-    with pytest.raises(ShellRefused):
-        parse_read_only(command)
+async def test_commands_that_could_change_anything_are_refused(command: str, ctx: ToolContext) -> None:
+    assert not analyse(command, ctx.workspace_root, [ctx.workspace_root]).read_only
+    result = await ReadOnlyShellTool().run({"command": command}, ctx)
+    assert result.is_error and (result.output.startswith("Command refused") or "at least 1 character" in result.output)
 
 
-def test_read_only_pipelines_parse_into_stages() -> None:
-    assert parse_read_only('grep -rn "a|b" src | sort | uniq -c | head -5').stages == [
-        ["grep", "-rn", "a|b", "src"], ["sort"], ["uniq", "-c"], ["head", "-5"]
-    ]
+def test_read_only_pipelines_are_read_only(ctx: ToolContext) -> None:
+    assert analyse('grep -rn "a|b" src | sort | uniq -c | head -5', ctx.workspace_root, [ctx.workspace_root]).read_only
 
 
 async def test_the_shell_runs_a_pipeline_in_the_workspace(ctx: ToolContext) -> None:
     result = await ReadOnlyShellTool().run({"command": "grep -rn alpha src | wc -l"}, ctx)
-    assert not result.is_error and result.output.strip() == "2"
+    assert not result.is_error and "Output: 2\n" in result.output and "Exit Code: 0" in result.output
 
 
 async def test_the_shell_refuses_paths_outside_its_roots_and_bounds_output(ctx: ToolContext, tmp_path: Path) -> None:
@@ -88,10 +89,10 @@ async def test_the_shell_refuses_paths_outside_its_roots_and_bounds_output(ctx: 
     (tmp_path / "mem").mkdir()
     (tmp_path / "mem" / "MEMORY.md").write_text("index\n")
     inside_memory = await ReadOnlyShellTool().run({"command": f"cat {tmp_path / 'mem' / 'MEMORY.md'}"}, ctx)
-    assert inside_memory.output.strip() == "index"
-    (ctx.workspace_root / "big.txt").write_text("y" * (MAX_OUTPUT_CHARS * 4))
+    assert "Output: index\n" in inside_memory.output
+    (ctx.workspace_root / "big.txt").write_text("y" * (OUTPUT_THRESHOLD * 4))
     big = await ReadOnlyShellTool().run({"command": "cat big.txt"}, ctx)
-    assert f"[output cut at {MAX_OUTPUT_CHARS} characters]" in big.output and len(big.output) < MAX_OUTPUT_CHARS + 100
+    assert TRUNCATED_MARKER in big.output and len(big.output) <= OUTPUT_THRESHOLD
 
 
 def test_a_dangling_link_is_judged_by_where_it_points(tmp_path: Path) -> None:

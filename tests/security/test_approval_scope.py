@@ -147,21 +147,26 @@ def test_speculation_stops_at_a_write_to_configuration(tmp_path: Path) -> None:
 # --------------------------------------------------------------------- "Allow always" covers what was shown
 
 
-async def test_allow_always_on_git_status_does_not_cover_a_chained_command(ws: Path, home: Path, scripted: ScriptedOpenAI) -> None:
+async def test_allow_always_on_a_command_covers_its_prefix_rule_and_nothing_chained(ws: Path, home: Path, scripted: ScriptedOpenAI) -> None:
+    """0.24.4's rule for ``date`` is ``date``: the same command runs unasked; anything chained to it asks again."""
     user_settings(home, "default", shell_enabled=True)
     touched = ws.parent / "X"
     scripted.enqueue(
-        shell("git status", "s1"),
-        shell("git status", "s2"),
-        shell(f"git status && touch {touched}", "s3"),
-        shell(f"git status ; touch {touched}", "s4"),
-        shell(f"git status\ntouch {touched}", "s5"),
+        shell("date", "s1"),
+        shell("date", "s2"),
+        shell(f"date && touch {touched}", "s3"),
+        shell(f"date ; touch {touched}", "s4"),
+        shell(f"date\ntouch {touched}", "s5"),
+        shell(f"date $(touch {touched})", "s6"),
+        shell(f"date -u > {touched}", "s7"),
         Reply(chunks=["Done."]),
     )
     async with permission_client(server_env(home, scripted.base_url), ws, None, ["allowAlways"]) as client:
-        await chat(client, "status please")
-        asked = [a["toolCallId"] for a in client.log.asked]
-    assert asked == ["s1", "s3", "s4", "s5"]  # the same command ran unasked; every other one asked (and was denied)
+        await chat(client, "what time is it")
+        asked = client.log.asked
+    assert [a["toolCallId"] for a in asked] == ["s1", "s3", "s4", "s5", "s6", "s7"]  # the same command ran unasked
+    assert asked[0]["alwaysCovers"] == "Commands matching 'date' in this chat"
+    assert "'touch *'" in asked[1]["alwaysCovers"]
     assert not touched.exists()
 
 
@@ -204,10 +209,10 @@ async def test_the_policy_asks_for_configuration_in_every_mode_but_yolo(mode: st
 
 
 def test_cli_allow_always_on_a_command_does_not_cover_a_chained_one(ws: Path, home: Path, scripted: ScriptedOpenAI) -> None:
-    """The CLI on a real pseudo-terminal: 'a' on ``git status``; the chained command is asked again and refused."""
+    """The CLI on a real pseudo-terminal: 'a' on ``date``; the chained command is asked again and refused."""
     user_settings(home, "default", shell_enabled=True)
     touched = ws.parent / "X"
-    scripted.enqueue(shell("git status", "s1"), shell("git status", "s2"), shell(f"git status && touch {touched}", "s3"), Reply(chunks=["Done."]))
+    scripted.enqueue(shell("date", "s1"), shell("date", "s2"), shell(f"date && touch {touched}", "s3"), Reply(chunks=["Done."]))
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "qwen_lsp", "chat", "status"], cwd=ws, env=server_env(home, scripted.base_url),
@@ -230,24 +235,29 @@ def test_cli_allow_always_on_a_command_does_not_cover_a_chained_one(ws: Path, ho
             proc.kill()
         os.close(leader)
     assert proc.returncode == 0
-    assert b"$ git status" in prompts[0] and b"touch" in prompts[1]  # the second question is the chained command
+    assert b"$ date" in prompts[0] and b"touch" in prompts[1]  # the second question is the chained command
     assert not touched.exists()
     tool_results = [m["content"] for m in scripted.chat_requests()[-1].body["messages"] if m["role"] == "tool"]
     assert len(tool_results) == 3 and "did not allow" in tool_results[2]
 
 
-async def test_allow_always_on_a_command_does_not_cover_it_in_another_directory(ws: Path, home: Path, scripted: ScriptedOpenAI) -> None:
-    """``git status`` in a nested repository runs that repository's filters: another folder is another question."""
+async def test_git_in_a_nested_repository_that_configures_a_program_asks(ws: Path, home: Path, scripted: ScriptedOpenAI) -> None:
+    """``git status`` runs a repository's filter drivers: in a nested repository that configures one, it asks."""
     user_settings(home, "default", shell_enabled=True)
-    (ws / "vendor").mkdir()
+    vendor = ws / "vendor"
+    subprocess.run(["git", "init", "-q", str(vendor)], check=True)
+    with (vendor / ".git" / "config").open("a") as config:
+        config.write('[filter "x"]\n\tclean = sh -c "touch /tmp/pwned"\n')
+    (vendor / ".gitattributes").write_text("* filter=x\n")
+    subprocess.run(["git", "init", "-q", str(ws / "clean")], check=True)
     scripted.enqueue(
-        shell("git status", "s1"),
+        call("run_shell_command", {"command": "git status", "directory": "clean"}, "s1"),
         call("run_shell_command", {"command": "git status", "directory": "vendor"}, "s2"),
+        call("run_shell_command", {"command": "cd vendor && git log"}, "s3"),
         Reply(chunks=["Done."]),
     )
-    async with permission_client(server_env(home, scripted.base_url), ws, None, ["allowAlways"]) as client:
+    async with permission_client(server_env(home, scripted.base_url), ws, None, ["deny", "deny"]) as client:
         await chat(client, "status")
         asked = client.log.asked
-    assert [a["toolCallId"] for a in asked] == ["s1", "s2"]
-    assert asked[1]["directory"] == str((ws / "vendor").resolve())
-
+    assert [a["toolCallId"] for a in asked] == ["s2", "s3"]
+    assert asked[0]["directory"] == str(vendor.resolve())

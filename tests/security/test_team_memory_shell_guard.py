@@ -85,7 +85,8 @@ async def test_a_command_that_leaves_team_memory_clean_keeps_its_result(tmp_path
     scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("run_shell_command", {"command": "echo more >> .qwen/team-memory/reference/deploy.md && echo hi"}, id="s0")]), Reply(chunks=["done"]))
     async with permission_client(server_env(home, scripted.base_url), ws, None) as client:
         assert as_dict(await chat(client, "note it"))["text"] == "done"
-    assert tool_result(scripted, "s0") == "hi\n\nExit code: 0"
+    result = tool_result(scripted, "s0")
+    assert "\nOutput: hi\n" in result and "\nExit Code: 0\n" in result
     assert (team / "reference" / "deploy.md").read_text() == MEMORY + "more\n"
     assert TOKEN in (team / "reference" / "old.md").read_text()
 

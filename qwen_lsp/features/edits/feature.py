@@ -16,6 +16,7 @@ team memory has it undone (``shell_guard.py``).
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
@@ -23,11 +24,11 @@ from ...agent.approvals import ApprovalMode, ApprovalPolicy, Approve, Asker, Too
 from ...agent.auto_mode import classify, fast_path
 from ...agent.hooks import Feature, Turn
 from ...agent.plan_mode import ExitPlanModeTool, reminder
-from ...agent.side_query import SideQuery
 from ...agent.tool import Tool
 from ...llm.client import ChatClient
 from ...sessions.registry import ChatSession
 from ...settings.config import Settings
+from ...shell.run import BackgroundJobs
 from .offer import write_tools
 from .shell_guard import team_memory_guard
 
@@ -60,6 +61,8 @@ class EditsFeature(Feature):
         self._plan_exit = ExitPlanModeTool(lambda: settings().tools.approval_mode, switch_mode)
         self.approvals = ApprovalPolicy(lambda: settings().tools.approval_mode, classify=self._auto_mode_judge)
         self._tools: list[Tool] = []
+        self._jobs: dict[str, BackgroundJobs] = {}
+        self._jobs_root: Path | None = None
         self.settings_changed()
 
     def tools(self) -> Sequence[Tool]:
@@ -76,10 +79,35 @@ class EditsFeature(Feature):
             tools.approval_mode,
             can_ask=self._ask is not None,
             shell_enabled=tools.shell.enabled,
+            core=tools.core,
+            exclude=tools.exclude,
             secrets=(settings.api_key(),),
             plan_exit=self._plan_exit,
             shell_guard=self._shell_guard,
+            jobs=self._jobs_for,
         )
+
+    def _jobs_for(self, chat_id: str) -> BackgroundJobs:
+        """The chat's background commands; their output goes under a private temporary folder of this server's
+        (``mkdtemp``: mode 0700, a new name, so nobody else's folder is written into)."""
+        jobs = self._jobs.get(chat_id)
+        if jobs is None:
+            if self._jobs_root is None:
+                self._jobs_root = Path(tempfile.mkdtemp(prefix="qwen-lsp-shells-"))
+            safe = "".join(c for c in chat_id if c.isalnum() or c in "-_")[:64] or "chat"
+            jobs = self._jobs[chat_id] = BackgroundJobs(self._jobs_root / safe)
+        return jobs
+
+    async def chat_deleted(self, session_id: str) -> None:
+        jobs = self._jobs.pop(session_id, None)
+        if jobs is not None:
+            await jobs.stop_all()
+
+    async def drain(self) -> None:
+        """The server is stopping: every chat's background commands go with it."""
+        jobs, self._jobs = list(self._jobs.values()), {}
+        for job in jobs:
+            await job.stop_all()
 
     def reminders(self, turn: Turn) -> list[str]:
         """0.24.4's plan-mode reminder, every turn in ``plan`` mode (``agent/plan_mode.py``)."""
@@ -94,6 +122,5 @@ class EditsFeature(Feature):
         """``auto`` mode: the edit fast path, else the classifier side query on this chat (``agent/auto_mode.py``)."""
         if fast_path(request, self._root):
             return True, ""
-        client = await self._model()
-        verdict = await classify(lambda tokens: SideQuery(client, max_tokens=tokens, temperature=0.0), session.history, call_id, self._root)
+        verdict = await classify(await self._model(), session.history, call_id, self._root)
         return verdict.runs, verdict.reason

@@ -13,9 +13,10 @@
   (``QWEN_CODE_MEMORY_LOCAL=1`` puts it at ``.qwen/memory`` in the
   repository) to ``~/.qwen/memories``, and the extraction fork, which
   learns from repository text, then wrote global memory through the link.
-* ``run_shell_command``: allowed only when read-only by the shell tool's
-  own parse (the tool refuses the rest anyway; the rule says so first,
-  with the rule's name).
+* ``run_shell_command``: allowed only when the command analyser
+  (``shell/analysis.py``, the one every unattended path uses) finds it
+  read-only in the workspace, with the memory roots also readable (the
+  tool refuses the rest anyway; the rule says so first, with its name).
 * Every other tool: no opinion (``default``), so the base rules decide.
 
 Rule strings follow Qwen Code's shape, ``ManagedAutoMemory(edit: only
@@ -32,7 +33,7 @@ from typing import Any
 from ...memory.forking import PATH_KEYS
 from ...memory.paths import realpath_nearest_existing
 from ...agent.permissions import NO_OPINION, Decision, PermissionRule, Verdict
-from ...agent.tools.shell import NAME as SHELL, ShellRefused, parse_read_only
+from ...agent.tools.shell import NAME as SHELL, fork_allows
 
 WRITE_TOOLS = frozenset({"write_file", "edit"})
 PINNED = "pinned"
@@ -47,9 +48,17 @@ def _inside(path: Path, root: Path) -> Path | None:
 
 
 def memory_rule(
-    writable: Sequence[Path], *, team: Path | None = None, protect_pinned: bool = True, protected: Sequence[Path] = ()
+    writable: Sequence[Path],
+    *,
+    team: Path | None = None,
+    protect_pinned: bool = True,
+    workspace: Path | None = None,
+    protected: Sequence[Path] = (),
 ) -> PermissionRule:
-    """The fork's rule: writes only inside ``writable`` roots, never inside ``protected`` ones (see the module doc)."""
+    """The fork's rule: writes only inside ``writable`` roots and never inside ``protected`` ones, shell commands
+    read-only in ``workspace`` (module doc).
+
+    Without a ``workspace`` no shell command is allowed."""
     roots = [realpath_nearest_existing(r) for r in writable]
     team_root = realpath_nearest_existing(team) if team is not None else None
     within = ", ".join(str(r) for r in roots)
@@ -57,10 +66,11 @@ def memory_rule(
 
     def rule(tool: str, args: Mapping[str, Any]) -> Verdict:
         if tool == SHELL:
-            try:
-                parse_read_only(str(args.get("command", "")))
-            except ShellRefused as exc:
-                return Verdict(Decision.DENY, f"ManagedAutoMemory(run_shell_command: read-only only; {exc})")
+            if workspace is None:
+                return Verdict(Decision.DENY, "ManagedAutoMemory(run_shell_command: no workspace to run in)")
+            allowed, why = fork_allows(str(args.get("command", "")), workspace, [workspace, *roots])
+            if not allowed:
+                return Verdict(Decision.DENY, f"ManagedAutoMemory(run_shell_command: read-only only; {why})")
             return Verdict(Decision.ALLOW, "ManagedAutoMemory(run_shell_command: read-only)")
         if tool not in WRITE_TOOLS:
             return NO_OPINION

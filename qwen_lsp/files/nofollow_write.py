@@ -11,6 +11,11 @@ written is the one checked: a component that is now a link fails the write
 atomically as by ``files.atomic_write_text`` (temporary file, ``fsync``,
 ``rename`` within the same directory descriptor, directory ``fsync``),
 keeping an existing file's permission bits.
+
+Where the system cannot open a directory relative to another's descriptor
+(``files/portability.py``: Windows), each directory on the path is
+``lstat``-ed as the walk reaches it instead, and the file is written by
+its full path: a link present at write time still fails the write.
 """
 
 from __future__ import annotations
@@ -22,9 +27,10 @@ import secrets
 import stat
 from pathlib import Path
 
-from .files.reading import TEMP_SUFFIX
+from .portability import DIR_FD_WALK, O_CLOEXEC, O_DIRECTORY, O_NOFOLLOW, checked_directories, fsync_directory
+from .reading import TEMP_SUFFIX
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
 
 
 class PathChanged(OSError):
@@ -52,6 +58,9 @@ def write_bytes_nofollow(path: Path, data: bytes) -> None:
     """:func:`write_text_nofollow` for bytes kept as they were (a file put back exactly)."""
     if not path.is_absolute() or len(path.parts) < 2:
         raise ValueError(f"not an absolute file path: {path}")
+    if not DIR_FD_WALK:
+        _write_by_path(path, data)
+        return
     fd = os.open(path.anchor, _DIR_FLAGS)
     try:
         for name in path.parts[1:-1]:
@@ -70,7 +79,7 @@ def _replace_in(dir_fd: int, name: str, data: bytes) -> None:
         if stat.S_ISREG(info.st_mode):
             keep = stat.S_IMODE(info.st_mode)
     tmp = f".{name}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
-    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o666, dir_fd=dir_fd)
+    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666, dir_fd=dir_fd)
     try:
         try:
             if keep is not None:  # a new file gets 0666 less the umask; an existing one keeps its bits
@@ -87,3 +96,35 @@ def _replace_in(dir_fd: int, name: str, data: bytes) -> None:
             os.unlink(tmp, dir_fd=dir_fd)
         raise
     os.fsync(dir_fd)
+
+
+def _write_by_path(path: Path, data: bytes) -> None:
+    """The fallback walk (module doc): directories checked one by one, then temporary file and rename by path."""
+    try:
+        for _directory in checked_directories(str(path)):
+            pass
+    except NotADirectoryError as exc:
+        raise PathChanged(exc.errno, f"{exc.filename!r} on the way is no longer a directory (a symlink was put there?)") from None
+    keep: int | None = None
+    with contextlib.suppress(FileNotFoundError):
+        info = os.lstat(path)
+        if stat.S_ISREG(info.st_mode):
+            keep = stat.S_IMODE(info.st_mode)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_CLOEXEC | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        try:
+            if keep is not None:
+                os.chmod(tmp, keep)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(out, view) :]
+            os.fsync(out)
+        finally:
+            os.close(out)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_directory(path.parent)

@@ -1,0 +1,91 @@
+"""Every spelling of every refused option is refused: the family, generated from the tables themselves.
+
+For each program and git subcommand, each option whose kind writes, leaves
+the tree or asks is tried as every prefix ``getopt_long`` would take for it
+(the unambiguous ones), with ``=value`` and as a separate word, and each
+refused short letter alone, bundled after a harmless flag and with a glued
+value. None may come back read-only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qwen_lsp.shell.analysis import analyse
+from qwen_lsp.shell.git import _SUBCOMMANDS
+from qwen_lsp.shell.options import Kind, Table, parse
+from qwen_lsp.shell.programs import PROGRAMS
+
+REFUSED = {Kind.WRITES, Kind.LEAVES, Kind.ASKS}
+TABLES: list[tuple[str, Table]] = [(name, p.options) for name, p in PROGRAMS.items()] + [(f"git {sub}", t) for sub, t in _SUBCOMMANDS.items()]
+WORD_PRINTERS = ("echo", "printf")
+"""They print their words rather than parse options (``printf -v`` is in the verdict table)."""
+
+
+def spellings(table: Table) -> list[list[str]]:
+    found = []
+    for name, kind in table.long.items():
+        if kind not in REFUSED:
+            continue
+        for end in range(1, len(name) + 1):
+            prefix = name[:end]
+            if sum(1 for other in table.long if other.startswith(prefix)) == 1 or prefix == name:
+                found += [[f"--{prefix}"], [f"--{prefix}=x"], [f"--{prefix}", "x"]]
+    flag = next((c for c, k in table.short.items() if k is Kind.FLAG), None)
+    for letter, kind in table.short.items():
+        if kind in REFUSED:
+            found += [[f"-{letter}"], [f"-{letter}x"], [f"-{letter}", "x"]]
+            if flag:
+                found.append([f"-{flag}{letter}x"])
+    return found
+
+
+@pytest.mark.parametrize(("program", "table"), TABLES, ids=[t[0] for t in TABLES])
+def test_no_spelling_of_a_refused_option_reads_as_harmless(program: str, table: Table) -> None:
+    for args in spellings(table):
+        assert parse(program, [*args, "file"], table).refusal is not None, (program, args)
+
+
+ANALYSED = [t for t in TABLES if t[0] not in WORD_PRINTERS]
+
+
+@pytest.mark.parametrize(("program", "table"), ANALYSED, ids=[t[0] for t in ANALYSED])
+def test_the_same_spellings_ask_through_the_whole_analyser(program: str, table: Table, tmp_path: Path) -> None:
+    for args in spellings(table):
+        command = " ".join([program, *args, "file"])
+        assert not analyse(command, tmp_path, [tmp_path]).read_only, command
+
+
+def test_an_unknown_or_ambiguous_option_asks_and_an_unambiguous_one_is_taken(tmp_path: Path) -> None:
+    for command in ("sort --zzz f", "grep --fil=x f", "ls --deref x", "sort --random-s=x f", "cat -Q f", "tail --s=1 f"):
+        assert not analyse(command, tmp_path, [tmp_path]).read_only, command
+    assert analyse("head --q f", tmp_path, [tmp_path]).read_only  # --q: only --quiet starts so
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+READ_ONLY = ["ls", "cat README.md", "git status", "grep -rn x .", "wc -l f", "head -5 f", "find . -name x", "echo hi", "pwd"]
+WRITERS = ["touch X", "rm -f X", "mv a X", "cp a X", "tee X", "dd of=X", "chmod 777 X", "ln -s a X", "git commit -m X", "sh -c 'touch X'"]
+JOINS = [";", "&&", "||", "|", "\n", " ; ", " && ", "\n\n", "#\n"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(READ_ONLY), st.sampled_from(JOINS), st.sampled_from(WRITERS), st.booleans())
+def test_a_writer_joined_to_a_read_only_command_is_never_read_only(reader: str, join: str, writer: str, first: bool) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        command = f"{writer}{join}{reader}" if first else f"{reader}{join}{writer}"
+        assert not analyse(command, Path(tmp), [Path(tmp)]).read_only, command
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_gets_a_verdict_and_never_an_exception(command: str) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        verdict = analyse(command, Path(tmp), [Path(tmp)])
+        assert verdict.safety in ("read-only", "write", "unknown")
