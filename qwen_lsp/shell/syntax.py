@@ -32,6 +32,7 @@ the joined text the same way).
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 from dataclasses import dataclass, field
@@ -104,6 +105,10 @@ def parse(command: str, *, keep_writes: bool = False) -> Script:
         raise NotPlain(f"the command is longer than {MAX_COMMAND_CHARS} characters")
     if "\x00" in command:
         raise NotPlain("the command contains a NUL character")
+    try:
+        command.encode("utf-8")
+    except UnicodeEncodeError:
+        raise NotPlain("the command is not valid text (a lone surrogate)") from None
     script = _parse_once(command, keep_writes)
     if "\\\n" in command or "\\\r\n" in command:
         joined = _parse_once(command.replace("\\\r\n", "").replace("\\\n", ""), keep_writes)
@@ -113,7 +118,7 @@ def parse(command: str, *, keep_writes: bool = False) -> Script:
 
 
 def _parse_once(command: str, keep_writes: bool) -> Script:
-    source = command.encode("utf-8", errors="surrogatepass")
+    source = command.encode("utf-8")
     tree = _parser().parse(source)
     root = tree.root_node
     if root.has_error:
@@ -253,7 +258,7 @@ def _word(node: Any) -> Word:
 
 def _pieces(node: Any, out: list[tuple[str, bool]]) -> None:
     kind = node.type
-    raw = node.text.decode("utf-8", errors="surrogatepass")
+    raw = node.text.decode("utf-8", errors="replace")
     if kind == "concatenation":
         for child in node.children:
             if not child.is_named:
@@ -315,16 +320,56 @@ def _unquoted(raw: str, out: list[tuple[str, bool]]) -> None:
 
 
 def expand(word: Word, cwd: str) -> list[str]:
-    """The words bash passes for ``word`` run in ``cwd``: a glob's sorted matches, or the word itself when none match."""
+    """The words bash passes for ``word`` run in ``cwd``: a glob's sorted matches, or the word itself when none match.
+
+    The walk is bounded: at most :data:`MAX_GLOB_ENTRIES` directory entries are
+    looked at and :data:`MAX_GLOB_MATCHES` kept (``/*/*/*/*`` would otherwise
+    walk the whole file system before anyone is asked); past either the word
+    is not plain.
+    """
     if word.pattern is None:
         return [word.text]
-    if "**" in word.pattern or "[^" in word.pattern or "[[:" in word.pattern:
+    pattern = word.pattern
+    if "**" in pattern or "[^" in pattern or "[[:" in pattern:
         raise NotPlain(f"{word.text!r}: this glob depends on bash's own options or syntax")
-    if any(part.startswith(".") and _GLOB.intersection(part) for part in word.pattern.split("/")):
+    if any(part.startswith(".") and _GLOB.intersection(part) for part in pattern.split("/")):
         raise NotPlain(f"{word.text!r}: a glob over dot-files may match '..' in some bash versions")
-    matches = []
-    for match in glob.iglob(word.pattern, root_dir=cwd):
-        matches.append(match)
-        if len(matches) > MAX_GLOB_MATCHES:
-            raise NotPlain(f"{word.text!r} matches more than {MAX_GLOB_MATCHES} files")
-    return sorted(matches) or [word.text]
+    return sorted(_bounded_glob(pattern, cwd, word.text)) or [word.text]
+
+
+MAX_GLOB_ENTRIES = 20_000
+
+
+def _bounded_glob(pattern: str, cwd: str, shown: str) -> list[str]:
+    absolute = pattern.startswith("/")
+    parts = pattern.lstrip("/").split("/")
+    found = ["/" if absolute else ""]
+    budget = MAX_GLOB_ENTRIES
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        grown: list[str] = []
+        for prefix in found:
+            here = os.path.join(cwd, prefix) if prefix else cwd
+            if part == "":  # a trailing "/": directories only
+                if os.path.isdir(here):
+                    grown.append(prefix + "/" if not prefix.endswith("/") else prefix)
+                continue
+            if not glob.has_magic(part):
+                grown.append(prefix + part if prefix.endswith("/") or not prefix else f"{prefix}/{part}")
+                continue
+            try:
+                with os.scandir(here) as entries:
+                    for entry in entries:
+                        budget -= 1
+                        if budget < 0:
+                            raise NotPlain(f"{shown!r}: the glob looks at more than {MAX_GLOB_ENTRIES} files")
+                        if entry.name.startswith(".") or not fnmatch.fnmatchcase(entry.name, part):
+                            continue
+                        if last or entry.is_dir():
+                            grown.append(prefix + entry.name if prefix.endswith("/") or not prefix else f"{prefix}/{entry.name}")
+            except OSError:
+                continue
+        if len(grown) > MAX_GLOB_MATCHES:
+            raise NotPlain(f"{shown!r} matches more than {MAX_GLOB_MATCHES} files")
+        found = grown
+    return [path for path in found if os.path.lexists(os.path.join(cwd, path))]

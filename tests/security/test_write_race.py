@@ -1,7 +1,7 @@
 """The CLI wrote through a directory swapped for a symlink while its approval prompt waited.
 
 The path is resolved and checked before asking; the write now opens every
-directory on it with ``O_NOFOLLOW`` (``qwen_lsp/nofollow_write.py``), so a
+directory on it with ``O_NOFOLLOW`` (``qwen_lsp/files/nofollow_write.py``), so a
 link put there in the meantime fails the write and nothing lands outside.
 """
 
@@ -18,7 +18,7 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 from qwen_lsp.agent.approvals import Approval, PermissionRequest
 from qwen_lsp.workspace import Workspace
 from qwen_lsp.llm.tokens import TokenCounter
-from qwen_lsp.nofollow_write import PathChanged, write_text_nofollow
+from qwen_lsp.files.nofollow_write import PathChanged, write_text_nofollow
 
 
 def test_writes_replace_keep_the_mode_and_refuse_a_link_on_the_way(tmp_path: Path) -> None:

@@ -31,8 +31,10 @@ e2eIn(() => wb, 'with no qwen-lsp on PATH and no qwen.server.path, the installed
   await wb.chat().locator('.msg.assistant:not(.streaming)').first().waitFor({ timeout: LONG });
   assert.match((await wb.chat().locator('.msg.assistant .markdown').first().textContent())!, /Here is a greeting function/);
   // The extension says which server it started: the launcher inside the installed extension.
-  const started = await waitFor(() => /\[qwen\] starting the server \(bundled\): (\S+) (\S+) serve --stdio/.exec(wb.qwenLog()) ?? undefined, 'the log line naming the bundled server');
-  assert.ok(!existsSync(path.join(path.dirname(started[1]), '..', 'pyvenv.cfg')), `${started[1]} is a plain Python, not a virtual environment's`);
-  assert.ok(started[2].startsWith(path.join(wb.profile, 'extensions')) && started[2].endsWith(path.join('bundled', 'launch.py')), started[2]);
+  // It runs with -P, in a directory outside the workspace (docs/security.md, "The VS Code extension").
+  const started = await waitFor(() => /\[qwen\] starting the server \(bundled\) in (\S+): (\S+) -P (\S+) serve --stdio/.exec(wb.qwenLog()) ?? undefined, 'the log line naming the bundled server');
+  assert.ok(!started[1].startsWith(wb.workspace), `the working directory ${started[1]} is outside the workspace`);
+  assert.ok(!existsSync(path.join(path.dirname(started[2]), '..', 'pyvenv.cfg')), `${started[2]} is a plain Python, not a virtual environment's`);
+  assert.ok(started[3].startsWith(path.join(wb.profile, 'extensions')) && started[3].endsWith(path.join('bundled', 'launch.py')), started[3]);
   await wb.shot('bundled-server-chat');
 });

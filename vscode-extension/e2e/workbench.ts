@@ -54,6 +54,13 @@ export interface WorkbenchOptions {
    * in the settings (the test sets them up from the panel, with the base URL in `Workbench.baseUrl`).
    */
   unconfigured?: boolean;
+  /**
+   * Workspace trust on, as VS Code ships (the folder opens in Restricted Mode, without the prompt,
+   * until the test trusts it). Default: off, a trusting workbench.
+   */
+  trust?: boolean;
+  /** 'python': qwen.server.path names the .venv's Python (`python -P -m qwen_lsp`), not its qwen-lsp script. */
+  serverPath?: 'python';
 }
 
 /** PATH without the folders that could give code-server a qwen-lsp: any with a qwen-lsp, any virtual environment's. */
@@ -122,7 +129,7 @@ export class Workbench {
     writeFileSync(
       path.join(profile, 'data', 'Machine', 'settings.json'),
       JSON.stringify({
-        ...(bundled ? {} : { 'qwen.server.path': existsSync(exe) ? exe : python() }),
+        ...(bundled ? {} : { 'qwen.server.path': existsSync(exe) && opts.serverPath !== 'python' ? exe : python() }),
         ...(opts.unconfigured ? {} : { 'qwen.model.baseUrl': baseUrl }),
         'qwen.trace.server': 'messages',
       }),
@@ -133,7 +140,8 @@ export class Workbench {
     writeFileSync(
       path.join(profile, 'data', 'User', 'settings.json'),
       JSON.stringify({
-        'security.workspace.trust.enabled': false,
+        'security.workspace.trust.enabled': !!opts.trust,
+        ...(opts.trust ? { 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.banner': 'never' } : {}),
         'workbench.startupEditor': 'none',
         'telemetry.telemetryLevel': 'off',
         'extensions.autoUpdate': false,

@@ -6,9 +6,11 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { existsSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { FrameCoalescer } from './coalesce';
-import { linkTarget } from './links';
+import { linkTarget, resolveInside } from './links';
+import type { ContainmentFs } from './links';
 import { describeError, isCancelled } from './errors';
 import type { ServerManager, ServerState } from './server';
 import { Transcript } from './transcript';
@@ -27,6 +29,8 @@ import type { ApprovalModeName, AttachmentChip, CompactState, ContextFigureLine,
 import type { ChatParams, CompressMode, MemoryChanged, PermissionParams, PermissionResult, SessionSummary, SkillsChanged } from './shared/protocol';
 
 const SESSION_KEY = 'qwen.sessionId';
+/** The extension host's own file system, for the links' containment check (links.ts). */
+const LOCAL_FS: ContainmentFs = { realpath: (p) => realpath(p), path, caseInsensitive: process.platform === 'win32' || process.platform === 'darwin' };
 const MAX_NOTICES = 5;
 
 export class ChatController implements vscode.Disposable {
@@ -599,8 +603,12 @@ export class ChatController implements vscode.Disposable {
       return;
     }
     const target = linkTarget(uri.scheme);
-    if (target === 'external') await vscode.env.openExternal(uri);
-    else if (target === 'file' && vscode.workspace.getWorkspaceFolder(uri)) await vscode.window.showTextDocument(uri, { preview: true });
+    if (target === 'external') return void (await vscode.env.openExternal(uri));
+    if (target !== 'file') return;
+    const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+    const real = await resolveInside(uri, folders, LOCAL_FS);
+    if (real) await vscode.window.showTextDocument(vscode.Uri.file(real), { preview: true });
+    else this.server.output.appendLine(`[qwen] not opened: ${href.slice(0, 300)} is not a file inside the workspace`);
   }
 
   private async runAction(action: ErrorAction): Promise<void> {
@@ -625,6 +633,9 @@ export class ChatController implements vscode.Disposable {
         break;
       case 'setServerPath':
         await vscode.commands.executeCommand('qwen.setServerPath');
+        break;
+      case 'manageTrust':
+        await vscode.commands.executeCommand('workbench.trust.manage');
         break;
     }
   }

@@ -50,6 +50,8 @@ export interface ServerFailureLike {
   message: string;
   /** No server was found: setting its path fixes it, restarting alone cannot. */
   missing: boolean;
+  /** The folder is not trusted (Restricted Mode): trusting it is the fix. */
+  restricted?: boolean;
 }
 
 /** `failure`: why the server did not start, when a request failed because it is not running. */
@@ -63,6 +65,7 @@ export function describeError(err: unknown, failure?: ServerFailureLike): Inline
     kind = 'server_down';
     message = `The qwen-lsp server is not running (${message}). Restart it, or open the log to see why it stopped.`;
   }
+  if (kind === 'server_down' && failure?.restricted) return { kind, message: failure.message, actions: ['manageTrust'] };
   if (kind === 'server_down' && failure) {
     return { kind, message: `The qwen-lsp server is not running: ${failure.message}`, actions: failure.missing ? ['setServerPath', 'restartServer', 'showLog'] : ['restartServer', 'showLog'] };
   }

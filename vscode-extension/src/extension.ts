@@ -126,8 +126,8 @@ export function activate(context: vscode.ExtensionContext): void {
       if (e.affectsConfiguration('qwen.tools.approvalMode')) chat.approvalModeChanged();
       if (e.affectsConfiguration('qwen.model')) void chat.refreshSetup();
     }),
-    // Trust granted: the server pulls the settings again, now without folderTrust: false.
-    vscode.workspace.onDidGrantWorkspaceTrust(() => server.notifySettingsChanged()),
+    // Trust granted: the server that Restricted Mode held back starts now.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void vscode.commands.executeCommand('qwen.restartServer')),
     context.secrets.onDidChange((e) => {
       if (e.key !== API_KEY_SECRET) return;
       output.appendLine('[qwen] API key changed');

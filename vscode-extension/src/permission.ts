@@ -11,11 +11,15 @@
  *  - the server withdrawing it ($/cancelRequest when the turn is cancelled): the card goes and
  *    the diff closes, and the answer is ignored by the server;
  *  - the chat going away (new chat, window closing): Deny.
+ *
+ * An approval never shows less than it approves: a file change can be allowed only once the diff
+ * editor has it open whole (until then the card's `hold` says why Allow is off, and a reply of
+ * Allow is ignored); a diff that is not whole (cut short, malformed) can only be denied.
  */
 import type { ApprovalOption, ApprovalRequest } from './shared/messages';
 import type { PermissionDecision, PermissionParams, PermissionResult } from './shared/protocol';
 import { shownTitle, visible } from './shared/visibleText';
-import { diffStats } from './unifiedDiff';
+import { diffIsWhole, diffStats } from './unifiedDiff';
 
 /** The server keeps at most this much of a reason (docs/protocol.md). */
 export const MAX_REASON_CHARS = 2000;
@@ -25,6 +29,14 @@ export const PERMISSION_OPTIONS: readonly ApprovalOption[] = [
   { id: 'allowAlways', label: 'Allow always (this chat)', kind: 'allow' },
   { id: 'deny', label: 'Deny', kind: 'reject' },
 ];
+
+/** Past this many changed lines the card says the change is large and to read it in the diff editor. */
+export const LARGE_CHANGE_LINES = 200;
+
+export const HOLD_OPENING = 'Allow is available once the whole change is open in the diff editor.';
+export const HOLD_NOT_SHOWN =
+  'The whole change could not be shown (the diff editor did not open it), so it cannot be allowed from here. Deny, and ask for it in smaller steps.';
+export const HOLD_CUT = 'The proposed change arrived incomplete (its diff was cut or is malformed), so it cannot be allowed from here. Deny, and ask for it in smaller steps.';
 
 /** The subset of vscode's / vscode-jsonrpc's CancellationToken used here. */
 export interface Cancellation {
@@ -50,17 +62,31 @@ export function approvalRequestFor(id: string, params: PermissionParams, relativ
   // A command's card is titled with the command itself (never a description the model wrote),
   // and every hidden character in it is written out (src/shared/visibleText.ts).
   let title = params.title ? visible(params.title) : `Run ${visible(params.tool)}?`;
+  let hold: string | undefined;
   if (params.command !== undefined) {
     title = shownTitle('Run: ', params.command);
-    detail = `$ ${visible(params.command, true)}`;
+    detail = `$ ${visible(params.command, 'lines')}`;
   } else if (params.path !== undefined) {
     detail = visible(relative(params.path));
     if (params.diff !== undefined) {
       const { added, removed } = diffStats(params.diff);
-      detail += ` (+${added} −${removed}), shown in the diff editor`;
+      const large = added + removed > LARGE_CHANGE_LINES;
+      detail += large
+        ? ` (+${added} −${removed}): too large to show here; it opens whole in the diff editor, read it there`
+        : ` (+${added} −${removed}), shown in the diff editor`;
+      hold = diffIsWhole(params.diff) ? HOLD_OPENING : HOLD_CUT;
     }
   }
-  return { id, title, ...(detail !== undefined ? { detail } : {}), options: [...PERMISSION_OPTIONS] };
+  const options = PERMISSION_OPTIONS.filter((o) => hold !== HOLD_CUT || o.kind === 'reject');
+  return {
+    id,
+    title,
+    ...(detail !== undefined ? { detail } : {}),
+    ...(params.directory ? { directory: visible(params.directory) } : {}),
+    ...(params.alwaysCovers && options.some((o) => o.id === 'allowAlways') ? { covers: visible(params.alwaysCovers) } : {}),
+    ...(hold ? { hold } : {}),
+    options,
+  };
 }
 
 /** The answer for a card option; anything unknown is a Deny, and only a Deny carries a reason. */
@@ -108,7 +134,9 @@ export class PermissionBroker {
   reply(id: string, optionId: string, reason?: string): boolean {
     const p = this.queue.find((q) => q.request.id === id);
     if (!p) return false;
-    this.settle(p, decisionFor(optionId, reason));
+    const result = decisionFor(optionId, reason);
+    if (p.request.hold && result.decision !== 'deny') return false; // not shown whole: only Deny counts
+    this.settle(p, result);
     return true;
   }
 
@@ -120,6 +148,7 @@ export class PermissionBroker {
   private present(p: Pending): void {
     this.ui.card(p.request);
     if (p.params.diff === undefined) return;
+    const whole = p.request.hold === HOLD_OPENING;
     void this.ui
       .openDiff(p.params, () => {
         p.diff = undefined; // already closed by the user
@@ -127,11 +156,20 @@ export class PermissionBroker {
       })
       .then(
         (view) => {
-          if (p.done) view?.close();
-          else p.diff = view;
+          if (p.done) return void view?.close();
+          p.diff = view;
+          if (whole) this.release(p, view ? undefined : HOLD_NOT_SHOWN);
         },
-        () => undefined, // the card alone still works
+        () => whole && this.release(p, HOLD_NOT_SHOWN), // the card still works, for a Deny
       );
+  }
+
+  /** The diff editor opened the whole change (hold undefined: Allow is on), or could not (hold says so). */
+  private release(p: Pending, hold: string | undefined): void {
+    if (p.done) return;
+    const { hold: _old, ...rest } = p.request;
+    p.request = hold ? { ...rest, hold } : rest;
+    if (this.queue[0] === p) this.ui.card(p.request);
   }
 
   private settle(p: Pending, result: PermissionResult): void {

@@ -2,16 +2,18 @@
  * Starts, restarts and watches the qwen-lsp process through vscode-languageclient. The API key
  * comes from SecretStorage into the server's environment only; settings go as
  * initializationOptions, then per folder through workspace/configuration (a change is signalled
- * with workspace/didChangeConfiguration and the server pulls again).
+ * with workspace/didChangeConfiguration and the server pulls again). In Restricted Mode (an
+ * untrusted folder) nothing is started, so no program runs and the key goes nowhere; trusting
+ * the folder starts the server (extension.ts).
  */
 import * as vscode from 'vscode';
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { access, constants, stat } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { CloseAction, DidChangeConfigurationNotification, ErrorAction, LanguageClient, State } from 'vscode-languageclient/node';
 import type { Executable, LanguageClientOptions } from 'vscode-languageclient/node';
-import { resolveServerCommand, ServerNotFound, staleServerWarning } from './serverCommand';
+import { resolveServerCommand, serverCwd, ServerNotFound, staleServerWarning } from './serverCommand';
+import { bundleUnfit, hasPackage, isExecutable } from './serverProbes';
 import type { Probes, ServerCommand } from './serverCommand';
 import { buildServerSettings, droppedKeys } from './settings';
 import { qwenCapabilitiesFeature } from './qwenCapabilities';
@@ -21,37 +23,16 @@ export const API_KEY_SECRET = 'qwen.apiKey';
 const CRASH_WINDOW_MS = 3 * 60_000;
 const MAX_RESTARTS = 3;
 
-export type ServerState = 'starting' | 'running' | 'stopped' | 'failed';
+/** `restricted`: the folder is not trusted, so no server is started (docs/security.md, "The VS Code extension"). */
+export type ServerState = 'starting' | 'running' | 'stopped' | 'failed' | 'restricted';
+
+/** What the panel and the status bar say in Restricted Mode. */
+export const RESTRICTED_MESSAGE =
+  'This folder is open in Restricted Mode, so Qwen starts no server: the server would read the folder\'s files and settings and send them to the model with your API key. Trust the folder to start it.';
 
 export function qwenSettings(scope?: vscode.Uri): Record<string, unknown> {
   const cfg = vscode.workspace.getConfiguration('qwen', scope);
   return buildServerSettings((key) => cfg.inspect(key), vscode.workspace.isTrusted);
-}
-
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    if (!(await stat(file)).isFile()) return false;
-    await access(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function hasPackage(python: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    execFile(python, ['-c', 'import qwen_lsp'], { timeout: 20_000 }, (err) => resolve(!err));
-  });
-}
-
-/** bundled/launch.py --probe: exit 0 when `python` runs the bundled server, else the reason it printed. */
-function bundleUnfit(python: string, launcher: string): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    execFile(python, [launcher, '--probe'], { timeout: 20_000 }, (err, _stdout, stderr) => {
-      if (!err) resolve(undefined);
-      else resolve(stderr.trim().replace(/^qwen-lsp: /, '') || `${python} did not run (${err.message.split('\n')[0]})`);
-    });
-  });
 }
 
 async function pythonExtensionInterpreter(): Promise<string | undefined> {
@@ -102,19 +83,30 @@ export class ServerManager implements vscode.Disposable {
 
   /** The running client, starting the server first if needed; undefined when it cannot start. */
   ready(): Promise<LanguageClient | undefined> {
+    if (this.state === 'restricted' && !vscode.workspace.isTrusted) return Promise.resolve(undefined);
     if (this.client && this.state === 'running') return Promise.resolve(this.client);
     return (this.starting ??= this.start().finally(() => (this.starting = undefined)));
   }
 
   private async start(): Promise<LanguageClient | undefined> {
+    if (!vscode.workspace.isTrusted) {
+      // Nothing of the folder's runs or is read: no probe, no interpreter the folder may have chosen, no server.
+      this.failure = { message: RESTRICTED_MESSAGE, missing: false, restricted: true };
+      this.output.appendLine(`[qwen] ${RESTRICTED_MESSAGE}`);
+      this.setState('restricted');
+      return undefined;
+    }
     this.setState('starting');
     const launcher = path.join(this.context.extensionPath, 'bundled', 'launch.py');
+    const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+    // Outside every folder; a folder holding all three (`/`) leaves the extension's own, where -P still keeps it off sys.path.
+    const cwd = serverCwd(folders, [this.context.extensionPath, homedir(), tmpdir()]) ?? this.context.extensionPath;
     const probes: Probes = {
       isExecutable,
-      hasPackage,
+      hasPackage: (python) => hasPackage(python, cwd),
       pythonInterpreter: pythonExtensionInterpreter,
       bundledLauncher: existsSync(path.join(this.context.extensionPath, 'bundled', 'libs', 'target.json')) ? launcher : undefined,
-      bundleUnfit,
+      bundleUnfit: (python, l) => bundleUnfit(python, l, cwd),
       env: process.env,
       platform: process.platform,
     };
@@ -128,11 +120,10 @@ export class ServerManager implements vscode.Disposable {
       return undefined;
     }
     this.command = cmd;
-    this.output.appendLine(`[qwen] starting the server (${cmd.source}): ${cmd.command} ${cmd.args.join(' ')}`);
+    this.output.appendLine(`[qwen] starting the server (${cmd.source}) in ${cwd}: ${cmd.command} ${cmd.args.join(' ')}`);
     const env: NodeJS.ProcessEnv = { ...process.env };
     const key = await this.context.secrets.get(API_KEY_SECRET);
     if (key) env.OPENAI_API_KEY = key;
-    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     const exe: Executable = { command: cmd.command, args: cmd.args, options: { env, cwd } };
     this.initOptions = qwenSettings();
     const options: LanguageClientOptions = {

@@ -4,8 +4,16 @@
  * the first that is CPython 3.11+ with native libraries in the bundle), else, in a build without
  * the bundle, the Python extension's interpreter when it has `qwen_lsp`, else `qwen-lsp` on PATH.
  * Pure apart from the injected probes, so the order and the messages are unit-tested.
+ *
+ * No directory of the workspace is ever on the server's module path: a repository's `yaml.py` or
+ * `qwen_lsp/__main__.py` must not run in place of the real one. Every Python the extension starts
+ * runs with `-P` (Python 3.11+, the server's minimum: no script directory, no current directory
+ * on sys.path), and in a directory outside every workspace folder (serverCwd); the server learns
+ * its folders from the LSP initialize request, not from its working directory (docs/security.md).
  */
 import * as path from 'node:path';
+import { within } from './within';
+import type { PathOps } from './within';
 
 export interface ServerCommand {
   command: string;
@@ -37,6 +45,8 @@ export class ServerNotFound extends Error {
 /** The oldest Python the server runs on (pyproject.toml's requires-python). */
 export const MIN_PYTHON = '3.11';
 const SERVE = ['serve', '--stdio'];
+/** Python's "safe path" flag (3.11+): nothing from the current or the script's directory is importable. */
+export const SAFE_PATH = '-P';
 const PYTHON_RE = /^python(\d+(\.\d+)*)?(\.exe)?$/i;
 const FROM_SOURCE = 'a qwen-lsp built from source (see the README, "Building from source")';
 
@@ -61,7 +71,7 @@ async function bundled(launcher: string, python: string | undefined, probes: Pro
   const reasons: string[] = [];
   for (const p of candidates) {
     const why = await probes.bundleUnfit(p, launcher);
-    if (why === undefined) return { command: p, args: [launcher, ...SERVE], source: 'bundled' };
+    if (why === undefined) return { command: p, args: [SAFE_PATH, launcher, ...SERVE], source: 'bundled' };
     reasons.push(why);
   }
   const found = reasons.length ? ` Found: ${reasons.join('; ')}.` : ' No python3 or python was found on PATH, and the Python extension selected none.';
@@ -80,16 +90,16 @@ export async function resolveServerCommand(settingPath: string | undefined, prob
     if (looksLikePython(configured)) {
       if (!(await probes.hasPackage(configured))) {
         const clear = probes.bundledLauncher ? 'Clear the setting to use the server bundled with the extension, or set it to ' : 'Set it to ';
-        throw new ServerNotFound(`The interpreter in qwen.server.path (${configured}) has no qwen_lsp package. ${clear}${FROM_SOURCE}.`, 'setting');
+        throw new ServerNotFound(`The interpreter in qwen.server.path (${configured}) has no qwen_lsp package (or is older than Python ${MIN_PYTHON}). ${clear}${FROM_SOURCE}.`, 'setting');
       }
-      return { command: configured, args: ['-m', 'qwen_lsp', ...SERVE], source: 'setting' };
+      return { command: configured, args: [SAFE_PATH, '-m', 'qwen_lsp', ...SERVE], source: 'setting' };
     }
     return { command: configured, args: SERVE, source: 'setting' };
   }
   const python = await probes.pythonInterpreter();
   if (probes.bundledLauncher) return bundled(probes.bundledLauncher, python, probes);
   if (python && (await probes.hasPackage(python))) {
-    return { command: python, args: ['-m', 'qwen_lsp', ...SERVE], source: 'python-extension' };
+    return { command: python, args: [SAFE_PATH, '-m', 'qwen_lsp', ...SERVE], source: 'python-extension' };
   }
   const onPath = await findOnPath('qwen-lsp', probes);
   if (onPath) return { command: onPath, args: SERVE, source: 'path' };
@@ -97,6 +107,17 @@ export async function resolveServerCommand(settingPath: string | undefined, prob
     `This build of the extension carries no server, and none was found (no qwen-lsp on PATH). Install the .vsix for your platform: code --install-extension qwen-lsp-<target>.vsix (e.g. qwen-lsp-linux-x64.vsix), or set qwen.server.path to ${FROM_SOURCE}.`,
     'install',
   );
+}
+
+/**
+ * The working directory for the server and the probes: the first candidate (the extension's own
+ * folder, then the home folder, then the temporary folder) that is inside no workspace folder and
+ * holds none of them. `-P` already keeps it off sys.path; this keeps a relative entry of the
+ * user's PYTHONPATH, and a tool that reads its working directory, out of the repository too.
+ */
+export function serverCwd(folders: readonly string[], candidates: readonly string[], p: PathOps = path): string | undefined {
+  const fold = p === path.win32 || (p === path && process.platform === 'darwin');
+  return candidates.find((c) => folders.every((f) => !within(c, f, p, fold) && !within(f, c, p, fold)));
 }
 
 /** Dotted numeric versions: negative when a < b. Missing parts count as 0; other text is ignored. */

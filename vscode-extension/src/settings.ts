@@ -6,8 +6,9 @@
  * A repository's `.vscode/settings.json` is untrusted input (and the model can write it), so:
  *  - `tools.approvalMode` comes from user settings; a workspace or folder value counts only
  *    when it is stricter (`plan` > `default` > `auto-edit` > `yolo`);
- *  - in an untrusted workspace (restricted mode) every key comes from user settings only, and
- *    the server is told `folderTrust: false`. A trusted workspace sends no `folderTrust`, so a
+ *  - in an untrusted workspace (Restricted Mode) no server starts at all (src/server.ts); should
+ *    settings be built there anyway, every key comes from user settings only and the server is
+ *    told `folderTrust: false`. A trusted workspace sends no `folderTrust`, so a
  *    `folderTrust: false` in the user's ~/.qwen/settings.json still holds.
  */
 

@@ -17,9 +17,14 @@ export class StatusMeter implements vscode.Disposable {
 
   showServer(state: ServerState): void {
     if (state === 'running' && this.last) return this.showStatus(this.last);
-    const icon = state === 'starting' ? '$(sync~spin)' : state === 'failed' ? '$(error)' : '$(comment-discussion)';
+    const icon = state === 'starting' ? '$(sync~spin)' : state === 'failed' ? '$(error)' : state === 'restricted' ? '$(shield)' : '$(comment-discussion)';
     this.item.text = `${icon} Qwen`;
-    this.item.tooltip = state === 'failed' ? 'The qwen-lsp server is not running. Click for context; run "Qwen: Restart Server" to retry.' : `Qwen server: ${state}`;
+    this.item.tooltip =
+      state === 'failed'
+        ? 'The qwen-lsp server is not running. Click for context; run "Qwen: Restart Server" to retry.'
+        : state === 'restricted'
+          ? 'Restricted Mode: Qwen starts no server until the folder is trusted.'
+          : `Qwen server: ${state}`;
     this.item.backgroundColor = state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
   }
 

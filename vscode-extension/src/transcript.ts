@@ -9,21 +9,27 @@
 import type { ChatEvent, ResumeResult } from './shared/protocol';
 import type { InlineError, Snapshot, StatusTone, StreamPatch, ToolCard, TranscriptMessage } from './shared/messages';
 import { describeError } from './errors';
+import { shownTitle } from './shared/visibleText';
 
 let counter = 0;
 const newId = (): string => `m${Date.now().toString(36)}${(counter++).toString(36)}`;
 
 const PATH_KEYS = new Set(['path', 'file_path', 'absolute_path', 'dir_path']);
+/** A shell command's row shows this much of it. */
+const COMMAND_MAX = 600;
 
 /**
  * The argument a person recognises a tool call by (a path, a pattern), kept to one short line.
  * Paths go through `relative` (workspace-relative in the extension): tools take absolute paths,
- * and a long absolute path would push the result off a one-line card.
+ * and a long absolute path would push the result off a one-line card. A shell command is shown
+ * as the approval card titles it (every hidden character written out, newlines as ⏎, a cut
+ * saying how much is left out), longer, since its row wraps it (webview/main.ts).
  */
 export function toolDetail(args: Record<string, unknown> | undefined, relative: (path: string) => string = (p) => p): string {
   if (!args) return '';
   for (const key of ['path', 'file_path', 'absolute_path', 'dir_path', 'pattern', 'query', 'name', 'command']) {
     const v = args[key];
+    if (typeof v === 'string' && v && key === 'command') return shownTitle('', v, COMMAND_MAX);
     if (typeof v === 'string' && v) return oneLine(PATH_KEYS.has(key) ? relative(v) : v);
   }
   const first = Object.values(args).find((v) => typeof v === 'string');

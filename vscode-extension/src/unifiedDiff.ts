@@ -37,6 +37,7 @@ const NO_NEWLINE = '\\ No newline at end of file';
 interface Hunk {
   oldStart: number;
   oldCount: number;
+  newCount: number;
   lines: string[];
 }
 
@@ -52,7 +53,7 @@ function parse(diff: string): Hunk[] {
     const bare = stripEnd(raw);
     const m = bare.startsWith('@@') ? HUNK.exec(bare.slice(0, 100)) : null;
     if (m) {
-      hunk = { oldStart: Number(m[1]), oldCount: m[2] === undefined ? 1 : Number(m[2]), lines: [] };
+      hunk = { oldStart: Number(m[1]), oldCount: m[2] === undefined ? 1 : Number(m[2]), newCount: m[4] === undefined ? 1 : Number(m[4]), lines: [] };
       hunks.push(hunk);
     } else if (!hunk) {
       if (!bare.startsWith('--- ') && !bare.startsWith('+++ ') && bare !== '') throw new DiffError(`Unexpected line before the first hunk: ${bare.slice(0, 80)}`);
@@ -96,6 +97,26 @@ export function applyUnifiedDiff(before: string, diff: string): string {
   }
   out.push(...old.slice(at));
   return out.join('');
+}
+
+/**
+ * True when `diff` is a complete unified diff: it parses, and every hunk holds exactly the old and
+ * new lines its header counts. A diff cut short (mid-hunk, or with a trailing marker line such as
+ * "... [diff cut at N characters]", which no diff line can be) is not whole: the card then offers
+ * only Deny (src/permission.ts).
+ */
+export function diffIsWhole(diff: string): boolean {
+  let hunks: Hunk[];
+  try {
+    hunks = parse(diff);
+  } catch {
+    return false;
+  }
+  return hunks.every((h) => {
+    const old = h.lines.filter((l) => l[0] !== '+').length;
+    const added = h.lines.filter((l) => l[0] !== '-').length;
+    return old === h.oldCount && added === h.newCount;
+  });
 }
 
 /** Lines added and removed, for the card's one-line summary. */

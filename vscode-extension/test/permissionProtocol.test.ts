@@ -102,7 +102,8 @@ test('edit with the real server: asked through qwen/permission, Allow on the car
   s.conn.onRequest('qwen/permission', (p: PermissionParams, token) => {
     asked.push(p);
     const answer = broker.ask(p, token);
-    broker.reply(ui.shown!.id, 'allow'); // the user clicks Allow
+    // The user clicks Allow once it is on: when the diff editor has the change open.
+    void waitFor(() => (ui.shown && !ui.shown.hold ? ui.shown : undefined), 'Allow on').then((card) => broker.reply(card.id, 'allow'));
     return answer;
   });
   const t = new Transcript();
@@ -187,7 +188,7 @@ test('handler over JSON-RPC: the card answers Allow always / Deny with a reason;
   const pair = connectionPair();
   try {
     const first = pair.server.sendRequest('qwen/permission', EDIT);
-    await waitFor(() => pair.ui.shown, 'card');
+    await waitFor(() => pair.ui.shown && !pair.ui.shown.hold, 'card, its diff open');
     assert.equal(pair.ui.diffs.length, 1);
     pair.broker.reply(pair.ui.shown!.id, 'allowAlways');
     assert.deepEqual(await first, { decision: 'allowAlways' });

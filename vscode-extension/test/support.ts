@@ -97,6 +97,8 @@ export interface Launch {
   command: string;
   args: string[];
   env: NodeJS.ProcessEnv;
+  /** The working directory (default: the workspace, as a shell user starting `qwen-lsp` there would). */
+  cwd?: string;
 }
 
 /**
@@ -112,7 +114,7 @@ export async function startServer(
 ): Promise<Server> {
   const home = tempDir('qwen-home-');
   const env = { ...(launch?.env ?? process.env), HOME: home, OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'test-key', OPENAI_MODEL: 'scripted-model' };
-  const proc = spawn(launch?.command ?? python(), launch?.args ?? ['-m', 'qwen_lsp', 'serve', '--stdio'], { cwd: workspace, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn(launch?.command ?? python(), launch?.args ?? ['-m', 'qwen_lsp', 'serve', '--stdio'], { cwd: launch?.cwd ?? workspace, env, stdio: ['pipe', 'pipe', 'pipe'] });
   proc.stderr!.on('data', () => undefined); // the server logs to stderr; keep the pipe drained
   const conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
   const notifications: Server['notifications'] = [];

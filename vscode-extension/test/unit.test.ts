@@ -362,7 +362,7 @@ test('server command: setting, then the Python extension interpreter, then PATH 
   assert.deepEqual(await resolveServerCommand('/opt/qwen-lsp', probes({ exec: ['/opt/qwen-lsp'] })), { command: '/opt/qwen-lsp', args: ['serve', '--stdio'], source: 'setting' });
   assert.deepEqual(await resolveServerCommand('/v/bin/python3', probes({ exec: ['/v/bin/python3'], pkg: ['/v/bin/python3'] })), {
     command: '/v/bin/python3',
-    args: ['-m', 'qwen_lsp', 'serve', '--stdio'],
+    args: ['-P', '-m', 'qwen_lsp', 'serve', '--stdio'],
     source: 'setting',
   });
   const py = probes({ pythonInterpreter: async () => '/env/python', pkg: ['/env/python'], exec: ['/b/qwen-lsp'] });
@@ -376,10 +376,10 @@ test('server command: the bundled server comes right after the setting, run by t
   assert.equal((await resolveServerCommand('/opt/qwen-lsp', probes({ exec: ['/opt/qwen-lsp'], bundledLauncher: LAUNCHER }))).source, 'setting');
   // The bundle wins over a qwen_lsp in the Python extension's interpreter and a qwen-lsp on PATH.
   const all = { bundledLauncher: LAUNCHER, pythonInterpreter: async () => '/env/bin/python', pkg: ['/env/bin/python'], exec: ['/a/python3', '/b/python', '/b/qwen-lsp'] };
-  assert.deepEqual(await resolveServerCommand('', probes(all)), { command: '/env/bin/python', args: [LAUNCHER, 'serve', '--stdio'], source: 'bundled' });
+  assert.deepEqual(await resolveServerCommand('', probes(all)), { command: '/env/bin/python', args: ['-P', LAUNCHER, 'serve', '--stdio'], source: 'bundled' });
   // An interpreter that does not fit (too old, no native libraries for its version) is skipped.
   const old = probes({ ...all, unfit: { '/env/bin/python': 'the server needs Python 3.11 or newer; found /env/bin/python 3.9.1' } });
-  assert.deepEqual(await resolveServerCommand(undefined, old), { command: '/a/python3', args: [LAUNCHER, 'serve', '--stdio'], source: 'bundled' });
+  assert.deepEqual(await resolveServerCommand(undefined, old), { command: '/a/python3', args: ['-P', LAUNCHER, 'serve', '--stdio'], source: 'bundled' });
   const onlyPython = probes({ ...all, pythonInterpreter: async () => undefined, exec: ['/b/python'] });
   assert.equal((await resolveServerCommand(undefined, onlyPython)).command, '/b/python');
   const win = probes({ bundledLauncher: LAUNCHER, platform: 'win32', env: { Path: 'C:\\Py311;C:\\x' }, exec: [path.join('C:\\Py311', 'python.exe')] });
@@ -388,8 +388,8 @@ test('server command: the bundled server comes right after the setting, run by t
 
 test('server command: clear messages with the exact fix when nothing is found, naming no package the project does not publish', async () => {
   await assert.rejects(resolveServerCommand('/missing', probes({})), (e: Error) => e instanceof ServerNotFound && /not an executable/.test(e.message));
-  await assert.rejects(resolveServerCommand('/v/python', probes({ exec: ['/v/python'], bundledLauncher: LAUNCHER })), /has no qwen_lsp package\. Clear the setting to use the server bundled with the extension/);
-  await assert.rejects(resolveServerCommand('/v/python', probes({ exec: ['/v/python'] })), /has no qwen_lsp package\. Set it to a qwen-lsp built from source/);
+  await assert.rejects(resolveServerCommand('/v/python', probes({ exec: ['/v/python'], bundledLauncher: LAUNCHER })), /has no qwen_lsp package \(or is older than Python 3\.11\)\. Clear the setting to use the server bundled with the extension/);
+  await assert.rejects(resolveServerCommand('/v/python', probes({ exec: ['/v/python'] })), /has no qwen_lsp package \(or is older than Python 3\.11\)\. Set it to a qwen-lsp built from source/);
   // No bundle (a development build) and nothing found: the one step that works.
   await assert.rejects(resolveServerCommand('', probes({})), /carries no server.*code --install-extension qwen-lsp-<target>\.vsix.*qwen\.server\.path/);
   // Bundle, but no Python fits: the minimum version, what was found, and how to go on.

@@ -7,6 +7,7 @@
 import { APPROVAL_MODES } from '../src/shared/messages';
 import type { ApprovalModeName, HostToWebview, Snapshot, StreamPatch, ToolCard, TranscriptMessage, WebviewToHost, AttachmentChip, Notice, InlineError, ErrorAction, CompactState, ContextFigureLine, SetupState } from '../src/shared/messages';
 import { MarkdownView } from './markdown';
+import { visible } from '../src/shared/visibleText';
 import { AutoScroller } from './scroll';
 import { ApprovalCard } from './approval';
 import { SuggestionChip } from './suggestion';
@@ -42,6 +43,7 @@ const ACTION_LABELS: Record<ErrorAction, string> = {
   showLog: 'Show log',
   configureModel: 'Set up model',
   setServerPath: 'Set server path',
+  manageTrust: 'Trust this folder…',
 };
 
 function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, text?: string): HTMLElementTagNameMap[K] {
@@ -181,17 +183,23 @@ const DECISION_LABELS: Record<NonNullable<ToolCard['decision']>, string> = {
  * arguments, the output and a link to the file it is about.
  */
 function renderTool(card: ToolCard): HTMLElement {
-  const el = h('details', { class: `tool${card.isError ? ' tool-error' : ''}`, 'data-tool-key': card.key, 'data-tool-id': card.id });
-  const summary = h('summary', { 'aria-label': `Tool ${card.name}${card.detail ? ` ${card.detail}` : ''}: ${card.result === undefined ? 'running' : card.result || 'done'}` });
-  summary.append(h('span', { class: 'tool-name' }, card.name));
-  if (card.detail) summary.append(h('span', { class: 'tool-detail' }, card.detail));
-  summary.append(h('span', { class: 'tool-result' }, card.result === undefined ? '…' : card.result || 'done'));
+  // Everything the row shows from the model or the tool goes through the one visible-text escaping.
+  const name = visible(card.name);
+  const detail = visible(card.detail);
+  const result = card.result === undefined ? undefined : visible(card.result);
+  // A shell command's row wraps the command onto lines of its own: at 300 px it is still read whole.
+  const shell = card.name === 'run_shell_command';
+  const el = h('details', { class: `tool${shell ? ' tool-shell' : ''}${card.isError ? ' tool-error' : ''}`, 'data-tool-key': card.key, 'data-tool-id': card.id });
+  const summary = h('summary', { 'aria-label': `Tool ${name}${detail ? ` ${detail}` : ''}: ${result === undefined ? 'running' : result || 'done'}` });
+  summary.append(h('span', { class: 'tool-name' }, name));
+  if (detail) summary.append(h(shell ? 'code' : 'span', { class: 'tool-detail' }, detail));
+  summary.append(h('span', { class: 'tool-result' }, result === undefined ? '…' : result || 'done'));
   if (card.decision) summary.append(h('span', { class: `tool-decision decision-${card.decision}` }, DECISION_LABELS[card.decision]));
   el.append(summary);
   const body = h('div', { class: 'tool-body' });
-  if (card.path) body.append(h('a', { class: 'tool-file', href: fileHref(card.path) }, card.detail || card.path));
-  if (card.args) body.append(h('div', { class: 'tool-label' }, 'Arguments'), h('pre', { class: 'tool-args' }, card.args));
-  if (card.output !== undefined) body.append(h('div', { class: 'tool-label' }, 'Output'), h('pre', { class: 'tool-output' }, card.output || '(empty)'));
+  if (card.path) body.append(h('a', { class: 'tool-file', href: fileHref(card.path) }, detail || visible(card.path)));
+  if (card.args) body.append(h('div', { class: 'tool-label' }, 'Arguments'), h('pre', { class: 'tool-args' }, visible(card.args, 'block')));
+  if (card.output !== undefined) body.append(h('div', { class: 'tool-label' }, 'Output'), h('pre', { class: 'tool-output' }, visible(card.output, 'block') || '(empty)'));
   el.append(body);
   return el;
 }

@@ -3,11 +3,14 @@
  * only top-level blocks whose source changed are rendered and sanitised again: while the tail
  * streams, the finished blocks above it keep their DOM nodes untouched (no re-render, no lost
  * selection, no layout shift). Raw HTML is off in markdown-it and the output still goes through
- * DOMPurify, because model output is untrusted.
+ * DOMPurify, because model output is untrusted. Code (blocks and inline) is shown through the one
+ * visible-text escaping (src/shared/visibleText.ts): a right-to-left override or an invisible
+ * filler in a command is written out (`\u202e`), and Copy copies what is shown.
  */
 import MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
 import DOMPurify from 'dompurify';
+import { visible } from '../src/shared/visibleText';
 import hljs from 'highlight.js/lib/core';
 import bash from 'highlight.js/lib/languages/bash';
 import css from 'highlight.js/lib/languages/css';
@@ -81,6 +84,14 @@ function decorateCode(el: HTMLElement): void {
     scroll.setAttribute('aria-label', 'Table');
     table.replaceWith(scroll);
     scroll.append(table);
+  }
+  for (const code of Array.from(el.querySelectorAll('code'))) {
+    const text = code.textContent ?? '';
+    const shown = visible(text, 'block');
+    if (shown === text) continue;
+    code.textContent = shown;
+    code.classList.add('has-hidden');
+    code.title = 'Characters that do not show as themselves are written out (\\u…); Copy copies what is shown.';
   }
   for (const pre of Array.from(el.querySelectorAll('pre'))) {
     const code = pre.querySelector('code');

@@ -32,8 +32,17 @@ function step(name: string, done: boolean, text: string, buttons: HTMLButtonElem
 export function renderWelcome(s: SetupState, labels: Record<ErrorAction, string>): HTMLElement[] {
   const action = (a: ErrorAction, label = labels[a]): HTMLButtonElement => el('button', { type: 'button', 'data-action': a }, label);
   const serverText =
-    s.server === 'running' ? 'Server: running.' : s.server === 'failed' ? `Server: not running. ${s.serverProblem?.message ?? ''}`.trim() : 'Server: starting…';
-  const serverButtons = s.server === 'failed' ? [...(s.serverProblem?.missing !== false ? [action('setServerPath')] : []), action('restartServer'), action('showLog')] : [];
+    s.server === 'running'
+      ? 'Server: running.'
+      : s.server === 'failed' || s.server === 'restricted'
+        ? `Server: not running. ${s.serverProblem?.message ?? ''}`.trim()
+        : 'Server: starting…';
+  const serverButtons =
+    s.server === 'restricted'
+      ? [action('manageTrust')]
+      : s.server === 'failed'
+        ? [...(s.serverProblem?.missing !== false ? [action('setServerPath')] : []), action('restartServer'), action('showLog')]
+        : [];
   const modelSet = !!(s.model && s.baseUrl);
   const modelText = modelSet
     ? `Model: ${s.model} at ${s.baseUrl}.`

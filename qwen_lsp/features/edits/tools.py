@@ -53,12 +53,13 @@ PRE_EXISTING_NOTE = (
 )
 """What Qwen Code 0.24.4's ``edit`` adds when the file held the secret before and ``new_string`` does not."""
 
-MAX_DIFF_CHARS = 200_000
-"""A diff shown for approval is cut here (the change itself is not)."""
-
-
 def unified_diff(rel: str, before: str | None, after: str) -> str:
-    """``before`` → ``after`` as a unified diff (``/dev/null`` for a new file); blocking for large texts."""
+    """``before`` → ``after`` as a unified diff (``/dev/null`` for a new file); blocking for large texts.
+
+    Never cut: an approval must not show less than it approves (the editor opens it whole, see
+    docs/vscode-panel.md). Its size is bounded by what a write may be (``MAX_WRITE_CHARS``,
+    ``MAX_EDIT_FILE_BYTES`` in ``agent/tools/writing.py``).
+    """
     lines = difflib.unified_diff(
         (before or "").splitlines(keepends=True),
         after.splitlines(keepends=True),
@@ -66,15 +67,10 @@ def unified_diff(rel: str, before: str | None, after: str) -> str:
         tofile=f"b/{rel}",
     )
     out: list[str] = []
-    size = 0
     for line in lines:
         if not line.endswith(("\n", "\r")):
             line += "\n\\ No newline at end of file\n"
         out.append(line)
-        size += len(line)
-        if size > MAX_DIFF_CHARS:
-            out.append(f"... [diff cut at {MAX_DIFF_CHARS} characters]\n")
-            break
     return "".join(out)
 
 

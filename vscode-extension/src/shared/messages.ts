@@ -27,14 +27,15 @@ export interface ToolCard {
   decision?: 'auto' | 'allow' | 'allowAlways' | 'deny';
 }
 
-export type ErrorAction = 'setApiKey' | 'openSettings' | 'restartServer' | 'retry' | 'showLog' | 'configureModel' | 'setServerPath';
+export type ErrorAction = 'setApiKey' | 'openSettings' | 'restartServer' | 'retry' | 'showLog' | 'configureModel' | 'setServerPath' | 'manageTrust';
 
 /**
  * What the panel's welcome shows a new user, step by step, each with its fix: the server, the
  * model (the extension's settings), the API key, then a test message.
  */
 export interface SetupState {
-  server: 'starting' | 'running' | 'stopped' | 'failed';
+  /** `restricted`: the folder is not trusted, so no server runs (Restricted Mode). */
+  server: 'starting' | 'running' | 'stopped' | 'failed' | 'restricted';
   /** Why the server is not running, and whether a server path would fix it. */
   serverProblem?: { message: string; missing: boolean };
   /** qwen.model.name and qwen.model.baseUrl as set in VS Code (they may also come from the environment or ~/.qwen). */
@@ -97,6 +98,15 @@ export interface ApprovalRequest {
   title: string;
   /** What would run or change (a command line, a path), shown as text. */
   detail?: string;
+  /** Where a shell command runs (absolute). */
+  directory?: string;
+  /** In words, what "Allow always" would let run without asking again (the server's alwaysCovers). */
+  covers?: string;
+  /**
+   * While set, the allow options are off and this says why: the change is not yet open whole in
+   * the diff editor, or cannot be (an approval never shows less than it approves).
+   */
+  hold?: string;
   options: ApprovalOption[];
 }
 
