@@ -1,7 +1,7 @@
-"""``python -m qwen_lsp`` = ``qwen-lsp`` (``serve --stdio`` when no command is given)."""
+"""``python -m qwen_lsp`` = ``qwen-lsp`` (``serve --stdio`` when no command is given); see ``safe_start.py``."""
 
 import sys
 
-from .cli import main
+from .safe_start import main
 
 sys.exit(main())

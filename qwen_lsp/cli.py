@@ -350,6 +350,7 @@ def _memory_forget(engine: Any, query: str, yes: bool) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from .compaction.report import window_line
     from .settings.doctor import settings_rows
+    from .settings.trust import boundary_lines
     from .errors import EngineError
     from .files.paths import chats_dir, global_qwen_dir, home_dir, project_state_dir
 
@@ -363,6 +364,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"  {key} = {value!r}  ({source})")
     for problem in engine.loaded.problems:
         print(f"  problem: {problem}")
+    print("trust boundary (only your ~/.qwen/settings.json, the environment or the editor may set these):")
+    for line in boundary_lines():
+        print(f"  {line}")
     print(window_line(engine.loaded))
     print("paths:")
     print(f"  home: {home_dir()}\n  qwen dir: {global_qwen_dir()}\n  project state: {project_state_dir(engine.root)}\n  sessions: {chats_dir(engine.root)}")

@@ -14,7 +14,14 @@ Two uses, two strengths:
   which could move the cursor, rewrite lines or set the clipboard (OSC 52),
   and bidi overrides are escaped; zero-width joiners are kept, emoji use them.
 
-Both are idempotent: escaping escaped text changes nothing, so a layer that
+* :func:`prompt_name` — for a path or a name that goes into the prompt
+  (the folder listing, the editor-context reminder, attachments, context
+  file headers, restored files after compaction). A file name may hold a
+  newline and ``</system-reminder>``: put raw into a reminder, the rest of
+  the name stood on its own line, as if the reminder had said it. Here it
+  stays one line with nothing hidden and no tag.
+
+``visible`` and ``terminal_safe`` are idempotent: escaping escaped text changes nothing, so a layer that
 escapes again (the server, then the editor) shows the same thing.
 """
 
@@ -48,6 +55,29 @@ def visible(text: str, *, keep_newlines: bool = False) -> str:
     for ch in text:
         if ch == "\n":
             out.append("\n" if keep_newlines else NEWLINE_MARK)
+        elif _hidden(ch):
+            out.append(_escape(ch))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def prompt_name(text: str) -> str:
+    """A path or name as prompt text: every control (newline and tab too), line or paragraph separator and
+    format character written as an escape (``\\n``, ``\\x1b``, ``\\u202e``), and ``<``/``>`` as ``&lt;``/``&gt;``,
+    so it is one line, hides nothing, and can neither close a ``<system-reminder>`` nor open a tag.
+
+    An ordinary name comes back unchanged (the usual case costs one scan). The one home for this:
+    the listing, the editor context, attachments, context-file headers and post-compaction notices use it.
+    """
+    if text.isprintable() and "<" not in text and ">" not in text:
+        return text
+    out = []
+    for ch in text:
+        if ch == "<":
+            out.append("&lt;")
+        elif ch == ">":
+            out.append("&gt;")
         elif _hidden(ch):
             out.append(_escape(ch))
         else:

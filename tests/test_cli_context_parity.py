@@ -120,11 +120,11 @@ def at_home(root: Path) -> tuple[Path, Path]:
 
 
 def no_git_under_home(root: Path) -> tuple[Path, Path]:
-    """No git root: the scan goes up to HOME's parent; a project output-language.md wins."""
+    """No git root: Qwen Code 0.24.4 scans up to HOME's parent; we stop at HOME (docs/security.md), so the file above is not read; a project output-language.md wins."""
     home = root / "home"
     cwd = home / "proj" / "a" / "b"
     _write(root, {
-        "QWEN.md": b"parent of HOME (the stop directory)\n",
+        "QWEN.md": b"parent of HOME: Qwen Code reads it, we never go above HOME\n",
         "home/QWEN.md": b"home QWEN\n",
         "home/proj/AGENTS.md": b"proj AGENTS\n@./x.md\n| t |\n|---|\n| `in @./x.md` |\n",
         "home/proj/x.md": b"x content\n",

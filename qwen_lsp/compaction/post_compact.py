@@ -35,6 +35,7 @@ from ..files.containment import resolved_inside
 from ..llm.content import Content, Part
 from .media import is_image, nested_parts, parts_of
 from .summary import SUMMARY_ACK, post_process_summary
+from ..visible_text import prompt_name
 
 MAX_FILES = 5
 MAX_IMAGES = 3
@@ -138,10 +139,6 @@ def _longest_backtick_run(text: str) -> int:
     return longest
 
 
-def _display(path: str) -> str:
-    return "".join(ch for ch in path if ch not in "\r\n\t")
-
-
 def file_restoration_texts(paths: Sequence[str], root: Path) -> list[str]:
     """The reference list (if any large files) and one embed block per small file, within the budget."""
     references: list[str] = []
@@ -159,10 +156,10 @@ def file_restoration_texts(paths: Sequence[str], root: Path) -> list[str]:
         used += len(text)
     out: list[str] = []
     if references:
-        out.append("\n".join([REFERENCES_PREFIX, "", *(f"- {_display(p)}" for p in references)]))
+        out.append("\n".join([REFERENCES_PREFIX, "", *(f"- {prompt_name(p)}" for p in references)]))
     for path, text in embeds:
         fence = "`" * max(3, _longest_backtick_run(text) + 1)
-        out.append(f"{EMBED_PREFIX}\n\n## {_display(path)}\n\n{fence}\n{text}\n{fence}")
+        out.append(f"{EMBED_PREFIX}\n\n## {prompt_name(path)}\n\n{fence}\n{text}\n{fence}")
     return out
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..files.text import DEFAULT_LINE_LIMIT, looks_binary, read_head, read_window, size_refusal
+from ..visible_text import prompt_name
 
 BLOCK_START = "--- Content from referenced files ---"
 BLOCK_END = "--- End of content ---"
@@ -76,8 +77,8 @@ def _content(att: Attachment, root: Path) -> str:
 
 
 def _shown(path: Path, root: Path) -> str:
-    """The path as the user named it (a link's own name), relative to the workspace when it is inside."""
+    """The path as the user named it (a link's own name), relative to the workspace when it is inside, as prompt text."""
     for candidate in (Path(os.path.normpath(os.path.abspath(path))), path.resolve()):
         if candidate.is_relative_to(root):
-            return candidate.relative_to(root).as_posix()
-    return str(path)
+            return prompt_name(candidate.relative_to(root).as_posix())
+    return prompt_name(str(path))

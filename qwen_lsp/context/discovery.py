@@ -8,7 +8,9 @@ be exactly Qwen Code's:
   from cwd, outermost first;
 * the upward scan stops at the parent of the git root (a ``.git``
   directory *or file*), that stop directory included; with no git root it
-  stops at the parent of HOME; it never enters ``~/.qwen``;
+  stops at the parent of HOME; it never enters ``~/.qwen``; unlike Qwen
+  Code it never goes above HOME (docs/security.md, "Settings trust": the
+  directories above are other users' and the system's);
 * when cwd is HOME, only ``~/<name>`` is looked at (no scan);
 * extra files (``output-language.md``) after every filename group;
 * ``<git root>/.qwen/QWEN.local.md`` last, only when there is a real git
@@ -35,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from qwen_lsp.visible_text import prompt_name
 from qwen_lsp.files.containment import RealPaths, ancestors, child_of, is_live_state, is_subpath, parent_of
 from ..files.reading import kept_error
 from .imports import MAX_IMPORT_DEPTH, ImportTrace, expand_file
@@ -46,7 +49,6 @@ from .text import (
     lexical_abspath,
     read_bytes,
     relative_path,
-    strip_ansi_and_control,
 )
 
 log = logging.getLogger(__name__)
@@ -145,7 +147,7 @@ def _open_if_readable(path: str, found: dict[str, bytes | OSError], problems: li
 
 
 def _scan_dirs(cwd: str, home: str, global_dir: str, root: str | None) -> list[str]:
-    """The directories of the upward scan, innermost first (the filesystem root is never scanned)."""
+    """The directories of the upward scan, innermost first (the filesystem root and what is above HOME are never scanned)."""
     stop = os.path.dirname(root) if root else os.path.dirname(home)
     home_qwen = os.path.join(home, QWEN_DIR)
     dirs: list[str] = []
@@ -153,7 +155,7 @@ def _scan_dirs(cwd: str, home: str, global_dir: str, root: str | None) -> list[s
         if cur == global_dir or cur == home_qwen:
             break
         dirs.append(cur)
-        if cur == stop:
+        if cur == stop or cur == home:
             break
     return dirs
 
@@ -281,13 +283,13 @@ def _inodes_collide(paths: list[str]) -> bool:
 
 
 def display_path(path: str, cwd: str) -> str:
-    return strip_ansi_and_control(relative_path(path, cwd) if os.path.isabs(path) else path)
+    return prompt_name(relative_path(path, cwd) if os.path.isabs(path) else path)
 
 
 def _display(path: str, cwd: str, shown: dict[str, str]) -> str:
     """:func:`display_path`, from the scan's own answer when it has one."""
     relative = shown.get(path)
-    return display_path(path, cwd) if relative is None else strip_ansi_and_control(relative)
+    return display_path(path, cwd) if relative is None else prompt_name(relative)
 
 
 def _refusal(path: str, project: str, global_dir: str, extra_paths: Sequence[str], real_paths: RealPaths) -> str | None:

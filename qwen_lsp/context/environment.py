@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from ..text.collation import locale_key
 from .git_as_data import GitCommand, run_git_as_data
 from .prompts import is_git_repository
+from ..visible_text import prompt_name
 
 log = logging.getLogger(__name__)
 
@@ -124,11 +125,11 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 def _format(node: _Folder, indent: str, last: bool, is_root: bool, out: list[str]) -> None:
     branch, tee = "\u2514\u2500\u2500\u2500", "\u251c\u2500\u2500\u2500"
     if not is_root or node.ignored:
-        out.append(f"{indent}{branch if last else tee}{node.name}{os.sep}{'...' if node.ignored else ''}")
+        out.append(f"{indent}{branch if last else tee}{prompt_name(node.name)}{os.sep}{'...' if node.ignored else ''}")
     child_indent = "" if is_root else indent + ("    " if last else "\u2502   ")
     for i, name in enumerate(node.files):
         final = i == len(node.files) - 1 and not node.folders and not node.more_folders
-        out.append(f"{child_indent}{branch if final else tee}{name}")
+        out.append(f"{child_indent}{branch if final else tee}{prompt_name(name)}")
     if node.more_files:
         final = not node.folders and not node.more_folders
         out.append(f"{child_indent}{branch if final else tee}...")
@@ -150,7 +151,7 @@ def folder_structure(directory: str, max_items: int = MAX_ITEMS) -> str:
         return f'Error: Could not read directory "{root}". Check path and permissions.'
     lines: list[str] = []
     _format(top, "", True, True, lines)
-    return f"Showing up to {max_items} items:\n\n{root}{os.sep}\n" + "\n".join(lines)
+    return f"Showing up to {max_items} items:\n\n{prompt_name(root)}{os.sep}\n" + "\n".join(lines)
 
 
 def environment_text(cwd: str, today: _dt.date | None = None) -> str:
@@ -159,7 +160,7 @@ def environment_text(cwd: str, today: _dt.date | None = None) -> str:
         "This is the Qwen Code. We are setting up the context for our chat.\n"
         f"Today's date is {format_date(day)}.\n"
         f"My operating system is: {sys.platform}\n"
-        f"I'm currently working in the directory: {cwd}\n"
+        f"I'm currently working in the directory: {prompt_name(cwd)}\n"
         "Here is the folder structure of the current working directories:\n\n"
         f"{folder_structure(cwd)}"
     )

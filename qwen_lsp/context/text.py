@@ -19,7 +19,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import re
 import stat
 from dataclasses import dataclass
 
@@ -28,18 +27,6 @@ from ..files.reading import read_bytes
 from ..text.jstext import JS_WHITESPACE, js_trim
 
 log = logging.getLogger(__name__)
-
-# ECMAScript WhiteSpace + LineTerminator (what String.prototype.trim removes).
-
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-_CONTROL = re.compile(r"[\u0000-\u001f\u007f-\u009f]")
-
-
-def strip_ansi_and_control(text: str) -> str:
-    """Display paths never carry escape sequences or control characters."""
-    if text.isprintable():  # the usual case: nothing to strip (every ANSI sequence starts with ESC)
-        return text
-    return _CONTROL.sub("", _ANSI.sub("", text))
 
 
 def lexical_abspath(path: str | os.PathLike[str], base: str | None = None) -> str:

@@ -1,8 +1,17 @@
 """Async client for OpenAI-compatible Chat Completions endpoints (README.md, "Editor settings").
 
 One long-lived ``httpx.AsyncClient`` per ``ChatClient`` keeps connections warm
-across turns.  Answers are always streamed (SSE via ``httpx_sse``) and turned
+across turns.  Answers are always streamed (SSE, read by ``llm/sse.py``) and turned
 into a small set of typed events, so the agent loop never sees wire chunks.
+
+The endpoint is not trusted with memory either (docs/security.md, "Third
+campaign"): one stream event is read to at most ``sse.MAX_EVENT_BYTES``,
+one answer's text and reasoning to :data:`MAX_ANSWER_CHARS`, one tool
+call's arguments to :data:`MAX_ARGUMENT_CHARS` and an answer holds at most
+:data:`MAX_TOOL_CALLS` calls; an error answer is read to :data:`MAX_ERROR_BODY`
+and a model list to :data:`MAX_MODELS_BODY`. Past a cap the stream is closed at once and
+the turn ends with an ``LLMError`` that says which cap; what the answer
+had said so far stays in the session.
 
 Timeouts are split by what they protect against: ``connect`` (httpx), a
 ``first_byte`` budget for the response headers and the first event (prefill of
@@ -38,7 +47,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from httpx_sse import EventSource, SSEError
 
 from qwen_lsp.json_depth import loads_bounded
 from qwen_lsp.llm.errors import (
@@ -54,6 +62,7 @@ from qwen_lsp.llm.errors import (
     stall_error,
 )
 from qwen_lsp.llm.request_json import RequestEncoder
+from qwen_lsp.llm.sse import EventTooLarge, sse_data
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +148,14 @@ MAX_COMPLETION_BYTES = 1 << 20
 
 #: A stream event nests a handful of levels (arguments arrive as strings); deeper ones are skipped like non-JSON.
 MAX_STREAM_EVENT_DEPTH = 100
+#: One answer's text plus reasoning, in characters (some 250,000 tokens: four times the largest output limit of a Qwen model).
+MAX_ANSWER_CHARS = 1_000_000
+#: One tool call's argument string: write_file's 1,000,000 characters even when each is sent as a six-character \uXXXX escape.
+MAX_ARGUMENT_CHARS = 8_000_000
+#: Tool calls in one answer.
+MAX_TOOL_CALLS = 128
+#: Events larger than this are decoded off the event loop.
+THREAD_DECODE_OVER = 256 * 1024
 
 
 def parse_arguments(raw: str, name: str) -> tuple[dict[str, Any], str | None]:
@@ -184,6 +201,7 @@ class _PartialCall:
     id: str = ""
     name: str = ""
     arguments: list[str] = field(default_factory=list)
+    size: int = 0
 
 
 class _ChunkReader:
@@ -196,6 +214,7 @@ class _ChunkReader:
 
     def __init__(self, base_url: str) -> None:
         self._base_url = base_url
+        self._answer_chars = 0
         self._calls: dict[int, _PartialCall] = {}
         self._usage: UsageEvent | None = None
         self.finish_reason: str | None = None
@@ -207,6 +226,14 @@ class _ChunkReader:
             f"The model server at {self._base_url} sent a stream chunk that is not in the OpenAI Chat Completions "
             f"format ({detail}). Check that model.baseUrl / OPENAI_BASE_URL points at an OpenAI-compatible API "
             "and that the model supports streaming tool calls.",
+        )
+
+    def _too_large(self, what: str) -> LLMError:
+        """A cap of the module doc was hit: the stream stops here, and the user reads which one."""
+        return LLMError(
+            "protocol",
+            f"The model server at {self._base_url} sent {what}; the answer was stopped there and nothing more was read. "
+            "What it had said so far is kept in the chat. If this keeps happening, check the endpoint (model.baseUrl).",
         )
 
     def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
@@ -231,9 +258,11 @@ class _ChunkReader:
             raise self._malformed("'delta' is not an object")
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
+            self._count_answer(len(reasoning))
             events.append(ThoughtDelta(reasoning))
         content = delta.get("content")
         if isinstance(content, str) and content:
+            self._count_answer(len(content))
             events.append(TextDelta(content))
         pieces = delta.get("tool_calls") or []
         if not isinstance(pieces, list):
@@ -249,6 +278,14 @@ class _ChunkReader:
             self.finish_reason = normalise_finish_reason(str(choice["finish_reason"]))
         return events
 
+    def too_large_event(self, exc: EventTooLarge) -> LLMError:
+        return self._too_large(f"one stream event larger than {exc.limit:,} bytes (a line without its end)")
+
+    def _count_answer(self, chars: int) -> None:
+        self._answer_chars += chars
+        if self._answer_chars > MAX_ANSWER_CHARS:
+            raise self._too_large(f"an answer longer than {MAX_ANSWER_CHARS:,} characters")
+
     def _read_usage(self, usage: dict[str, Any]) -> None:
         """Keep the counts; negative ones are clamped to 0, unusable ones count as absent."""
         prompt = _token_count(usage.get("prompt_tokens")) or 0
@@ -257,6 +294,8 @@ class _ChunkReader:
         self._usage = UsageEvent(prompt, completion, total if total else prompt + completion)
 
     def _add_call_piece(self, index: int, piece: dict[str, Any]) -> None:
+        if index not in self._calls and len(self._calls) >= MAX_TOOL_CALLS:
+            raise self._too_large(f"more than {MAX_TOOL_CALLS} tool calls in one answer")
         call = self._calls.setdefault(index, _PartialCall())
         function = piece.get("function") or {}
         if not isinstance(function, dict):
@@ -271,6 +310,9 @@ class _ChunkReader:
         if name and not call.name:
             call.name = name
         if isinstance(function.get("arguments"), str):
+            call.size += len(function["arguments"])
+            if call.size > MAX_ARGUMENT_CHARS:
+                raise self._too_large(f"tool call arguments longer than {MAX_ARGUMENT_CHARS:,} characters ({call.name or 'a call'})")
             call.arguments.append(function["arguments"])
 
     def finish(self, saw_done: bool) -> list[StreamEvent]:
@@ -327,8 +369,24 @@ async def _read_to_end(source: AsyncIterator[Any]) -> None:
             for _ in range(AFTER_DONE_EVENTS):
                 if await anext(source, None) is None:
                     return
-    except (TimeoutError, SSEError, httpx.TransportError) as exc:
+    except (TimeoutError, EventTooLarge, httpx.TransportError) as exc:
         log.debug("not reusing the connection: %s after [DONE]", type(exc).__name__)
+
+
+MAX_ERROR_BODY = 64 * 1024
+"""Bytes of an error answer read: its message is quoted at a few hundred characters."""
+MAX_MODELS_BODY = 8 * 1024 * 1024
+"""Bytes of a ``GET /models`` answer read (a list of tens of thousands of models is a few MB)."""
+
+
+async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
+    """At most ``limit`` bytes of the body and whether that was all of it; the rest is never read."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk[: limit - len(body) + 1]
+        if len(body) > limit:
+            return bytes(body[:limit]), False
+    return bytes(body), True
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -460,7 +518,7 @@ class ChatClient:
     async def _error_from(self, response: httpx.Response) -> LLMError:
         try:
             async with asyncio.timeout(self.timeouts.first_byte):
-                body = await response.aread()
+                body, _ = await _read_capped(response, MAX_ERROR_BODY)  # only its start is quoted
         except (TimeoutError, httpx.HTTPError):
             body = b""
         finally:
@@ -574,7 +632,7 @@ class ChatClient:
                 "Check that OPENAI_BASE_URL / model.baseUrl points at an OpenAI-compatible API (it usually ends in /v1).",
                 response.status_code,
             )
-        source = EventSource(response).aiter_sse()
+        source = sse_data(response.aiter_bytes())
         async with contextlib.aclosing(source):
             while True:
                 deadline = first_deadline if first else loop.time() + self.timeouts.stall
@@ -585,8 +643,8 @@ class ChatClient:
                     if first:
                         raise first_byte_timeout(self.base_url, self.timeouts.first_byte) from None
                     raise stall_error(self.base_url, self.timeouts.stall) from None
-                except SSEError as exc:
-                    raise protocol_error(self.base_url, str(exc)) from None
+                except EventTooLarge as exc:
+                    raise reader.too_large_event(exc) from None
                 except httpx.TransportError as exc:
                     if reader.finish_reason is not None:
                         break  # everything that matters arrived; only [DONE] was lost
@@ -594,7 +652,7 @@ class ChatClient:
                 first = False
                 if sse is None:
                     break
-                data = sse.data.strip()
+                data = sse.strip()
                 if not data:
                     continue
                 if data == "[DONE]":
@@ -602,7 +660,10 @@ class ChatClient:
                     await _read_to_end(source)
                     break
                 try:
-                    chunk = loads_bounded(data, MAX_STREAM_EVENT_DEPTH)
+                    if len(data) > THREAD_DECODE_OVER:
+                        chunk = await asyncio.to_thread(loads_bounded, data, MAX_STREAM_EVENT_DEPTH)
+                    else:
+                        chunk = loads_bounded(data, MAX_STREAM_EVENT_DEPTH)
                 except ValueError:
                     log.warning("Skipping a stream event that is not JSON: %.200s", data)
                     continue
@@ -619,7 +680,9 @@ class ChatClient:
         response, deadline = await self._open("GET", "/models", None)
         try:
             async with asyncio.timeout_at(deadline):
-                raw = await response.aread()
+                raw, complete = await _read_capped(response, MAX_MODELS_BODY)
+            if not complete:
+                raise LLMError("protocol", f"{self.base_url} answered GET /models with more than {MAX_MODELS_BODY:,} bytes; that is not a model list.")
         except TimeoutError:
             raise first_byte_timeout(self.base_url, self.timeouts.first_byte) from None
         except httpx.TransportError as exc:

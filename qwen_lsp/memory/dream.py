@@ -305,6 +305,7 @@ class Dream:
             max_seconds=self._max_seconds,
             cancel=self._cancel,
             open_call_note="Background consolidation started.",
+            protected=[store.root("user")],
         )
         if fork.status == "cancelled":
             return DreamResult("cancelled", files_written=fork.files_written)

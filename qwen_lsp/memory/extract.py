@@ -352,6 +352,7 @@ class Extractor:
             max_seconds=self._max_seconds,
             cancel=self._cancel,
             open_call_note=OPEN_CALL_NOTE,
+            protected=[user_root],  # even through a project memory folder linked there
         )
         if fork.status != "completed":
             return ExtractResult("cancelled" if fork.status == "cancelled" else "failed", files_written=fork.files_written, error=fork.reason)

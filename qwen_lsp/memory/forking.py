@@ -56,6 +56,8 @@ class MemoryForkRunner(Protocol):
         max_seconds: float,
         cancel: asyncio.Event | None,
         open_call_note: str,
+        protected: Sequence[Path] = (),
     ) -> ForkReport:
-        """Run ``task`` as a fork of ``parent``: writes allowed only inside ``writable`` (team: ask → refused)."""
+        """Run ``task`` as a fork of ``parent``: writes allowed only inside ``writable`` (team: ask → refused),
+        never where ``protected`` really is, however a writable root is linked."""
         ...

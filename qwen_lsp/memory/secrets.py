@@ -6,10 +6,12 @@ what matched: the value is not returned, stored or logged anywhere.
 
 Two additions to Qwen Code's ``secret-scanner.ts``: a ``dashscope-api-key``
 rule (``sk-`` and 32 hex digits, the key format of this product's own
-users, which none of the 19 rules matches), and invisible format
-characters (zero-width spaces and joiners, bidi controls, soft hyphens, the
-BOM) are removed before scanning, so ``ghp_`` with a U+200B inside, which
-still pastes as a working token, is caught.
+users, which none of the 19 rules matches), and the text is scanned as
+:func:`qwen_lsp.text.ignorable.without_ignorables` gives it: NFKC, with every
+``Default_Ignorable_Code_Point`` (zero-width characters, bidi controls,
+variation selectors, Hangul fillers, the combining grapheme joiner, tags…)
+removed, so ``ghp_`` with a U+200B, U+034F or U+3164 inside, which renders
+and pastes as the token, is caught.
 
 Semantics are Qwen Code's JavaScript regexes: ``\\w``, ``\\d`` and ``\\b``
 are ASCII, and the two case-insensitive rules fold ASCII letters only (JS
@@ -43,6 +45,8 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
+
+from ..text.ignorable import without_ignorables
 
 if TYPE_CHECKING:
     import re2
@@ -100,10 +104,6 @@ PRIVATE_KEY_RULE = "private-key"
 RULE_IDS: tuple[str, ...] = (*(rule_id for rule_id, _ in _RE2_RULES), PRIVATE_KEY_RULE)
 """Qwen Code's 19 rule ids in its order, ``dashscope-api-key`` (ours) before ``private-key``, which stays last."""
 
-_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
-"""Format characters that render as nothing: removed before scanning so they cannot split a token."""
-
-
 def _compile(source: str) -> re2._Regexp:
     import re2  # imported on the first scan, with the rules (see _compiled)
 
@@ -135,7 +135,7 @@ def rule_label(rule_id: str) -> str:
 
 def scan_for_secrets(content: str) -> list[SecretMatch]:
     """At most one entry per rule that fires, in rule order; empty when the content is clean."""
-    content = _INVISIBLE.sub("", content)
+    content = without_ignorables(content)
     data = content.encode("utf-8", "surrogatepass")
     matches = [SecretMatch(rule_id, rule_label(rule_id)) for rule_id, regex in _compiled() if regex.search(data)]
     if _has_private_key(content):

@@ -42,7 +42,7 @@ from lsprotocol.types import ResponseError
 
 from .pygls_internals import InternalsProtocol
 
-from qwen_lsp.json_depth import TooDeep, loads_bounded
+from qwen_lsp.json_depth import TooDeep, loads_bounded, loads_pruned
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,10 @@ _ID_PREFIX = re.compile(rb'^\s*\{[^{}]{0,200}?"id"\s{0,8}:\s{0,8}(\d{1,18}|"[^"\
 INVALID_REQUEST = -32600
 MAX_DEPTH = 100
 """Deeper JSON is refused before anything structures it (LSP messages nest a dozen levels; 200 KB of ``[`` once ended the server)."""
+SETTINGS_METHODS = frozenset({"initialize", "workspace/didChangeConfiguration"})
+"""Messages that carry the editor's settings, and responses (a ``workspace/configuration`` answer): read to
+``MAX_DEPTH`` with the deeper parts left out, so one absurd setting cannot cost the user all the others
+(the settings layer reports it); any other message nested too deep is refused."""
 
 
 def content_length(line: bytes) -> int | None:
@@ -206,9 +210,11 @@ class StdioServer:
         try:
             obj = await asyncio.to_thread(loads_bounded, body, MAX_DEPTH) if len(body) > THREAD_PARSE_OVER else loads_bounded(body, MAX_DEPTH)
         except TooDeep as exc:
-            log.warning("dropped a message of %d bytes: %s", len(body), exc)
-            self._answer_request_in(body[:_SNIFF], f"Invalid request: {exc}.")
-            return
+            obj = await self._settings_pruned(body)
+            if obj is None:
+                log.warning("dropped a message of %d bytes: %s", len(body), exc)
+                self._answer_request_in(body[:_SNIFF], f"Invalid request: {exc}.")
+                return
         except ValueError as exc:  # UnicodeDecodeError is one too
             log.warning("dropped a message that is not JSON (%d bytes): %s", len(body), exc)
             return
@@ -222,6 +228,17 @@ class StdioServer:
             self.protocol.handle_message(self.protocol.structure_message(obj))
         except Exception as exc:  # structure_message already answered a request it could not read
             log.warning("could not handle a %s message: %s", obj.get("method", "response"), exc)
+
+    async def _settings_pruned(self, body: bytes) -> dict | None:
+        """A settings-carrying message (``SETTINGS_METHODS``) read to ``MAX_DEPTH``; None for any other or for non-JSON."""
+        try:
+            obj, cuts = await asyncio.to_thread(loads_pruned, body, MAX_DEPTH)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(obj, dict) or not (obj.get("method") in SETTINGS_METHODS or ("method" not in obj and "id" in obj)):
+            return None
+        log.warning("%s: %d value(s) nested deeper than %d levels were left out", obj.get("method", "a response"), cuts, MAX_DEPTH)
+        return obj
 
     def _refuse_oversized(self, length: int, head: bytes) -> None:
         log.warning("skipped a message of %d bytes (the limit is %d)", length, MAX_MESSAGE)

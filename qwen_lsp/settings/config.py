@@ -21,11 +21,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
+from ..json_depth import deeper_than, loads_pruned
 from ..files.reading import read_bytes
 from ..files.paths import global_qwen_dir
 from ..settings_spelling import canonical_keys
 from ..settings_aliases import fold_cli_keys
-from .trust import is_plain_filename, screen_layers
+from .trust import is_context_filename, screen_layers
 
 log = logging.getLogger(__name__)
 
@@ -133,9 +134,9 @@ class ContextFileSettings(_Section):
     )
 
     def filenames(self) -> tuple[str, ...]:
-        """Trimmed non-blank plain names (see settings_trust), or Qwen Code's default list."""
+        """Trimmed names that pass settings.trust.is_context_filename, or Qwen Code's default list."""
         raw = [self.file_name] if isinstance(self.file_name, str) else (self.file_name or [])
-        names = tuple(n.strip() for n in raw if n and n.strip() and is_plain_filename(n.strip()))
+        names = tuple(n.strip() for n in raw if n and n.strip() and is_context_filename(n.strip()))
         return names or ("QWEN.md", "AGENTS.md")
 
 
@@ -237,7 +238,7 @@ def read_settings_file(path: Path, problems: list[str]) -> dict[str, Any]:
         return {}
     except RecursionError:
         data = None
-    if data is None or _deeper_than(data, MAX_SETTINGS_DEPTH):
+    if data is None or deeper_than(data, MAX_SETTINGS_DEPTH):
         # A repository's file, so any shape: the merge and validation recurse, and must never see this.
         problems.append(f"{path}: nested deeper than {MAX_SETTINGS_DEPTH} levels; its settings were skipped")
         return {}
@@ -247,18 +248,19 @@ def read_settings_file(path: Path, problems: list[str]) -> dict[str, Any]:
     return _from_qwen_settings(canonical_keys(Settings, data, str(path), problems))
 
 
-def _deeper_than(data: Any, limit: int) -> bool:
-    """Whether objects and arrays nest deeper than ``limit``; a walk with its own stack, so depth cannot overflow it."""
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        node, depth = stack.pop()
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        for child in children:
-            if isinstance(child, (dict, list)):
-                if depth + 1 > limit:
-                    return True
-                stack.append((child, depth + 1))
-    return False
+def _bounded_editor_layer(client: Mapping[str, Any], problems: list[str]) -> Mapping[str, Any]:
+    """The editor's settings with what nests past ``MAX_SETTINGS_DEPTH`` left out, each top-level key so cut reported.
+
+    A settings file that deep is skipped whole (it is one file among several), but
+    the editor's object is all its settings: the rest of it still applies.
+    """
+    if not deeper_than(client, MAX_SETTINGS_DEPTH):
+        return client
+    cut = [key for key, value in client.items() if deeper_than(value, MAX_SETTINGS_DEPTH - 1)]
+    pruned, _ = loads_pruned(json.dumps(client, default=str), MAX_SETTINGS_DEPTH)
+    for key in cut:
+        problems.append(f"editor: {key} nests deeper than {MAX_SETTINGS_DEPTH} levels; what lies deeper was ignored, the rest applies")
+    return pruned
 
 
 def _from_qwen_settings(data: dict[str, Any]) -> dict[str, Any]:
@@ -390,7 +392,7 @@ def load_settings(
         layers.append((str(project_file), read_settings_file(project_file, problems)))
     layers.append(("environment", env_layer(env)))
     if client:
-        layers.append(("editor", canonical_keys(Settings, client, "editor", problems)))
+        layers.append(("editor", canonical_keys(Settings, _bounded_editor_layer(client, problems), "editor", problems)))
     # A project cannot trust itself: see settings_trust for what it may not set.
     project_source = None if project_file is None else str(project_file)
     for source, layer in screen_layers(layers, project_source, project_root, problems):

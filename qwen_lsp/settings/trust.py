@@ -22,15 +22,29 @@ so the keys below are the only names the model layer can read them by. A
 project's ``tools.approvalMode`` is taken only when it is at least as
 strict as the user's (``yolo`` < ``auto-edit`` < ``default`` < ``plan``).
 
+The boundary, as one rule (docs/security.md, "Settings trust"): only the
+user's own settings, the environment and the editor may set anything that
+reads outside the project, starts a program, changes where data goes,
+turns on background model work or shares memory. The keys that do are
+listed once, here: :data:`_FORBIDDEN` (never from a project) and
+:data:`_OFF_ONLY` (a project may switch the work off, never on);
+``qwen-lsp doctor`` prints them from :func:`boundary_lines`.
+
 ``context.fileName`` is checked in *every* layer: each entry is joined to a
-directory and read into the system prompt, so only plain file names
-(``QWEN.md``) make sense; ``/proc/self/environ`` or ``../x`` would put any
-readable file, the key included, into the prompt.
+directory (``~/.qwen`` first, then the project and its parents up to HOME)
+and read into the system prompt. An allowlist shape, not a list of bad
+names: a plain ASCII name of letters, digits, ``.``, ``_`` and ``-`` that
+starts with a letter or digit and ends in ``.md`` (any case). So
+``settings.json``, ``.git-credentials``, ``.npmrc``, ``.env``, ``id_rsa``,
+``/proc/self/environ`` and ``../x`` are refused however they are spelled
+(confusables, full-width letters and trailing dots or spaces are not ASCII
+or do not end in ``.md``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -44,6 +58,23 @@ _FORBIDDEN: dict[tuple[str, ...], str] = {
     ("tools", "shell"): f"a project may not let the model run shell commands; {_ELSEWHERE}",
     ("folderTrust",): "only your own ~/.qwen/settings.json or the editor decide whether a folder is trusted",
 }
+"""Keys a project may never set: each reads outside the project, starts a program or changes where data goes."""
+
+_OFF_ONLY: dict[str, tuple[tuple[tuple[str, ...], ...], bool]] = {
+    "team memory": ((("memory", "enableTeamMemory"),), False),
+    "speculation": ((("followup", "speculate"), ("ui", "enableSpeculation")), False),
+    "automatic skill review": ((("skills", "review", "enabled"), ("memory", "enableAutoSkill")), False),
+    "follow-up suggestions": ((("followup", "enabled"), ("ui", "enableFollowupSuggestions")), True),
+    "managed memory": ((("memory", "enabled"), ("memory", "enableManagedAutoMemory")), True),
+    "memory extraction": ((("memory", "autoExtract"),), True),
+    "memory dream": ((("memory", "autoDream"), ("memory", "enableManagedAutoDream")), True),
+}
+"""Switches of background model work and shared memory: ``what -> (every spelling of its key, default)``.
+
+A project may set them to ``false`` (less work, less sharing); any other
+value is dropped, with a notice when it would have changed what the
+user's layers (or the default) say. Both spellings are screened, because
+Qwen Code's name is folded onto ours only after this screen."""
 _STRICTNESS = {"yolo": 0, "auto": 1, "auto-edit": 1, "default": 2, "plan": 3}
 """Approval modes from loosest to strictest; a mode not listed here (a newer one) is never taken from a project.
 ``auto`` and ``auto-edit`` share a rank: neither is stricter than the other, so a project may not swap one for the other."""
@@ -56,9 +87,28 @@ def _at_least_as_strict(wanted: str, below: str) -> bool:
     return _STRICTNESS.get(wanted, -1) > _STRICTNESS.get(below, len(_STRICTNESS))
 
 
-def is_plain_filename(name: str) -> bool:
-    """A bare file name: no directory part, not ``.``/``..``, not absolute, no NUL."""
-    return bool(name) and name not in (".", "..") and not any(c in name for c in "/\\\0") and not os.path.splitdrive(name)[0]
+_CONTEXT_FILENAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.[mM][dD]")
+
+
+def is_context_filename(name: str) -> bool:
+    """A name ``context.fileName`` may use: ASCII letters, digits, ``.``, ``_``, ``-``, first a letter or digit, ending ``.md``.
+
+    The allowlist shape of the module doc: no directory part, no dot-file,
+    no credential or settings file, nothing whose meaning depends on
+    Unicode folding or on a filesystem dropping trailing dots.
+    """
+    return _CONTEXT_FILENAME.fullmatch(name) is not None
+
+
+def boundary_lines() -> list[str]:
+    """The trust boundary as ``qwen-lsp doctor`` prints it: what a project's settings may not set."""
+    lines = [f"{'.'.join(path)}: never from a project ({why.split(';')[0]})" for path, why in _FORBIDDEN.items()]
+    lines.append("tools.approvalMode: from a project only when stricter than yours")
+    lines.append("context.ruleExcludes: from a project only patterns under the project")
+    for what, (paths, _default) in _OFF_ONLY.items():
+        lines.append(f"{' / '.join('.'.join(p) for p in paths)}: a project may switch {what} off, not on")
+    lines.append("context.fileName (every layer): plain names ending in .md (letters, digits, . _ -), read up to HOME, never above")
+    return lines
 
 
 def screen_layers(
@@ -81,7 +131,9 @@ def screen_layers(
                 problems.append(f"{source}: not loaded: this folder is not trusted (folderTrust is false)")
                 continue
             assert project_root is not None
-            layer = _project_layer(layer, source, project_root, _approval_mode(l for _, l in screened), problems)
+            below = [l for _, l in screened]
+            layer = _project_layer(layer, source, project_root, _approval_mode(below), problems)
+            layer = _off_only(layer, source, below, problems)
         screened.append((source, _plain_context_filenames(layer, source, problems)))
     return screened
 
@@ -134,6 +186,44 @@ def _project_layer(layer: Mapping[str, Any], source: str, root: Path, below: str
     return out
 
 
+def _off_only(layer: dict[str, Any], source: str, below: list[Mapping[str, Any]], problems: list[str]) -> dict[str, Any]:
+    """The project layer with every ``_OFF_ONLY`` switch it turns on (or sets to a non-boolean) removed."""
+    for what, (paths, default) in _OFF_ONLY.items():
+        for path in paths:
+            found, value = _get(layer, path)
+            if not found or value is False:
+                continue
+            _pop(layer, path)
+            if value is True and _value_below(below, paths, default) is True:
+                continue  # already on in the user's layers: nothing changes, nothing to say
+            problems.append(
+                f"{source}: {'.'.join(path)} ignored: a project may switch {what} off, not on "
+                f"(it runs the model in the background or shares memory); {_ELSEWHERE}"
+            )
+    return layer
+
+
+def _value_below(layers: list[Mapping[str, Any]], paths: tuple[tuple[str, ...], ...], default: bool) -> Any:
+    """What the trusted layers below say for one switch (the last layer setting any spelling wins; Qwen Code's name first in a layer)."""
+    value: Any = default
+    for layer in layers:
+        for path in reversed(paths):
+            found, got = _get(layer, path)
+            if found:
+                value = got
+                break
+    return value
+
+
+def _get(tree: Mapping[str, Any], path: tuple[str, ...]) -> tuple[bool, Any]:
+    node: Any = tree
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
 def _inside_root_globs(patterns: list[Any], root: Path) -> list[Any]:
     """The exclude globs that can only match files under ``root`` (absolute, prefixed by it, no ``..``)."""
     prefix = os.path.normpath(os.path.abspath(root)) + os.sep
@@ -151,11 +241,14 @@ def _plain_context_filenames(layer: Mapping[str, Any], source: str, problems: li
     names = [raw] if isinstance(raw, str) else raw
     if not isinstance(names, list):
         return layer  # not a string or list: validation reports it
-    bad = [n for n in names if isinstance(n, str) and n.strip() and not is_plain_filename(n.strip())]
+    bad = [n for n in names if isinstance(n, str) and n.strip() and not is_context_filename(n.strip())]
     if not bad:
         return layer
     for name in bad:
-        problems.append(f"{source}: context.fileName entry {name!r} ignored: context files are plain file names (like QWEN.md)")
+        problems.append(
+            f"{source}: context.fileName entry {name!r} ignored: context files are plain file names ending in .md "
+            "(letters, digits, '.', '_', '-'; like QWEN.md), never settings, credential or dot files"
+        )
     kept = [n for n in names if n not in bad]
     out = _copy(layer)
     out["context"]["fileName"] = kept if isinstance(raw, list) else (kept[0] if kept else None)

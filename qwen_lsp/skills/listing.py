@@ -27,6 +27,7 @@ from typing import Protocol
 
 from ..text.collation import locale_key
 from ..text.jstext import u16_head, u16_len
+from ..text.ignorable import DEFAULT_IGNORABLE_RANGES
 
 
 
@@ -83,13 +84,8 @@ def escape_xml(text: str) -> str:
     )
 
 
-# Invisible code points an attacker could slip into a tag name (Qwen Code's list).
-_IGNORABLE_RANGES = (
-    (0x00, 0x1F), (0x7F, 0x9F), (0xAD, 0xAD), (0x61C, 0x61C), (0x115F, 0x1160), (0x17B4, 0x17B5),
-    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
-    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
-    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
-)  # fmt: skip
+_IGNORABLE_RANGES = ((0x00, 0x1F), (0x7F, 0x9F), *DEFAULT_IGNORABLE_RANGES)
+"""Invisible code points an attacker could slip into a tag name (Qwen Code's list: controls and Default_Ignorable_Code_Point)."""
 
 
 def _ignorable(ch: str) -> bool:

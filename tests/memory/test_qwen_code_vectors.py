@@ -16,6 +16,7 @@ import pytest
 
 from qwen_lsp.memory.index import build_index, build_team_index
 from qwen_lsp.memory.model import MemoryDoc
+from qwen_lsp.text.ignorable import without_ignorables
 from qwen_lsp.memory.scan import parse_memory
 from qwen_lsp.memory.secrets import scan_for_secrets
 
@@ -48,4 +49,10 @@ def test_index_matches_qwen_code(case: dict):
 
 @pytest.mark.parametrize("case", VECTORS["secrets"], ids=lambda c: ",".join(r for r, _ in c["expected"]) or "clean")
 def test_secret_scan_matches_qwen_code(case: dict):
-    assert [[m.rule_id, m.label] for m in scan_for_secrets(case["content"])] == case["expected"]
+    """Equal to Qwen Code's answer; where NFKC or removing ignorable characters changes the text
+    (``secrets.py`` scans it that way, 0.24.4 does not), at least every rule Qwen Code fires."""
+    found = [[m.rule_id, m.label] for m in scan_for_secrets(case["content"])]
+    if without_ignorables(case["content"]) == case["content"]:
+        assert found == case["expected"]
+    else:
+        assert all(rule in found for rule in case["expected"])

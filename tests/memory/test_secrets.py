@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +12,8 @@ from hypothesis import strategies as st
 
 from qwen_lsp.memory.errors import SecretRefused
 from qwen_lsp.memory.secrets import RULE_IDS, SecretMatch, rule_label, scan_for_secrets
+from qwen_lsp.memory.team_guard import refuse_team_secrets
+from qwen_lsp.text.ignorable import DEFAULT_IGNORABLE_RANGES, without_ignorables
 
 PEM_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" + "x" * 12  # 64 characters
 
@@ -102,13 +105,53 @@ def test_ascii_semantics_non_ascii_letters_are_boundaries_not_word_characters():
     assert fired("éAKIAABCDEFGHIJKLMNOPé") == ["aws-access-token"]
     assert fired("AKIAABCDEFGHIJKLMNOP\u00e9x") == ["aws-access-token"]
     assert fired("ghp_" + "a" * 35 + "\u00e9") == []  # \u00e9 is not one of the 36 [0-9a-zA-Z]
-    assert fired("XAPP-1-\u212a-2-b") == []  # Kelvin sign does not fold to K: JS without /u folds ASCII only
+    assert fired("XAPP-1-\u212a-2-b") == ["slack-app-token"]  # the scan runs on NFKC text, where the Kelvin sign is K
+    assert fired("XAPP-1-\u0138-2-b") == []  # kra is no K: JS without /u folds ASCII only, and NFKC keeps it
 
 
 @pytest.mark.parametrize("invisible", ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e"])
 def test_invisible_characters_cannot_split_a_token(invisible: str):
     assert fired("ghp_" + "A1b2" * 4 + invisible + "A1b2" * 5) == ["github-pat"]
     assert fired("sk-" + "0123456789abcdef" + invisible * 3 + "0123456789abcdef") == ["dashscope-api-key"]
+
+
+@pytest.mark.parametrize("first,last", DEFAULT_IGNORABLE_RANGES, ids=[f"U+{a:04X}..U+{b:04X}" for a, b in DEFAULT_IGNORABLE_RANGES])
+def test_every_default_ignorable_range_is_removed_before_scanning(first: int, last: int):
+    """Each range of Default_Ignorable_Code_Point (both ends and the middle): none can split a token."""
+    for code in sorted({first, (first + last) // 2, last}):
+        invisible = chr(code)
+        assert fired("ghp_" + "A1b2" * 4 + invisible + "A1b2" * 5) == ["github-pat"], f"U+{code:04X}"
+        assert fired("sk-" + "0123456789abcdef" + invisible * 2 + "0123456789abcdef") == ["dashscope-api-key"], f"U+{code:04X}"
+
+
+def test_the_ranges_are_the_unicode_property_and_nothing_else():
+    """Checked against the characters' own Unicode data: every Cf listed is ignorable, and neighbours outside stay."""
+    codes = {c for a, b in DEFAULT_IGNORABLE_RANGES for c in range(a, b + 1)}
+    assert len(codes) == 4174  # the property's size in DerivedCoreProperties.txt (Unicode 15.1)
+    assert {0x115F, 0x1160, 0x3164, 0xFFA0, 0x034F, 0x17B4, 0xFE0F} <= codes  # the campaign's and the Hangul fillers
+    assert all(a <= b < c for (a, b), (c, _) in zip(DEFAULT_IGNORABLE_RANGES, DEFAULT_IGNORABLE_RANGES[1:]))
+    visible_neighbours = "".join(chr(a - 1) + chr(b + 1) for a, b in DEFAULT_IGNORABLE_RANGES if unicodedata.category(chr(a - 1)) not in ("Cn", "Mn"))
+    assert without_ignorables(visible_neighbours) == unicodedata.normalize("NFKC", visible_neighbours)
+
+
+def test_the_team_guard_refuses_a_token_split_by_each_campaign_character(tmp_path):
+    for invisible in ("\u034f", "\u17b4", "\u3164", "\ufe0f", "\u115f", "\u1160", "\uffa0"):
+        with pytest.raises(SecretRefused):
+            refuse_team_secrets(tmp_path / ".qwen" / "team-memory" / "x.md", "token ghp_" + "A1b2" * 4 + invisible + "A1b2" * 5)
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "ｇｈｐ＿" + "Ａ１ｂ２" * 9,  # full-width: NFKC folds it onto ASCII
+        "ghp_" + "A1b2" * 4 + "\u3164\u034f\u17b4\ufe0f" + "A1b2" * 5,  # the campaign's four, together
+        "ghp_" + "".join(c + "\ufe0f" for c in "A1b2" * 9),  # after every character
+        "ghp_" + "A1b2" * 4 + "\U000e0041\U000e0100" + "A1b2" * 5,  # a tag and an astral variation selector
+        "ghp_" + "A1b2" * 4 + "\uffa0" + "A1b2" * 5,  # NFKC turns the half-width filler into U+3164, also removed
+    ],
+)
+def test_compatibility_forms_and_invisible_runs_are_caught(spelling: str):
+    assert fired(spelling) == ["github-pat"]
 
 
 def test_one_entry_per_rule_in_rule_order_and_no_matched_text():
@@ -196,7 +239,7 @@ _FRAGMENTS = [
 @given(st.lists(st.sampled_from(_FRAGMENTS), max_size=40))
 def test_scanner_agrees_with_the_js_regexes(parts: list[str]):
     text = "".join(parts)
-    expected = [rule for rule in RULE_IDS if _REFERENCE[rule].search(text)]
+    expected = [rule for rule in RULE_IDS if _REFERENCE[rule].search(without_ignorables(text))]
     assert fired(text) == expected
 
 

@@ -24,7 +24,17 @@ def frame(obj: Any = None, raw: bytes | None = None, length: int | None = None) 
 
 
 class RawPeer:
-    def __init__(self, home: Path, root: Path, *, initialize: bool = True, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        root: Path,
+        *,
+        initialize: bool = True,
+        env: dict[str, str] | None = None,
+        command: list[str] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
+        """``command`` starts the server some other way than ``python -m qwen_lsp serve --stdio``, in ``cwd``."""
         clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "QWEN_", "DASHSCOPE_"))}
         clean["HOME"] = str(home)
         clean.update(env or {})
@@ -33,7 +43,8 @@ class RawPeer:
         self.stderr_path = home / "server-stderr.log"
         self._stderr = self.stderr_path.open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "qwen_lsp", "serve", "--stdio"],
+            command or [sys.executable, "-m", "qwen_lsp", "serve", "--stdio"],
+            cwd=cwd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

@@ -91,7 +91,31 @@ class Raw:
     done: bool = True
 
 
-Response = Union[Reply, HttpError, Stall, Cut, Raw]
+@dataclass
+class Flood:
+    """A huge stream made without holding it: ``head``, then ``piece`` ``count`` times, then ``tail``, all raw bytes.
+
+    ``head`` and ``tail`` are sent as they are (SSE framing included), so a
+    line without its end is ``head=b"data: {"`` with a ``piece`` and no
+    newline. After ``hold_after`` pieces the flood waits for ``release``
+    (set from the test), so a test can act while the stream is mid-way.
+    ``sent`` counts the bytes written before the client hung up. ``status`` and
+    ``content_type`` make it an error answer or a plain body instead of a stream.
+    """
+
+    piece: bytes
+    count: int
+    head: bytes = b""
+    tail: bytes = b"data: [DONE]\n\n"
+    hold_after: int | None = None
+    status: bytes = b"200 OK"
+    content_type: bytes = b"text/event-stream"
+    release: threading.Event = field(default_factory=threading.Event)
+    reached: threading.Event = field(default_factory=threading.Event)
+    sent: int = 0
+
+
+Response = Union[Reply, HttpError, Stall, Cut, Raw, Flood]
 Scripted = Union[Response, Callable[[dict[str, Any]], Response]]
 
 
@@ -193,6 +217,8 @@ class ScriptedOpenAI:
         self.port = port
         self.default: Scripted = default if default is not None else Reply()
         self.log_path = log_path
+        self.models_flood: Flood | None = None
+        """When set, ``GET /models`` is answered with it instead of the one-model list."""
         self.requests: list[RecordedRequest] = []
         self._queue: deque[Scripted] = deque()
         self._lock = threading.Lock()
@@ -344,6 +370,8 @@ class ScriptedOpenAI:
 
         route = path.split("?", 1)[0].rstrip("/")
         if method == "GET" and route.endswith("/models"):
+            if self.models_flood is not None:
+                return await self._flood(reader, writer, self.models_flood)
             await self._send_json(writer, 200, {"object": "list", "data": [{"id": MODEL_ID, "object": "model"}]})
             return True
         if method != "POST" or not route.endswith("/chat/completions"):
@@ -383,6 +411,8 @@ class ScriptedOpenAI:
             writer.write(b"0\r\n\r\n")
             await writer.drain()
             return True
+        if isinstance(response, Flood):
+            return await self._flood(reader, writer, response)
         partial = Reply(chunks=list(response.chunks))
         await self._start_stream(writer)
         for event in stream_events(partial, body)[: 1 + len(partial.chunks)]:
@@ -390,6 +420,35 @@ class ScriptedOpenAI:
         if isinstance(response, Stall):
             await self._wait(reader, response.after)
         return False  # Cut, or a Stall that outlasted ``after``: drop the socket mid-response
+
+    async def _flood(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, flood: Flood) -> bool:
+        writer.write(
+            b"HTTP/1.1 %s\r\nContent-Type: %s\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n" % (flood.status, flood.content_type)
+        )
+        await writer.drain()
+        try:
+            await self._send_raw(writer, flood.head, flood)
+            for i in range(flood.count):
+                if i == flood.hold_after:
+                    flood.reached.set()
+                    while not flood.release.is_set():
+                        await self._wait(reader, 0.02)
+                await self._send_raw(writer, flood.piece, flood)
+            await self._send_raw(writer, flood.tail, flood)
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+        except (ConnectionError, _HangUp):
+            raise _HangUp from None
+        return True
+
+    async def _send_raw(self, writer: asyncio.StreamWriter, payload: bytes, flood: Flood) -> None:
+        if not payload:
+            return
+        if writer.transport.is_closing():
+            raise _HangUp
+        writer.write(b"%x\r\n%s\r\n" % (len(payload), payload))
+        await writer.drain()
+        flood.sent += len(payload)
 
     async def _wait(self, reader: asyncio.StreamReader, seconds: float) -> None:
         """Sleep, but notice at once when the client hangs up meanwhile (EOF on the socket)."""

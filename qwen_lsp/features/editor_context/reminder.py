@@ -12,6 +12,7 @@ cached prefix of the request stays byte-stable.
 from __future__ import annotations
 
 from ...skills.listing import wrap_system_reminder
+from ...visible_text import prompt_name
 from .state import EditorSnapshot, OpenFile
 
 FULL_INTRO = (
@@ -31,7 +32,7 @@ def _selection(lines: list[str], text: str) -> None:
 
 def _file_block(lines: list[str], heading: str, f: OpenFile) -> None:
     lines.append(heading)
-    lines.append(f"  Path: {f.path}")
+    lines.append(f"  Path: {prompt_name(f.path)}")
     if f.cursor is not None:
         lines.append(f"  Cursor: line {f.cursor.line}, character {f.cursor.character}")
     if f.selected_text:
@@ -53,7 +54,7 @@ def full_text(now: EditorSnapshot) -> str | None:
     if others:
         _section(lines)
         lines.append("Other open files:")
-        lines.extend(f"  - {f.path}" for f in others)
+        lines.extend(f"  - {prompt_name(f.path)}" for f in others)
     return "\n".join([FULL_INTRO, "\n".join(lines)]) if lines else None
 
 
@@ -66,11 +67,11 @@ def delta_text(before: EditorSnapshot, now: EditorSnapshot) -> str | None:
     closed = [f.path for f in before.files if f.path not in new]
     if opened:
         lines.append("Files opened:")
-        lines.extend(f"  - {p}" for p in opened)
+        lines.extend(f"  - {prompt_name(p)}" for p in opened)
     if closed:
         _section(lines)
         lines.append("Files closed:")
-        lines.extend(f"  - {p}" for p in closed)
+        lines.extend(f"  - {prompt_name(p)}" for p in closed)
     was, active = before.active, now.active
     if active is not None:
         if was is None or was.path != active.path:
@@ -81,19 +82,19 @@ def delta_text(before: EditorSnapshot, now: EditorSnapshot) -> str | None:
                 _section(lines)
                 lines += [
                     "Cursor moved:",
-                    f"  Path: {active.path}",
+                    f"  Path: {prompt_name(active.path)}",
                     f"  New position: line {active.cursor.line}, character {active.cursor.character}",
                 ]
             if (was.selected_text or "") != (active.selected_text or ""):
                 _section(lines)
-                lines += ["Selection changed:", f"  Path: {active.path}"]
+                lines += ["Selection changed:", f"  Path: {prompt_name(active.path)}"]
                 if active.selected_text:
                     _selection(lines, active.selected_text)
                 else:
                     lines.append("  Selected text: (none)")
     elif was is not None:
         _section(lines)
-        lines += ["Active file changed:", "  No active file", f"  Previous path: {was.path}"]
+        lines += ["Active file changed:", "  No active file", f"  Previous path: {prompt_name(was.path)}"]
     return "\n".join([DELTA_INTRO, "\n".join(lines)]) if lines else None
 
 

@@ -78,6 +78,7 @@ class MemoryForks:
         max_seconds: float,
         cancel: asyncio.Event | None,
         open_call_note: str,
+        protected: Sequence[Path] = (),
     ) -> ForkReport:
         if not isinstance(parent, ParentRequest):
             raise TypeError("a memory fork needs the ParentRequest its turn captured")
@@ -87,7 +88,7 @@ class MemoryForks:
             task,
             root=self._workspace,
             tools=memory_fork_tools(self._store, shell=SHELL in declared_names(parent)),
-            permissions=Permissions((memory_rule(list(writable), team=team, workspace=self._workspace),)),
+            permissions=Permissions((memory_rule(list(writable), team=team, workspace=self._workspace, protected=list(protected)),)),
             read_roots=list(read_roots),
             max_turns=max_turns,
             max_seconds=max_seconds,

@@ -7,7 +7,12 @@
   out — lies inside one of the writable roots; a team-memory path is
   never auto-allowed (it is committed to the repository, so a person must
   approve it: ``ask``, which in a fork means refused); anything else is
-  denied.
+  denied. A path inside a writable root that really lies in a
+  ``protected`` root (the user's memory, which every project's prompt
+  reads) is denied too: a repository may link its project memory
+  (``QWEN_CODE_MEMORY_LOCAL=1`` puts it at ``.qwen/memory`` in the
+  repository) to ``~/.qwen/memories``, and the extraction fork, which
+  learns from repository text, then wrote global memory through the link.
 * ``run_shell_command``: allowed only when the command analyser
   (``shell/analysis.py``, the one every unattended path uses) finds it
   read-only in the workspace, with the memory roots also readable (the
@@ -42,8 +47,16 @@ def _inside(path: Path, root: Path) -> Path | None:
         return None
 
 
-def memory_rule(writable: Sequence[Path], *, team: Path | None = None, protect_pinned: bool = True, workspace: Path | None = None) -> PermissionRule:
-    """The fork's rule: writes only inside ``writable`` roots, shell commands read-only in ``workspace`` (module doc).
+def memory_rule(
+    writable: Sequence[Path],
+    *,
+    team: Path | None = None,
+    protect_pinned: bool = True,
+    workspace: Path | None = None,
+    protected: Sequence[Path] = (),
+) -> PermissionRule:
+    """The fork's rule: writes only inside ``writable`` roots and never inside ``protected`` ones, shell commands
+    read-only in ``workspace`` (module doc).
 
     Without a ``workspace`` no shell command is allowed."""
     roots = [realpath_nearest_existing(r) for r in writable]
@@ -76,6 +89,9 @@ def memory_rule(writable: Sequence[Path], *, team: Path | None = None, protect_p
                 continue
             if protect_pinned and rel.parts[:1] == (PINNED,):
                 return Verdict(Decision.DENY, f"ManagedAutoMemory({tool}: {PINNED}/ is read-only)")
+            for mine in protected:
+                if _inside(real, realpath_nearest_existing(mine)) is not None:
+                    return Verdict(Decision.DENY, f"ManagedAutoMemory({tool}: {real} is in {mine}, which only the user writes)")
             return Verdict(Decision.ALLOW, f"ManagedAutoMemory({tool}: within {root})")
         return only_within
 
