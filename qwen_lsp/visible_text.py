@@ -31,6 +31,8 @@ import re
 import unicodedata
 from typing import Any, TextIO
 
+from .text.ignorable import is_ignorable
+
 NEWLINE_MARK = "⏎"
 _NAMED = {"\r": "\\r", "\t": "\\t", "\n": "\\n"}
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -44,9 +46,15 @@ def _escape(ch: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+BRAILLE_BLANK = "\u2800"
+"""Renders as a space but is none to a shell (the panel's ``src/shared/visibleText.ts`` writes it out too)."""
+
+
 def _hidden(ch: str) -> bool:
-    """Controls, format characters (bidi, zero-width, BOM, soft hyphen) and line/paragraph separators."""
-    return unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")
+    """Controls, format characters (bidi, zero-width, BOM, soft hyphen), line/paragraph separators, every
+    ``Default_Ignorable_Code_Point`` (variation selectors, the Hangul fillers, U+034F…) and the braille blank:
+    the same classes the panel writes out, so what the card shows and what the server sends agree."""
+    return unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") or ch == BRAILLE_BLANK or is_ignorable(ch)
 
 
 def visible(text: str, *, keep_newlines: bool = False) -> str:

@@ -41,6 +41,11 @@ DEFAULT_IGNORABLE_RANGES: tuple[tuple[int, int], ...] = (
 _IGNORABLE = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" if a != b else re.escape(chr(a)) for a, b in DEFAULT_IGNORABLE_RANGES) + "]")
 
 
+def is_ignorable(ch: str) -> bool:
+    """Whether ``ch`` is a ``Default_Ignorable_Code_Point`` (renders as nothing)."""
+    return _IGNORABLE.match(ch) is not None
+
+
 def without_ignorables(text: str) -> str:
     """``text`` in NFKC with every default-ignorable code point removed (see the module doc)."""
     return _IGNORABLE.sub("", unicodedata.normalize("NFKC", _IGNORABLE.sub("", text)))

@@ -3,7 +3,7 @@
 // run; checked with the real server process), links from the transcript open only files really
 // inside the workspace (the family of escapes: .. segments, percent-encoded dots, symlinks,
 // other hosts, backslashes, case, prefixes), the one visible-text escaping writes out every class
-// of hidden character (and hides at least what the server's qwen_lsp/visible_text.py hides), and
+// of hidden character (and hides exactly what the server's qwen_lsp/visible_text.py hides), and
 // an approval never offers Allow for less than it approves (a cut diff, a diff editor that did
 // not open it).
 import { test } from 'node:test';
@@ -249,14 +249,18 @@ test('visible text: what shows as itself stays; newlines and tabs follow the lay
   assert.match(toolDetail({ command: 'x'.repeat(2000) }), /… \[\+\d+ characters\]$/, 'a long command says how much is left out');
 });
 
-test('visible text: hides at least everything the server\'s qwen_lsp/visible_text.py hides, with the same escapes', () => {
+test('visible text: hides exactly what the server\'s qwen_lsp/visible_text.py hides, with the same escapes', () => {
   // Every code point (but surrogates, which Python strings from JSON do not carry), through both.
   const script = [
-    'import json',
+    'import json, unicodedata',
     'from qwen_lsp.visible_text import visible',
-    'print(json.dumps({c: visible(chr(c)) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and visible(chr(c)) != chr(c)}))',
+    'hides = {c: visible(chr(c)) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and visible(chr(c)) != chr(c)}',
+    'unknown = [c for c in range(0x110000) if unicodedata.category(chr(c)) == "Cn"]',
+    'print(json.dumps({"hides": hides, "unknown": unknown}))',
   ].join('\n');
-  const serverHides = Object.entries(JSON.parse(execFileSync(python(), ['-c', script], { encoding: 'utf8', maxBuffer: 64 << 20 })) as Record<string, string>);
+  const answer = JSON.parse(execFileSync(python(), ['-c', script], { encoding: 'utf8', maxBuffer: 64 << 20 })) as { hides: Record<string, string>; unknown: number[] };
+  const serverHides = Object.entries(answer.hides);
+  const unknownToPython = new Set(answer.unknown);
   assert.ok(serverHides.length > 100, 'the server hides controls and format characters at least');
   const missing: string[] = [];
   for (const [code, server] of serverHides) {
@@ -267,6 +271,15 @@ test('visible text: hides at least everything the server\'s qwen_lsp/visible_tex
     if (shown !== server) missing.push(`U+${Number(code).toString(16)}: server ${JSON.stringify(server)}, panel ${JSON.stringify(shown)}`);
   }
   assert.deepEqual(missing, [], 'the panel writes out what the server writes out, the same way');
+  const server = new Set(serverHides.map(([code]) => Number(code)));
+  const extra: string[] = [];
+  for (let code = 0; code < 0x110000; code++) {
+    if (code >= 0xd800 && code <= 0xdfff) continue;
+    const ch = String.fromCodePoint(code);
+    if (/\p{Cn}/u.test(ch) || unknownToPython.has(code) || ch === '\n') continue; // a newer Unicode on one side
+    if (visible(ch) !== ch && !server.has(code)) extra.push(`U+${code.toString(16)}`);
+  }
+  assert.deepEqual(extra, [], 'and the server writes out what the panel writes out');
 });
 
 // ---- an approval never shows less than it approves -------------------------------------------
