@@ -1,0 +1,99 @@
+"""Glue for chats: ``qwen/chat``, suggestions, ``qwen/compress``, ``qwen/context`` and ``qwen/sessions/*``."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.uris import to_fs_path
+
+from ..errors import EngineError
+from ..followup.state import UnknownSuggestion
+from ..protocol import (
+    ChatParams,
+    CompressParams,
+    EmptyResult,
+    OptionalSessionParams,
+    ResumeParams,
+    SessionParams,
+    SuggestionParams,
+    WireResult,
+    WorkspaceParams,
+)
+from ..workspace import Attachment, Workspace
+from .app import QwenLanguageServer
+from .events import ChatEventStream
+from .requests import qwen_request
+
+
+def register(server: QwenLanguageServer) -> None:
+    @qwen_request(server, "qwen/chat", ChatParams)
+    async def on_chat(ls: QwenLanguageServer, p: ChatParams) -> WireResult:
+        if ls.pending_settings is not None and not ls.pending_settings.done():
+            await asyncio.shield(ls.pending_settings)
+        workspace = ls.workspace_for(p.workspace_uri)
+        attachments = [_attachment(a.uri, a.range) for a in p.attachments]
+        session = await workspace.open_session(p.session_id)
+        turn_id = str(uuid.uuid4())
+        with ChatEventStream(ls.protocol.notify, session.id, turn_id, output=ls.output) as stream:
+            return await workspace.chat(
+                p.prompt, session_id=session.id, attachments=attachments, emit=stream, turn_id=turn_id, editor_context=p.editor_context
+            )
+
+    @qwen_request(server, "qwen/suggestion/accept", SuggestionParams)
+    async def on_suggestion_accept(ls: QwenLanguageServer, p: SuggestionParams) -> WireResult:
+        workspace, session_id = _suggestion_owner(ls, p.suggestion_id)
+        turn_id = str(uuid.uuid4())
+        with ChatEventStream(ls.protocol.notify, session_id, turn_id) as stream:
+            return await workspace.accept_suggestion(p.suggestion_id, emit=stream, turn_id=turn_id)
+
+    @qwen_request(server, "qwen/suggestion/dismiss", SuggestionParams)
+    async def on_suggestion_dismiss(ls: QwenLanguageServer, p: SuggestionParams) -> WireResult:
+        workspace, _session = _suggestion_owner(ls, p.suggestion_id)
+        await workspace.dismiss_suggestion(p.suggestion_id)
+        return EmptyResult()
+
+    @qwen_request(server, "qwen/compress", CompressParams)
+    async def on_compress(ls: QwenLanguageServer, p: CompressParams) -> WireResult:
+        return await ls.workspace_for(p.workspace_uri).compress(p.session_id, p.mode)
+
+    @qwen_request(server, "qwen/context", OptionalSessionParams)
+    async def on_context(ls: QwenLanguageServer, p: OptionalSessionParams) -> WireResult:
+        return await ls.workspace_for(p.workspace_uri).context_report(p.session_id)
+
+    @qwen_request(server, "qwen/sessions/list", WorkspaceParams)
+    async def on_sessions_list(ls: QwenLanguageServer, p: WorkspaceParams) -> WireResult:
+        return await ls.workspace_for(p.workspace_uri).list_sessions()
+
+    @qwen_request(server, "qwen/sessions/resume", ResumeParams)
+    async def on_sessions_resume(ls: QwenLanguageServer, p: ResumeParams) -> WireResult:
+        return await ls.workspace_for(p.workspace_uri).resume(p.session_id, recap=p.recap)
+
+    @qwen_request(server, "qwen/sessions/delete", SessionParams)
+    async def on_sessions_delete(ls: QwenLanguageServer, p: SessionParams) -> WireResult:
+        return await ls.workspace_for(p.workspace_uri).delete_session(p.session_id)
+
+
+def _suggestion_owner(ls: QwenLanguageServer, suggestion_id: str) -> tuple[Workspace, str]:
+    """The workspace holding a pending suggestion (ids are unique across workspaces), and its chat."""
+    for workspace in ls.workspaces.values():
+        session_id = workspace.session_of_suggestion(suggestion_id)
+        if session_id is not None:
+            return workspace, session_id
+    raise EngineError(str(UnknownSuggestion(suggestion_id)), kind="invalid_params", param="suggestionId")
+
+
+def _attachment(uri: str, rng: Any) -> Attachment:
+    """The path as the editor named it: links are resolved (and refused if they leave) by the attachments core."""
+    fs = to_fs_path(uri) if uri.startswith("file:") else None
+    if not fs:
+        raise JsonRpcInvalidParams(f"attachments: only file: URIs can be attached, got {uri!r}")
+    if "\x00" in fs:
+        raise JsonRpcInvalidParams(f"attachments: the URI names a path with a NUL character: {uri!r}")
+    path = Path(fs)
+    if rng is None:
+        return Attachment(path=path)
+    return Attachment(path=path, start_line=rng.start.line, end_line=rng.end.line)
