@@ -79,3 +79,24 @@ async def test_the_card_shows_the_command_not_the_models_description(home: Path,
     assert "\u202e" not in card["title"] + card["command"] and "\\u202e" in card["command"]
     assert card["command"].split("\n")[-1] == "touch X # \\u202eevil\\u200b"
     assert not (ws / "X").exists()
+
+
+def test_the_cli_prompt_shows_a_big_change_whole_and_what_always_covers() -> None:
+    """An approval never shows less than it approves: the 6,000th line of a write is on the terminal before the question."""
+    import asyncio
+    import io
+
+    from qwen_lsp.agent.approvals import PermissionRequest
+    from qwen_lsp.features.edits.terminal import terminal_asker
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    diff = "--- /dev/null\n+++ b/big.txt\n@@ -0,0 +1,6000 @@\n" + "".join(f"+line {i}\n" for i in range(1, 6001))
+    out, answer = Tty(), Tty("n\n")
+    request = PermissionRequest("s", "t", "c", "write_file", "WriteFile big.txt", path="/ws/big.txt", diff=diff, always_covers="Every write_file of /ws/big.txt in this chat")
+    asyncio.run(terminal_asker(answer, out)(request))
+    shown = out.getvalue()
+    assert "+line 6000" in shown and shown.index("+line 6000") < shown.index("Allow?")
+    assert "[a]lways covers: Every write_file of /ws/big.txt in this chat" in shown

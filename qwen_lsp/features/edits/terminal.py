@@ -20,6 +20,7 @@ from ...agent.approvals import Answer, Approval, Asker, PermissionRequest
 from ...visible_text import visible
 
 MAX_SHOWN_DIFF_LINES = 200
+"""Past this many lines the prompt first says how long the change is (it is still shown whole)."""
 
 
 def terminal_asker(stdin: TextIO | None = None, stderr: TextIO | None = None) -> Asker:
@@ -34,11 +35,13 @@ def terminal_asker(stdin: TextIO | None = None, stderr: TextIO | None = None) ->
         command = request.shown_command()
         if command:
             print("\n".join(f"  {'$' if i == 0 else '>'} {line}" for i, line in enumerate(command.split("\n"))), file=out)
-        if request.diff:
+        if request.diff:  # whole: an approval never shows less than it approves (a terminal scrolls)
             lines = [visible(line) for line in request.diff.splitlines()]
-            print("\n".join(lines[:MAX_SHOWN_DIFF_LINES]), file=out)
             if len(lines) > MAX_SHOWN_DIFF_LINES:
-                print(f"... ({len(lines) - MAX_SHOWN_DIFF_LINES} more diff lines)", file=out)
+                print(f"(the whole change: {len(lines)} diff lines)", file=out)
+            print("\n".join(lines), file=out)
+        if request.always_covers:
+            print(f"  [a]lways covers: {visible(request.always_covers)}", file=out)
         print("Allow? [y]es / [a]lways for this chat / [N]o: ", end="", file=out, flush=True)
         answer = (await asyncio.to_thread(src.readline)).strip().lower()
         return Approval(parse_answer(answer))
