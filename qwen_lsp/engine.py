@@ -36,12 +36,14 @@ from .agent.tool import ManagedWrites, Tool, ToolContext
 from .agent.tools.read_cache import READ_CACHE
 from .context import ContextAssembler, ContextError, SessionContext
 from .context.attachments import Attachment, attachment_parts
+from .compaction.compactor import thresholds_for
 from .context.text import Problem
 from .errors import EngineError
 from .llm.client import ChatClient
 from .llm.content import Content, Part
 from .llm.errors import LLMError
 from .llm.tokens import TokenCounter
+from .llm.sampling import output_ceiling, turn_budget
 from .protocol import ChatResult, ContextStatus, Usage
 from .sessions.draft import AnswerDraft
 from .sessions.registry import ChatSession, SessionRegistry, Slot, turn_recorder
@@ -286,6 +288,7 @@ class Engine:
                 managed_writes=managed,
             ),
             max_tokens=self._settings().model.max_output_tokens,
+            budget=self._turn_budget(session),
             count_prompt=lambda _m: self.accounting.count(session.context, session.skills_tracker, session.history).total_tokens,
             before_request=before_request,
             late_reminders=turn.recalled,
@@ -322,6 +325,21 @@ class Engine:
             finish_reason="length" if outcome.finish_reason == "length" else "stop",
             usage=Usage(prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens),
         )
+
+    def _turn_budget(self, session: ChatSession) -> Callable[[], int]:
+        """Each round's ``max_tokens``, as 0.24.4 computes a main turn's (``llm/sampling.py``): the ceiling
+        clamped to the window the last known prompt leaves (our estimate, padded, before the endpoint reported one)."""
+        s = self._settings()
+        ceiling = output_ceiling(s.model.name, s.model.max_output_tokens, s.model.generation_config.sampling_params.max_tokens)
+        window = thresholds_for(s).window
+
+        def budget() -> int:
+            if session.prompt_tokens > 0:
+                return turn_budget(ceiling, window, session.prompt_tokens, estimated=False)
+            counted = self.accounting.count(session.context, session.skills_tracker, session.history).total_tokens
+            return turn_budget(ceiling, window, counted, estimated=True)
+
+        return budget
 
     def _managed_writes(self) -> ManagedWrites | None:
         for feature in self.features:

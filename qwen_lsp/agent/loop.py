@@ -76,6 +76,9 @@ class TurnRequest:
     tools: Sequence[Tool]
     tool_context: ToolContext
     max_tokens: int | None = None
+    budget: Callable[[], int] | None = None
+    """Called before each round: that round's ``max_tokens`` (the output ceiling clamped to the window left,
+    ``llm/sampling.py``); None sends ``max_tokens`` as it is."""
     count_prompt: Callable[[list[OpenAIMessage]], int] | None = None
     """Fallback prompt-token counter when the endpoint reports no usage."""
     before_request: Callable[[], Awaitable[None]] | None = None
@@ -122,7 +125,8 @@ async def run_turn(
         usage: UsageEvent | None = None
         finish = "stop"
         try:
-            async for ev in model.stream(messages, tools=declarations, max_tokens=req.max_tokens):
+            budget = req.budget() if req.budget is not None else req.max_tokens
+            async for ev in model.stream(messages, tools=declarations, max_tokens=budget):
                 if isinstance(ev, TextDelta):
                     text.append(ev.text)
                     emit(TurnEvent("text", text=ev.text))
