@@ -317,7 +317,8 @@ class Engine:
                 secrets=[key] if (key := self._settings().api_key()) else [],
             )
             raise EngineError(exc.message, kind=exc.kind) from exc
-        self.after_turn(TurnDone(session, outcome, lambda: ParentRequest.of_turn(req)))
+        if outcome.finish_reason != "denied":  # 0.24.4 starts no after-turn work when the user said no (agent/loop.py)
+            self.after_turn(TurnDone(session, outcome, lambda: ParentRequest.of_turn(req)))
         return ChatResult(
             session_id=session.id,
             turn_id=turn.turn_id,

@@ -36,7 +36,11 @@ async def permission_client(
     @client.feature("qwen/permission")
     def permission(params: Any) -> dict[str, str]:
         log.asked.append(as_dict(params))
-        return {"decision": log.answers.pop(0) if log.answers else "deny"}
+        if log.answers:
+            return {"decision": log.answers.pop(0)}
+        # With a reason, so the turn goes on and every later call of the script is asked too (a plain
+        # "deny" ends the turn, as in Qwen Code 0.24.4: agent/approvals.py, Approval.denial_extra).
+        return {"decision": "deny", "reason": "not this one"}
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
