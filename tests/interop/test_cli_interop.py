@@ -258,3 +258,34 @@ def test_a_memory_qwen_lsp_saved_is_in_the_clis_prompt(qwen_cli, home, repo, scr
     run_cli(qwen_cli, repo, home, scripted, "how do we test?", OPENAI_MODEL="scripted-model")
     sent = json.dumps(first_request(scripted, 0)["messages"])
     assert path.name in sent  # the MEMORY.md line the CLI builds its memory block from
+
+
+# ------------------------------------------------------------------ the settings table in docs/interop.md
+
+SCHEMA_KEYS_JS = """
+const fs = require('fs'), path = require('path');
+const dir = process.argv[1];
+const file = fs.readdirSync(dir).filter((f) => f.endsWith('.js')).map((f) => path.join(dir, f))
+  .find((f) => fs.readFileSync(f, 'utf8').includes('function getSettingsSchema()'));
+import(file).then((m) => {
+  const out = [];
+  const walk = (o, p) => { for (const k in o) { const d = o[k];
+    if (d.properties && d.type === 'object' && !d.additionalProperties) walk(d.properties, p + k + '.'); else out.push(p + k); } };
+  walk(m.getSettingsSchema(), '');
+  console.log(JSON.stringify(out));
+});
+"""
+
+
+def test_every_setting_of_the_cli_is_in_the_table(qwen_cli):
+    """``docs/interop.md`` names every key of the installed CLI's settings schema, each with what qwen-lsp does."""
+    chunks = Path(qwen_cli).resolve().parent / "chunks"  # .bin/qwen links to the package's cli-entry.js
+    done = subprocess.run(["node", "-e", SCHEMA_KEYS_JS, str(chunks)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-1500:]
+    keys = json.loads(done.stdout)
+    assert "model.name" in keys and len(keys) > 100
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "interop.md").read_text(encoding="utf-8")
+    table = doc.split("## Every setting the CLI reads", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split("`")[1] for line in table.splitlines() if line.startswith("| `")}
+    assert set(keys) - rows == set()
+    assert "model.generationConfig.samplingParams" in rows
