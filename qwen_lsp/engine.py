@@ -329,7 +329,7 @@ class Engine:
 
     def _turn_budget(self, session: ChatSession) -> Callable[[], int]:
         """Each round's ``max_tokens``, as 0.24.4 computes a main turn's (``llm/sampling.py``): the ceiling
-        clamped to the window the last known prompt leaves (our estimate, padded, before the endpoint reported one)."""
+        clamped to the window the last known prompt leaves (an upper bound, padded, before the endpoint reported one)."""
         s = self._settings()
         ceiling = output_ceiling(s.model.name, s.model.max_output_tokens, s.model.generation_config.sampling_params.max_tokens)
         window = thresholds_for(s).window
@@ -337,8 +337,9 @@ class Engine:
         def budget() -> int:
             if session.prompt_tokens > 0:
                 return turn_budget(ceiling, window, session.prompt_tokens, estimated=False)
-            counted = self.accounting.count(session.context, session.skills_tracker, session.history).total_tokens
-            return turn_budget(ceiling, window, counted, estimated=True)
+            # Before the endpoint has counted a prompt: the byte-based upper bound, cheap enough for the event loop.
+            bound = self.accounting.ceiling(session.context, session.skills_tracker, session.history)
+            return turn_budget(ceiling, window, bound, estimated=True)
 
         return budget
 
