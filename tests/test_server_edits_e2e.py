@@ -357,3 +357,4 @@ async def test_an_answer_that_is_not_a_permission_answer_is_a_denial(home: Path,
         assert [kind for kind, _ in lsp.ed.log] == ["permission"]
         assert tool_results(lsp.rec.chat_events)[0]["decision"] == "deny"
     assert target.read_text() == ORIGINAL
+
