@@ -17,10 +17,11 @@ hide the folder ``build`` itself, only what is in it; 0.24.4 lists such a
 folder, empty, and so does this.
 
 The patterns are a repository's text: each line is turned into a regular
-expression by pathspec's gitignore translation (the grammar the ``ignore``
-package implements) and matched with RE2 (``matching/linear_regex.py``), so
-no pattern can hang the listing; files, lines and patterns are bounded, and
-a pattern RE2 refuses is skipped.
+expression (:func:`gitignore_regex`, git's grammar as the ``ignore`` package
+implements it) and matched with RE2 (``matching/linear_regex.py``), so no
+pattern can hang the listing; files, lines and patterns are bounded, and a
+pattern RE2 refuses is skipped. RE2 is loaded only when an ignore file has a
+pattern.
 """
 
 from __future__ import annotations
@@ -49,8 +50,6 @@ class _Rule:
 
 def _rules(lines: list[str], base: str) -> list[_Rule]:
     """One file's patterns as rules; ``base`` is the file's folder relative to the root (``""`` at the root)."""
-    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern  # only when a listing meets an ignore file
-
     out: list[_Rule] = []
     for raw in lines[:MAX_PATTERNS_PER_FILE]:
         line = raw[:-1] if raw.endswith("\r") else raw
@@ -65,18 +64,91 @@ def _rules(lines: list[str], base: str) -> list[_Rule]:
         if base:  # 0.24.4's loadPatternsForFile: a nested file's patterns are anchored at its folder
             bare = body[:-1] if body.endswith("/") else body
             any_depth = "" if anchored or "/" in bare else "**/"
-            body = f"{base}/{any_depth}{body}"
-        try:
-            regex, include = GitIgnoreSpecPattern.pattern_to_regex(("!" if negative else "") + body)
-        except (ValueError, TypeError):
+            body = f"/{base}/{any_depth}{body}"
+        elif anchored:
+            body = "/" + body
+        regex = gitignore_regex(body)
+        if regex is None:
             continue
-        if regex is None or include is None:
-            continue
         try:
-            out.append(_Rule(compile_linear(regex), bool(include)))
+            out.append(_Rule(compile_linear(regex), not negative))
         except LinearRegexError:
             log.debug("ignore pattern skipped (not linear-time): %.80s", line)
     return out
+
+
+def gitignore_regex(pattern: str) -> str | None:
+    """A gitignore pattern (no ``!``) as an RE2 regex over a root-relative path, matched from its start.
+
+    git's rules, as the ``ignore`` package applies them: unescaped trailing
+    spaces are dropped; a trailing ``/`` matches folders only (the path must
+    go on past it); a ``/`` elsewhere anchors the pattern at the root, else it
+    matches at any depth; ``*`` and ``?`` stop at ``/``; ``**`` as a whole
+    segment spans folders; ``[...]`` is a class (``[!...]`` negated); ``\\``
+    escapes. The regex also matches everything inside a matched folder.
+    """
+    text = pattern
+    while text.endswith(" ") and not text.endswith("\\ "):
+        text = text[:-1]
+    dir_only = text.endswith("/")
+    text = text.rstrip("/")
+    if not text:
+        return None
+    anchored = "/" in text
+    text = text.lstrip("/")
+    segments = text.split("/")
+    if segments == ["**"]:
+        return "^.*/" if dir_only else "^."  # everything (in a folder)
+    parts: list[str] = []
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "**":
+            if index == 0:
+                parts.append("(?:.*/)?")
+            elif last:
+                parts.append(".*")
+            else:
+                parts.append("(?:.*/)?")
+            continue
+        parts.append(_segment_regex(segment) + ("" if last else "/"))
+    head = "^" if anchored or segments[0] == "**" else "^(?:.*/)?"
+    return head + "".join(parts) + ("/" if dir_only else "(?:/|$)")
+
+
+def _segment_regex(segment: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(segment)
+    while i < n:
+        ch = segment[i]
+        if ch == "\\" and i + 1 < n:
+            out.append(_literal(segment[i + 1]))
+            i += 2
+            continue
+        if ch == "*":
+            while i + 1 < n and segment[i + 1] == "*":
+                i += 1
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+        elif ch == "[":
+            negate = i + 1 < n and segment[i + 1] in "!^"
+            start = i + (2 if negate else 1)
+            end = segment.find("]", start + 1)  # a "]" first in the class is one of its characters
+            if end < 0:
+                out.append(_literal(ch))
+            else:
+                inner = "".join(c if c == "-" else _literal(c) for c in segment[start:end])
+                out.append(f"[{'^/' if negate else ''}{inner}]")
+                i = end
+        else:
+            out.append(_literal(ch))
+        i += 1
+    return "".join(out)
+
+
+def _literal(ch: str) -> str:
+    """One character as RE2 reads it literally (``\\x{..}`` for anything but letters, digits and ``_``)."""
+    return ch if ch.isascii() and (ch.isalnum() or ch == "_") else f"\\x{{{ord(ch):x}}}"
 
 
 def _read_lines(path: str) -> list[str]:
