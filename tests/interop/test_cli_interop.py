@@ -186,7 +186,7 @@ async def test_a_denied_edit_ends_the_turn_as_the_cli_does(qwen_cli, home, repo,
 
     scripted.enqueue(denied_edit(repo), Reply(chunks=["Fine."]))
     env = server_env(home, scripted.base_url)
-    async with permission_client(env, repo, None, ["deny"]) as client:
+    async with permission_client(env, repo, None, [{"decision": "deny"}]) as client:
         first = as_dict(await chat(client, "please write new.txt"))
         ours_turn = len(scripted.chat_requests()) - mark
         await chat(client, "and now?", sessionId=first["sessionId"])
