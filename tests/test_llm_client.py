@@ -466,7 +466,7 @@ async def test_sampling_params_and_max_tokens_ride_every_request(scripted: Scrip
     [("scripted-model", 32_000), ("qwen3-coder-plus", 32_768), ("qwen3.5-plus", 64_000), ("gpt-5", 64_000), ("claude-opus-4-6", 128_000), ("deepseek-v4", 64_000), ("deepseek-chat", 8_192), ("MiniMax-M2.5", 64_000)],
 )
 def test_the_default_output_ceiling_is_qwen_codes(model: str, ceiling: int) -> None:
-    from qwen_lsp.compaction.windows import clamp_output_tokens, default_output_ceiling
+    from qwen_lsp.llm.sampling import clamp_output_tokens, default_output_ceiling
 
     assert default_output_ceiling(model) == ceiling
     assert clamp_output_tokens(ceiling, 200_000, 190_000) == 4_000  # never below 0.24.4's floor
