@@ -36,12 +36,14 @@ from .agent.tool import ManagedWrites, Tool, ToolContext
 from .agent.tools.read_cache import READ_CACHE
 from .context import ContextAssembler, ContextError, SessionContext
 from .context.attachments import Attachment, attachment_parts
+from .compaction.compactor import thresholds_for
 from .context.text import Problem
 from .errors import EngineError
 from .llm.client import ChatClient
 from .llm.content import Content, Part
 from .llm.errors import LLMError
 from .llm.tokens import TokenCounter
+from .llm.sampling import output_ceiling, turn_budget
 from .protocol import ChatResult, ContextStatus, Usage
 from .sessions.draft import AnswerDraft
 from .sessions.registry import ChatSession, SessionRegistry, Slot, turn_recorder
@@ -286,6 +288,7 @@ class Engine:
                 managed_writes=managed,
             ),
             max_tokens=self._settings().model.max_output_tokens,
+            budget=self._turn_budget(session),
             count_prompt=lambda _m: self.accounting.count(session.context, session.skills_tracker, session.history).total_tokens,
             before_request=before_request,
             late_reminders=turn.recalled,
@@ -314,7 +317,8 @@ class Engine:
                 secrets=[key] if (key := self._settings().api_key()) else [],
             )
             raise EngineError(exc.message, kind=exc.kind) from exc
-        self.after_turn(TurnDone(session, outcome, lambda: ParentRequest.of_turn(req)))
+        if outcome.finish_reason != "denied":  # 0.24.4 starts no after-turn work when the user said no (agent/loop.py)
+            self.after_turn(TurnDone(session, outcome, lambda: ParentRequest.of_turn(req)))
         return ChatResult(
             session_id=session.id,
             turn_id=turn.turn_id,
@@ -322,6 +326,22 @@ class Engine:
             finish_reason="length" if outcome.finish_reason == "length" else "stop",
             usage=Usage(prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens),
         )
+
+    def _turn_budget(self, session: ChatSession) -> Callable[[], int]:
+        """Each round's ``max_tokens``, as 0.24.4 computes a main turn's (``llm/sampling.py``): the ceiling
+        clamped to the window the last known prompt leaves (an upper bound, padded, before the endpoint reported one)."""
+        s = self._settings()
+        ceiling = output_ceiling(s.model.name, s.model.max_output_tokens, s.model.generation_config.sampling_params.max_tokens)
+        window = thresholds_for(s).window
+
+        def budget() -> int:
+            if session.prompt_tokens > 0:
+                return turn_budget(ceiling, window, session.prompt_tokens, estimated=False)
+            # Before the endpoint has counted a prompt: the byte-based upper bound, cheap enough for the event loop.
+            bound = self.accounting.ceiling(session.context, session.skills_tracker, session.history)
+            return turn_budget(ceiling, window, bound, estimated=True)
+
+        return budget
 
     def _managed_writes(self) -> ManagedWrites | None:
         for feature in self.features:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from support.qwen_cli import qwen_cli_path
 from support.quiet_home import write_quiet_settings
 from support.scripted_openai import ScriptedOpenAI
 
@@ -37,3 +38,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(h))
     monkeypatch.delenv("QWEN_HOME", raising=False)
     return h
+
+
+@pytest.fixture(scope="session")
+def qwen_cli() -> str:
+    """The real Qwen Code CLI 0.24.4's ``qwen`` (installed on first use; ``support/qwen_cli.py``)."""
+    return qwen_cli_path()

@@ -43,7 +43,9 @@ async def editor(home: Path, ws: Path, scripted: ScriptedOpenAI, mode: str, answ
     @client.feature("qwen/permission")
     def permission(params: Any) -> dict[str, str]:
         client.asked.append(as_dict(params))
-        return {"decision": pending.pop(0)}
+        answer = pending.pop(0)
+        # A "deny" with a reason, so the turn goes on to its answer (a plain one ends it, as in Qwen Code 0.24.4).
+        return {"decision": answer, "reason": "not this one"} if answer == "deny" else {"decision": answer}
 
     caps = types.ClientCapabilities(experimental={"qwen": {"permissionRequests": True}})
     try:

@@ -149,7 +149,7 @@ def test_skills_list_shows_bundled_and_errors(repo: Path, home: Path):
 def test_doctor_reports_sources_and_reachability(repo: Path, home: Path, scripted: ScriptedOpenAI):
     out = run(["doctor"], repo, home, scripted.base_url)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "model.name = 'm'  (environment)" in out.stdout
+    assert "model.name = 'm'  (environment: OPENAI_MODEL)" in out.stdout
     assert "reachable" in out.stdout and "tokenizer:" in out.stdout
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -163,9 +163,9 @@ def test_doctor_shows_which_file_set_a_qwen_code_key_and_the_window_it_gives(rep
     user_file = home / ".qwen" / "settings.json"
     user_file.write_text(json.dumps({"memory": {"enableAutoSkill": True}, "model": {"generationConfig": {"contextWindowSize": 300000}}}))
     out = run(["doctor"], repo, home, scripted.base_url, OPENAI_MODEL="qwen3-coder-plus")
-    assert f"memory.enableAutoSkill = True  ({user_file})" in out.stdout
-    assert f"skills.review.enabled = True  ({user_file})" in out.stdout
-    assert f"context window: 300000 ({user_file}); compresses at 255000, warns at 235000, hard limit 277000" in out.stdout
+    assert f"memory.enableAutoSkill = True  (user: {user_file})" in out.stdout
+    assert f"skills.review.enabled = True  (user: {user_file})" in out.stdout
+    assert f"context window: 300000 (user: {user_file}); compresses at 255000, warns at 235000, hard limit 277000" in out.stdout
     user_file.write_text("{}")
     out = run(["doctor"], repo, home, scripted.base_url, OPENAI_MODEL="qwen3-coder-plus")
     assert "context window: 1000000 (Qwen Code 0.24.4's table for qwen3-coder-plus); compresses at 850000" in out.stdout
@@ -277,7 +277,7 @@ def test_doctor_lists_every_key_of_the_readme_settings_table(repo: Path, home: P
     out = run(["doctor"], repo, home, None, OPENAI_MODEL="m")
     listed = {line.split(" = ", 1)[0].strip() for line in out.stdout.splitlines() if " = " in line}
     assert keys <= listed, keys - listed
-    assert "model.name = 'm'  (environment)" in out.stdout and "model.timeouts.firstByte = 120.0  (default)" in out.stdout
+    assert "model.name = 'm'  (environment: OPENAI_MODEL)" in out.stdout and "model.timeouts.firstByte = 120.0  (default)" in out.stdout
 
 
 def test_an_invalid_editor_style_value_is_reported_and_the_layer_below_used(repo: Path, home: Path):

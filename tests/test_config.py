@@ -41,15 +41,75 @@ def test_each_layer_overrides_the_one_below_and_sources_are_named(layout):
     env = {"OPENAI_MODEL": "env-m", "OPENAI_API_KEY": "k"}
     loaded = load_settings(project, {"model": {"contextWindow": 4000}}, env=env)
     s = loaded.settings
-    assert s.model.name == "env-m"
+    assert s.model.name == "proj-m"  # a settings file's model.name beats OPENAI_MODEL, as in Qwen Code 0.24.4
     assert s.model.context_window == 4000
     assert s.model.base_url == "http://user/v1"
     assert s.skills.enabled is False
     assert s.api_key() == "k"
-    assert loaded.sources["model.name"] == "environment"
+    assert loaded.origin("model.name") == f"project: {project / '.qwen' / 'settings.json'}"
     assert loaded.sources["model.contextWindow"] == "editor"
     assert loaded.sources["model.baseUrl"].endswith("home/.qwen/settings.json")
     assert loaded.sources["skills.enabled"].endswith("home/.qwen/settings.json")
+
+
+def settings_file(path, data) -> str:
+    write(path, data)
+    return str(path)
+
+
+def test_model_name_follows_qwen_code_0_24_4_across_all_six_layers(layout, tmp_path):
+    """0.24.4 (``resolveCliGenerationConfig``): a settings file's model.name, then OPENAI_MODEL, then QWEN_MODEL;
+    the files merge system defaults < user < project < system. The editor stands where ``--model`` does."""
+    home, project = layout
+    system = tmp_path / "etc" / "settings.json"
+    defaults = tmp_path / "etc" / "defaults.json"
+    system.parent.mkdir()
+    env = {"QWEN_CODE_SYSTEM_SETTINGS_PATH": str(system), "QWEN_CODE_SYSTEM_DEFAULTS_PATH": str(defaults)}
+
+    def name(extra_env=None, client=None):
+        loaded = load_settings(project, client, env={**env, **(extra_env or {})})
+        return loaded.settings.model.name, loaded.origin("model.name")
+
+    assert name() == (None, "default")
+    assert name({"QWEN_MODEL": "q"}) == ("q", "environment: QWEN_MODEL")
+    assert name({"QWEN_MODEL": "q", "OPENAI_MODEL": "o"}) == ("o", "environment: OPENAI_MODEL")
+    assert name({"OPENAI_MODEL": "  ", "QWEN_MODEL": "q"}) == ("q", "environment: QWEN_MODEL")
+    d = settings_file(defaults, {"model": {"name": "from-defaults"}})
+    assert name({"OPENAI_MODEL": "o"}) == ("from-defaults", f"system defaults: {d}")
+    u = settings_file(home / ".qwen" / "settings.json", {"model": {"name": "from-user"}})
+    assert name({"OPENAI_MODEL": "o"}) == ("from-user", f"user: {u}")
+    p = settings_file(project / ".qwen" / "settings.json", {"model": {"name": "from-project"}})
+    assert name({"OPENAI_MODEL": "o"}) == ("from-project", f"project: {p}")
+    sy = settings_file(system, {"model": {"name": "from-system"}})
+    assert name({"OPENAI_MODEL": "o"}) == ("from-system", f"system: {sy}")
+    assert name({"OPENAI_MODEL": "o"}, {"model": {"name": "from-editor"}}) == ("from-editor", "editor")
+    # A blank or invalid name in a file does not count: the environment's applies.
+    for f in (defaults, home / ".qwen" / "settings.json", project / ".qwen" / "settings.json", system):
+        write(f, {"model": {"name": "   "}} if f != system else {"model": {"name": ["x"]}})
+    assert name({"OPENAI_MODEL": "o"}) == ("o", "environment: OPENAI_MODEL")
+
+
+def test_an_untrusted_projects_model_name_does_not_displace_the_environments(layout):
+    home, project = layout
+    write(home / ".qwen" / "settings.json", {"folderTrust": False})
+    write(project / ".qwen" / "settings.json", {"model": {"name": "proj-m"}})
+    loaded = load_settings(project, None, env={"OPENAI_MODEL": "env-m"})
+    assert loaded.settings.model.name == "env-m"
+
+
+def test_sampling_params_are_read_bounded_and_reported(layout):
+    home, project = layout
+    write(home / ".qwen" / "settings.json", {"model": {"generationConfig": {"samplingParams": {"temperature": 0.3, "top_p": 0.9, "max_tokens": 1234}}}})
+    loaded = load_settings(project, None, env={})
+    sp = loaded.settings.model.generation_config.sampling_params
+    assert (sp.temperature, sp.top_p, sp.max_tokens) == (0.3, 0.9, 1234)
+    assert sp.body() == {"temperature": 0.3, "top_p": 0.9}
+    write(project / ".qwen" / "settings.json", {"model": {"generationConfig": {"samplingParams": {"temperature": 99, "topP": 0.5, "stream": False}}}})
+    loaded = load_settings(project, None, env={})
+    sp = loaded.settings.model.generation_config.sampling_params
+    assert sp.temperature == 0.3 and sp.top_p == 0.9  # out of range / misspelt: the user's values stay
+    assert "stream" not in sp.body()
+    assert any("temperature" in p for p in loaded.problems) and any("topP" in p for p in loaded.problems)
 
 
 def test_editor_beats_environment(layout):

@@ -311,3 +311,29 @@ def test_declaration_cache_shares_one_read_only_list_per_set_of_tools() -> None:
     other = cache([a])
     assert other is not first and [d["function"]["name"] for d in other] == ["a"]
     assert cache([a, Named("b")]) is not other  # another object with the same name is another tool
+
+
+@pytest.mark.parametrize("reason, after_turn_runs", [("", False), ("keep it as it is", True)])
+async def test_a_plain_denial_starts_no_after_turn_work(repo: Path, scripted: ScriptedOpenAI, reason: str, after_turn_runs: bool) -> None:
+    """Qwen Code 0.24.4 ends the turn at the user's "no" and starts nothing after it (no memory extraction,
+    no suggestion); a denial with the user's words goes on to an answer and the after-turn work."""
+    from qwen_lsp.agent.approvals import Approval, PermissionRequest
+
+    seen: list[str] = []
+
+    async def ask(_request: PermissionRequest) -> Approval:
+        return Approval("deny", reason, by_user=True)
+
+    probe = Probe(after=lambda done: seen.append(done.outcome.finish_reason))
+    engine, _ = make_engine(repo, scripted, features=[probe], client_settings=NO_MEMORY, ask=ask)
+    target = repo / "src" / "app.py"
+    scripted.enqueue(
+        Reply(tool_calls=[ToolCallSpec("write_file", {"file_path": str(target), "content": "x = 1\n"}), ToolCallSpec("read_file", {"file_path": str(target)})]),
+        Reply(chunks=["Left alone."]),
+    )
+    try:
+        await engine.chat("change app.py", emit=ignore)
+    finally:
+        await engine.drain()
+    assert seen == (["stop"] if after_turn_runs else [])
+    assert len(scripted.chat_requests()) == (2 if after_turn_runs else 1)

@@ -430,3 +430,45 @@ def test_any_proxy_keeps_the_default_verification(monkeypatch: pytest.MonkeyPatc
     """A proxy may be reached over TLS with the endpoint's verification: it must be the real one."""
     monkeypatch.setenv(variable, "https://proxy.example:3128")
     assert _tls_verification("http://127.0.0.1:8000/v1") is True
+
+
+async def test_sampling_params_and_max_tokens_ride_every_request(scripted: ScriptedOpenAI) -> None:
+    """Qwen Code 0.24.4's ``buildGenerateContentConfig``: configured sampling values win over a caller's,
+    and ``max_tokens`` is the smaller of the configured one and the caller's, else whichever is set."""
+    from qwen_lsp.llm.client_cache import sampling_of
+    from qwen_lsp.settings.config import LoadedSettings, Settings
+
+    def body_keys(body: dict) -> dict:
+        return {k: body.get(k) for k in ("temperature", "top_p", "top_k", "max_tokens")}
+
+    configured = Settings.model_validate({"model": {"name": "qwen3-coder-plus", "generationConfig": {"samplingParams": {"temperature": 0.3, "top_p": 0.9, "max_tokens": 1234}}}})
+    async with ChatClient(scripted.base_url, None, "qwen3-coder-plus", sampling=sampling_of(LoadedSettings(configured))) as chat:
+        await collect(chat)  # a caller with no budget (a side query)
+        await collect(chat, temperature=0.0, max_tokens=300)  # a side query's own values
+        await collect(chat, max_tokens=5000)  # a turn's budget above the configured cap
+    assert [body_keys(r.body) for r in scripted.requests[-3:]] == [
+        {"temperature": 0.3, "top_p": 0.9, "top_k": None, "max_tokens": 1234},
+        {"temperature": 0.3, "top_p": 0.9, "top_k": None, "max_tokens": 300},
+        {"temperature": 0.3, "top_p": 0.9, "top_k": None, "max_tokens": 1234},
+    ]
+    plain = Settings.model_validate({"model": {"name": "qwen3-coder-plus"}})
+    async with ChatClient(scripted.base_url, None, "qwen3-coder-plus", sampling=sampling_of(LoadedSettings(plain))) as chat:
+        await collect(chat)
+        await collect(chat, temperature=0.0, max_tokens=300)
+    assert [body_keys(r.body) for r in scripted.requests[-2:]] == [
+        {"temperature": None, "top_p": None, "top_k": None, "max_tokens": 32_768},  # 0.24.4's output limit for qwen…
+        {"temperature": 0.0, "top_p": None, "top_k": None, "max_tokens": 300},
+    ]
+
+
+@pytest.mark.parametrize(
+    "model, ceiling",
+    [("scripted-model", 32_000), ("qwen3-coder-plus", 32_768), ("qwen3.5-plus", 64_000), ("gpt-5", 64_000), ("claude-opus-4-6", 128_000), ("deepseek-v4", 64_000), ("deepseek-chat", 8_192), ("MiniMax-M2.5", 64_000)],
+)
+def test_the_default_output_ceiling_is_qwen_codes(model: str, ceiling: int) -> None:
+    from qwen_lsp.llm.sampling import clamp_output_tokens, default_output_ceiling
+
+    assert default_output_ceiling(model) == ceiling
+    assert clamp_output_tokens(ceiling, 200_000, 190_000) == 4_000  # never below 0.24.4's floor
+    assert clamp_output_tokens(32_000, 200_000, 170_000) == 20_000  # the window left after a 10,000-token margin
+    assert clamp_output_tokens(32_000, 1_000_000, 100_000) == 32_000

@@ -150,9 +150,9 @@ async def test_edit_asks_first_and_applies_through_the_editor_only_after_allow(h
     assert "Successfully modified file" in tool_messages(scripted.chat_requests()[-1].body)[0]
 
 
-async def test_deny_leaves_the_file_alone_the_model_is_told_and_the_session_keeps_it(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
+async def test_deny_ends_the_turn_leaves_the_file_alone_and_the_next_turn_tells_the_model(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
     target = workspace / "src" / "api" / "x.py"
-    scripted.enqueue(edit_call(target), Reply(chunks=["Understood."]), Reply(chunks=["Still here."]))
+    scripted.enqueue(edit_call(target), Reply(chunks=["Still here."]))
     async with editor(home, workspace, scripted, asks="show", answers=["Deny"]) as lsp:
         result = as_dict(await chat(lsp, "make f return 2"))
         shown = lsp.ed.of("show")[0]
@@ -164,12 +164,13 @@ async def test_deny_leaves_the_file_alone_the_model_is_told_and_the_session_keep
         assert resumed["sessionId"] == sid
         await chat(lsp, "and now?", sessionId=sid)
     assert target.read_text() == ORIGINAL
-    assert "User did not allow tool call" in tool_messages(scripted.chat_requests()[1].body)[0]
+    # A plain "Deny" ends the turn, as in Qwen Code 0.24.4: one request for it, the next for "and now?".
+    assert len(scripted.chat_requests()) == 2
     # After the resume the denied round is still in the history the model gets.
-    again = scripted.chat_requests()[2].body["messages"]
+    again = scripted.chat_requests()[1].body["messages"]
     calls = [c for m in again if m["role"] == "assistant" for c in m.get("tool_calls") or []]
     assert [c["function"]["name"] for c in calls] == ["edit"]
-    assert "User did not allow tool call" in tool_messages(scripted.chat_requests()[2].body)[0]
+    assert "User did not allow tool call" in tool_messages(scripted.chat_requests()[1].body)[0]
     records = session_records(home, sid)
     results = [r for r in records if r["type"] == "tool_result"]
     assert len(results) == 1
@@ -356,3 +357,4 @@ async def test_an_answer_that_is_not_a_permission_answer_is_a_denial(home: Path,
         assert [kind for kind, _ in lsp.ed.log] == ["permission"]
         assert tool_results(lsp.rec.chat_events)[0]["decision"] == "deny"
     assert target.read_text() == ORIGINAL
+

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from qwen_lsp.shell.analysis import analyse
-from qwen_lsp.compaction.windows import DEFAULT_TOKEN_LIMIT, context_window, normalize
+from qwen_lsp.compaction.windows import DEFAULT_TOKEN_LIMIT, context_window
+from qwen_lsp.llm.model_ids import normalize
 
 # Each pair was produced by Qwen Code 0.24.4's own normalize() (tokenLimits.ts) run under node.
 NORMALIZED = {

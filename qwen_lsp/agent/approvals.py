@@ -42,7 +42,8 @@ this one invocation (never "always").
 The decision travels with the result (``ToolResult.extra["decision"]``):
 ``auto`` (the mode allowed it), ``allow``, ``allowAlways`` (asked now or
 earlier in this chat) or ``deny``. A denial may carry the user's reason,
-which the model reads after Qwen Code's "User did not allow tool call".
+which the model reads after Qwen Code's "User did not allow tool call";
+one without ends the turn, as in 0.24.4 (:meth:`Approval.denial_extra`).
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ class Approval:
     reason: str = ""
     message: str | None = None
     """A refusal nobody typed (plan mode's), read by the model as it is."""
+    by_user: bool = False
+    """A person was asked and said no (not: nobody could be asked)."""
 
     def refusal(self) -> str:
         """The tool error the model reads for a denial."""
@@ -85,6 +88,19 @@ class Approval:
             return self.message
         reason = self.reason.strip()[:MAX_REASON_CHARS]
         return f"{DECLINED}. The user said: {reason}" if reason else DECLINED
+
+    def denial_extra(self) -> dict[str, object]:
+        """``ToolResult.extra`` for a denial: a plain "no" ends the turn (``stop``), as in Qwen Code 0.24.4.
+
+        0.24.4 ends the turn when the user cancels a permission request (ACP's
+        ``stopAfterPermissionCancel``; the terminal UI's "all tools cancelled"):
+        the model is not asked again until the user writes. A denial with the
+        user's words goes back to the model at once instead: the CLI has no
+        such answer, and the words are the user's next message (docs/interop.md).
+        """
+        if self.reason.strip() or not self.by_user:
+            return {"decision": "deny"}
+        return {"decision": "deny", "stop": True}
 
 
 @dataclass(frozen=True)
@@ -243,7 +259,7 @@ class ApprovalPolicy:
             return Approval("allow") if request.protected is not None else answer  # exit_plan_mode's picks auto-edit
         if answer.decision == "allowAlways":
             self._remember(session, request)
-        return answer if answer.decision in ("allow", "allowAlways") else Approval("deny", answer.reason)
+        return answer if answer.decision in ("allow", "allowAlways") else Approval("deny", answer.reason, by_user=answer.by_user)
 
     async def _plan_shell(self, session: ChatSession, turn_id: str, call_id: str, ask: Asker | None, request: ToolPermission) -> Approval:
         """0.24.4's plan-mode shell policy: read-only runs, a known write is refused, anything else asks once."""
@@ -256,7 +272,7 @@ class ApprovalPolicy:
         answer = await ask(self._question(session, turn_id, call_id, request, None))
         if answer.decision in ("allow", "allowAlways"):
             return Approval("allow")
-        return Approval("deny", answer.reason)
+        return Approval("deny", answer.reason, by_user=answer.by_user)
 
     @staticmethod
     async def _remembered(session: ChatSession, request: ToolPermission) -> bool:

@@ -18,9 +18,14 @@ The same loop runs forked runs (``fork.py``): a fork sends its parent's
 ``tools`` array verbatim (``TurnRequest.declarations``) while running its
 own tool implementations under its own ``permissions``; a refused call is
 answered with a tool error the model can read, never by ending the turn.
-Only a tool may end a turn early, by marking its result ``stop`` (a
-speculation that reached a call nobody may approve): the calls after it in
-the same answer get a "not run" response, and the outcome says ``stopped``.
+Only a tool may end a turn early, by marking its result ``stop``: a
+speculation that reached a call nobody may approve, or the user's plain
+"no" to a permission request (``Approval.denial_extra``), after which
+Qwen Code 0.24.4 ends the turn too and asks the model nothing more. The
+calls after it in the same answer get a "not run" response (for a denial,
+0.24.4's ``PERMISSION_CANCEL_SKIP_MESSAGE``), and the outcome says
+``stopped``, or ``denied`` for a denial: the engine then starts no
+after-turn work (memory extraction, suggestions), as 0.24.4 does not.
 """
 
 from __future__ import annotations
@@ -76,6 +81,9 @@ class TurnRequest:
     tools: Sequence[Tool]
     tool_context: ToolContext
     max_tokens: int | None = None
+    budget: Callable[[], int] | None = None
+    """Called before each round: that round's ``max_tokens`` (the output ceiling clamped to the window left,
+    ``llm/sampling.py``); None sends ``max_tokens`` as it is."""
     count_prompt: Callable[[list[OpenAIMessage]], int] | None = None
     """Fallback prompt-token counter when the endpoint reports no usage."""
     before_request: Callable[[], Awaitable[None]] | None = None
@@ -122,7 +130,8 @@ async def run_turn(
         usage: UsageEvent | None = None
         finish = "stop"
         try:
-            async for ev in model.stream(messages, tools=declarations, max_tokens=req.max_tokens):
+            budget = req.budget() if req.budget is not None else req.max_tokens
+            async for ev in model.stream(messages, tools=declarations, max_tokens=budget):
                 if isinstance(ev, TextDelta):
                     text.append(ev.text)
                     emit(TurnEvent("text", text=ev.text))
@@ -166,15 +175,17 @@ async def run_turn(
             break
         responses: list[Part] = []
         results: list[dict[str, Any]] = []
-        stopped = False
+        stopped = denied = False
         try:
             for call in calls:
                 part, result, stopped = await _run_tool(call, tools_by_name, req, emit, outcome)
                 responses.append(part)
                 results.append(result)
                 if stopped:
+                    denied = result.get("decision") == "deny"
+                    note = SKIPPED_AFTER_DENIAL if denied else NOT_RUN_AFTER_STOP
                     for skipped in calls[len(responses) :]:
-                        responses.append(_unrun_response(skipped, NOT_RUN_AFTER_STOP))
+                        responses.append(_unrun_response(skipped, note))
                         results.append({"callId": skipped.id, "status": "cancelled"})
                     break
         except asyncio.CancelledError:
@@ -191,7 +202,7 @@ async def run_turn(
             req.history.append(tool_content)
             record(tool_content, tool_results=results)
         if stopped:
-            outcome.finish_reason = "stopped"
+            outcome.finish_reason = "denied" if denied else "stopped"
             break
     else:
         note = f"Stopped after {max_rounds} tool rounds in one turn."
@@ -214,6 +225,8 @@ def _model_content(thought: list[str], text: list[str], calls: list[ToolCallEven
 
 CANCELLED_NOTE = "Cancelled by the user before the tool finished."
 NOT_RUN_AFTER_STOP = "Not run: the run stopped at an earlier call of this response."
+SKIPPED_AFTER_DENIAL = "Skipped because a permission request was cancelled before the user answered; user input is required before continuing."
+"""Qwen Code 0.24.4's ``PERMISSION_CANCEL_SKIP_MESSAGE``: what each call after a denied one answers."""
 
 
 def _unrun_response(call: ToolCallEvent, note: str) -> Part:

@@ -93,7 +93,7 @@ class ExitPlanModeTool:
         request = ToolPermission(tool=NAME, title="Would you like to proceed?", plan=params.plan)
         approval = await ctx.approve(ctx.call_id, request) if ctx.approve is not None else Approval("deny")
         if approval.decision == "deny":
-            return ToolResult(output=NOT_APPROVED, display="Plan not approved", extra={"decision": "deny"})
+            return ToolResult(output=NOT_APPROVED, display="Plan not approved", extra={"decision": "deny", "stop": approval.by_user})
         target: ApprovalMode = "auto-edit" if approval.decision == "allowAlways" else "default"
         self._switch(target)
         return ToolResult(output=APPROVED, display=f"Plan approved: {target} mode", extra={"decision": approval.decision, "stop": True})

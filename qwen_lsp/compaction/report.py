@@ -16,7 +16,8 @@ def window_line(loaded: LoadedSettings) -> str:
     s = loaded.settings
     th = thresholds_for(s)
     if s.model.context_window is not None:
-        origin = loaded.sources.get("model.generationConfig.contextWindowSize") or loaded.sources.get("model.contextWindow", "settings")
+        key = "model.generationConfig.contextWindowSize" if "model.generationConfig.contextWindowSize" in loaded.sources else "model.contextWindow"
+        origin = loaded.origin(key)
     elif known_window(s.model.name) is not None:
         origin = f"Qwen Code 0.24.4's table for {s.model.name}"
     else:

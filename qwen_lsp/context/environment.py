@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from ..text.collation import locale_key
 from .git_as_data import GitCommand, run_git_as_data
+from .listing_ignore import ListingIgnore
 from .prompts import is_git_repository
 from ..visible_text import prompt_name
 
@@ -67,6 +68,7 @@ class _Folder:
 
 
 def _read_structure(root: str, max_items: int) -> _Folder | None:
+    ignore = ListingIgnore.for_root(root, is_git_repository(root))
     top = _Folder(os.path.basename(root), root)
     queue: deque[_Folder] = deque([top])
     count = 0
@@ -92,6 +94,8 @@ def _read_structure(root: str, max_items: int) -> _Folder | None:
             if count >= max_items:
                 node.more_files = True
                 break
+            if ignore.ignored(entry.path):
+                continue
             node.files.append(entry.name)
             count += 1
         for entry in entries:
@@ -100,7 +104,7 @@ def _read_structure(root: str, max_items: int) -> _Folder | None:
             if count >= max_items:
                 node.more_folders = True
                 break
-            child = _Folder(entry.name, entry.path, ignored=entry.name in IGNORED_FOLDERS)
+            child = _Folder(entry.name, entry.path, ignored=entry.name in IGNORED_FOLDERS or ignore.ignored(entry.path))
             node.folders.append(child)
             count += 1
             if not child.ignored:
@@ -140,10 +144,11 @@ def _format(node: _Folder, indent: str, last: bool, is_root: bool, out: list[str
 
 
 def folder_structure(directory: str, max_items: int = MAX_ITEMS) -> str:
-    """Breadth-first listing of at most ``max_items`` entries, drawn as Qwen Code draws it.
+    """Breadth-first listing of at most ``max_items`` entries, drawn as Qwen Code 0.24.4 draws it.
 
-    Gap: Qwen Code also hides ``.gitignore``/``.qwenignore`` matches; we hide
-    only ``node_modules``, ``.git`` and ``dist`` (shown as ``name/...``).
+    Files its git and qwen ignore rules match are left out; folders they
+    match, and ``node_modules``, ``.git`` and ``dist``, are shown as
+    ``name/...`` and not entered (``listing_ignore.py``).
     """
     root = os.path.abspath(directory)
     top = _read_structure(root, max_items)

@@ -63,6 +63,7 @@ from qwen_lsp.llm.errors import (
 )
 from qwen_lsp.llm.request_json import RequestEncoder
 from qwen_lsp.llm.sse import EventTooLarge, sse_data
+from qwen_lsp.llm.sampling import Sampling
 
 log = logging.getLogger(__name__)
 
@@ -434,8 +435,12 @@ class ChatClient:
         max_retries: int = 3,
         retry_base: float = 0.25,
         transport: httpx.AsyncBaseTransport | None = None,
+        sampling: Sampling | None = None,
     ) -> None:
-        """Raises ``LLMError`` (kind ``config``) at once for a base URL that is not http(s)."""
+        """Raises ``LLMError`` (kind ``config``) at once for a base URL that is not http(s).
+
+        ``sampling`` (``llm/sampling.py``) fills every request's sampling fields and ``max_tokens``;
+        None sends only what each caller asks for."""
         bad_url = base_url_error(base_url.strip())
         if bad_url is not None:
             raise bad_url
@@ -444,6 +449,7 @@ class ChatClient:
         self.timeouts = timeouts
         self.max_retries = max_retries
         self.retry_base = retry_base
+        self.sampling = sampling
         self._json = RequestEncoder()
         headers: dict[str, str] = {}
         if api_key:
@@ -552,10 +558,14 @@ class ChatClient:
         }
         if tools:
             body["tools"] = tools
+        if self.sampling is not None:
+            max_tokens = self.sampling.max_tokens_for(max_tokens)
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
         if temperature is not None:
             body["temperature"] = temperature
+        if self.sampling is not None:
+            body.update(self.sampling.params)
         if extra_body:
             body.update(extra_body)
         response, deadline = await self._open("POST", "/chat/completions", body, max_retries)

@@ -2,7 +2,7 @@
 
 Settings apply on the next turn without a restart (README.md, "Editor settings"), but a new
 HTTP client per turn would drop pooled connections; so the client is kept
-while the endpoint, key, model and timeouts stay the same. The replaced
+while the endpoint, key, model, timeouts and sampling parameters stay the same. The replaced
 client is handed back for the caller to close once its in-flight streams
 are done. Which base URL and model apply (and what is missing) is decided
 by :func:`qwen_lsp.settings.endpoint.resolve_endpoint`, which ``doctor`` shows too.
@@ -18,6 +18,7 @@ from ..settings.config import LoadedSettings
 from ..settings.endpoint import resolve_endpoint
 from ..errors import EngineError
 from .client import ChatClient, Timeouts
+from .sampling import Sampling, output_ceiling
 from .errors import LLMError
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ class ModelEndpoint:
                     endpoint.api_key,
                     endpoint.model,
                     timeouts=Timeouts(connect=timeouts.connect, first_byte=timeouts.first_byte, stall=timeouts.stall),
+                    sampling=sampling_of(loaded),
                 )
             except LLMError as exc:  # a base URL that is not http(s): a settings problem, before any request
                 raise EngineError(exc.message, kind=exc.kind) from exc
@@ -74,4 +76,12 @@ class ModelEndpoint:
 def _key(loaded: LoadedSettings) -> tuple[Any, ...]:
     """What a client is built from: a change in any of these needs a new one."""
     endpoint = resolve_endpoint(loaded)
-    return (endpoint.base_url, endpoint.api_key, endpoint.model, loaded.settings.model.timeouts)
+    return (endpoint.base_url, endpoint.api_key, endpoint.model, loaded.settings.model.timeouts, sampling_of(loaded))
+
+
+def sampling_of(loaded: LoadedSettings) -> Sampling:
+    """The sampling fields and default ``max_tokens`` every request of this client carries (``llm/sampling.py``)."""
+    model = loaded.settings.model
+    params = model.generation_config.sampling_params
+    ceiling = output_ceiling(model.name, None, params.max_tokens)
+    return Sampling(params=params.body(), max_tokens=params.max_tokens, ceiling=ceiling)

@@ -86,7 +86,7 @@ async def _ask_permission(ls: LanguageServer, request: PermissionRequest) -> App
         log.warning("%s: the client's answer is not %s, so it counts as a denial: %s", PERMISSION.method, PERMISSION.result.__name__, exc)
         return Approval("deny")
     if answer.decision == "deny":
-        return Approval("deny", answer.reason or "")
+        return Approval("deny", answer.reason or "", by_user=True)
     return Approval(answer.decision)
 
 
@@ -106,7 +106,8 @@ async def _ask_show_message(ls: LanguageServer, request: PermissionRequest) -> A
         log.warning("window/showMessageRequest failed: %s", exc)
         return Approval("deny")
     title = getattr(chosen, "title", None) if chosen is not None else None
-    return Approval(next((answer for label, answer in ACTIONS if label == title), "deny"))
+    # Dismissing the message is the user's answer too: a "no", as Esc is in Qwen Code's prompt.
+    return Approval(next((answer for label, answer in ACTIONS if label == title), "deny"), by_user=True)
 
 
 class EditorApplier:

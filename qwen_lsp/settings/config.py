@@ -1,12 +1,22 @@
-"""One settings model, filled from five layers (README.md, "Editor settings").
+"""One settings model, filled from the layers Qwen Code 0.24.4 reads, plus the editor (README.md, "Editor settings").
 
-Order, lowest first: defaults < ``~/.qwen/settings.json`` <
-``<project>/.qwen/settings.json`` < environment < the LSP client
-(``initializationOptions`` / ``workspace/configuration``). Every leaf
-remembers which layer set it so ``qwen-lsp doctor`` can say where a value
-came from. A bad file or a bad value is reported and skipped — the layer's
-other keys and all other layers still apply — because a typo in one
-settings file must never stop the server from starting.
+Order, lowest first: defaults < the system defaults file < ``~/.qwen/settings.json``
+< ``<project>/.qwen/settings.json`` < the system settings file < environment <
+the LSP client (``initializationOptions`` / ``workspace/configuration``). The
+four files and their order are 0.24.4's (``settings.ts``, ``mergeSettings``;
+the system files are ``/etc/qwen-code/settings.json`` and ``system-defaults.json``
+beside it, or ``QWEN_CODE_SYSTEM_SETTINGS_PATH`` / ``QWEN_CODE_SYSTEM_DEFAULTS_PATH``).
+
+One exception, also 0.24.4's (``modelConfigUtils.ts``, ``resolveCliGenerationConfig``):
+``model.name`` from any settings file wins over ``OPENAI_MODEL``/``QWEN_MODEL``;
+the environment names the model only when no file does. The editor's
+``qwen.model.name`` stands where the CLI's ``--model`` flag does, above both.
+
+Every leaf remembers which layer set it so ``qwen-lsp doctor`` can say where
+a value came from (:attr:`LoadedSettings.layer_names`). A bad file or a bad
+value is reported and skipped — the layer's other keys and all other layers
+still apply — because a typo in one settings file must never stop the server
+from starting.
 """
 
 from __future__ import annotations
@@ -14,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,16 +56,42 @@ class TimeoutSettings(_Section):
     stall: float = Field(60.0, gt=0, description="Seconds without any data before a stream counts as stalled.")
 
 
-class GenerationConfigSettings(_Section):
-    """Qwen Code's ``model.generationConfig``; only the window is read here."""
+class SamplingParams(_Section):
+    """Qwen Code 0.24.4's ``model.generationConfig.samplingParams``: sent with every model request.
 
+    0.24.4 (``ContentGenerationPipeline.buildGenerateContentConfig``) spreads
+    the whole object into the request body; here only these keys, each a
+    bounded number, are read (docs/interop.md says why), and they are sent
+    under the same names. ``max_tokens`` also caps each turn's output budget
+    (``llm/sampling.py``).
+    """
+
+    temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature sent with every request.")
+    top_p: float | None = Field(None, gt=0, le=1, description="Nucleus sampling share sent with every request.")
+    top_k: int | None = Field(None, ge=1, le=1_000_000, description="Top-k sampling, for endpoints that accept it.")
+    max_tokens: int | None = Field(None, ge=1, le=10_000_000, description="Output tokens per request (default: the model's output limit).")
+    presence_penalty: float | None = Field(None, ge=-2, le=2)
+    frequency_penalty: float | None = Field(None, ge=-2, le=2)
+    repetition_penalty: float | None = Field(None, gt=0, le=10)
+
+    def body(self) -> dict[str, float | int]:
+        """The keys that are set, as request-body fields (``max_tokens`` left to the output budget)."""
+        return {k: v for k, v in self.model_dump(exclude={"max_tokens"}).items() if v is not None}
+
+
+class GenerationConfigSettings(_Section):
+    """Qwen Code's ``model.generationConfig``: the window and the sampling parameters are read here."""
+
+    sampling_params: SamplingParams = Field(SamplingParams(), alias="samplingParams", description="Qwen Code's sampling parameters, sent with every request.")
     context_window_size: int | None = Field(
         None, alias="contextWindowSize", gt=0, description="Context window in tokens (Qwen Code's key; default: its per-model table)."
     )
 
 
 class ModelSettings(_Section):
-    name: str | None = Field(None, description="Model id sent to the endpoint (OPENAI_MODEL).")
+    name: str | None = Field(
+        None, description="Model id sent to the endpoint; in a settings file it wins over OPENAI_MODEL, as in Qwen Code 0.24.4."
+    )
     base_url: str | None = Field(None, alias="baseUrl", description="OpenAI-compatible base URL, usually ending in /v1.")
     api_key: SecretStr | None = Field(None, alias="apiKey", description="Bearer key; never written to files by us.")
     context_window: int | None = Field(
@@ -188,6 +225,21 @@ class LoadedSettings:
     settings: Settings
     sources: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    layer_names: dict[str, str] = field(default_factory=dict)
+    """Source (a file path, ``environment``, ``editor``) → its layer: ``system defaults``, ``user``, ``project``, ``system``, ..."""
+    env_vars: dict[str, str] = field(default_factory=dict)
+    """Dotted key → the environment variable that set it (``model.name`` → ``OPENAI_MODEL``)."""
+
+    def origin(self, key: str) -> str:
+        """Where ``key``'s value came from, layer first: ``user: ~/.qwen/settings.json``, ``environment: OPENAI_MODEL``, ``default``."""
+        source = self.sources.get(key)
+        if source is None:
+            return "default"
+        layer = self.layer_names.get(source, source)
+        if layer == "environment":
+            var = self.env_vars.get(key)
+            return f"environment: {var}" if var else layer
+        return layer if layer == source else f"{layer}: {source}"
 
 
 def strip_json_comments(text: str) -> str:
@@ -286,19 +338,66 @@ def _aliases(model: type[BaseModel]) -> set[str]:
     return {f.alias for f in model.model_fields.values() if f.alias}
 
 
-def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
-    """Environment variables with Qwen Code's names."""
+def env_layer(env: Mapping[str, str], env_vars: dict[str, str] | None = None) -> dict[str, Any]:
+    """Environment variables with Qwen Code's names; ``env_vars`` collects which variable set which key.
+
+    The model comes from ``OPENAI_MODEL``, else ``QWEN_MODEL`` (0.24.4's
+    ``AUTH_ENV_MAPPINGS.openai``); blank values count as unset, as its ``isValuePresent``.
+    """
     model: dict[str, Any] = {}
-    if env.get("OPENAI_MODEL"):
-        model["name"] = env["OPENAI_MODEL"]
-    if env.get("OPENAI_BASE_URL"):
-        model["baseUrl"] = env["OPENAI_BASE_URL"]
-    if env.get("OPENAI_API_KEY"):
-        model["apiKey"] = env["OPENAI_API_KEY"]
-    elif env.get("DASHSCOPE_API_KEY"):
-        model["apiKey"] = env["DASHSCOPE_API_KEY"]
-        model.setdefault("baseUrl", DASHSCOPE_BASE_URL)
+    names = env_vars if env_vars is not None else {}
+
+    def take(key: str, *variables: str) -> None:
+        for var in variables:
+            if env.get(var, "").strip():
+                model[key] = env[var]
+                names[f"model.{key}"] = var
+                return
+
+    take("name", "OPENAI_MODEL", "QWEN_MODEL")
+    take("baseUrl", "OPENAI_BASE_URL")
+    take("apiKey", "OPENAI_API_KEY")
+    if "apiKey" not in model and env.get("DASHSCOPE_API_KEY", "").strip():
+        take("apiKey", "DASHSCOPE_API_KEY")
+        if "baseUrl" not in model:
+            model["baseUrl"] = DASHSCOPE_BASE_URL
+            names["model.baseUrl"] = "DASHSCOPE_API_KEY"
     return {"model": model} if model else {}
+
+
+def system_settings_path(env: Mapping[str, str]) -> Path:
+    """0.24.4's ``getSystemSettingsPath``: ``QWEN_CODE_SYSTEM_SETTINGS_PATH`` or the platform's fixed place."""
+    if env.get("QWEN_CODE_SYSTEM_SETTINGS_PATH"):
+        return Path(env["QWEN_CODE_SYSTEM_SETTINGS_PATH"])
+    if sys.platform == "darwin":
+        return Path("/Library/Application Support/QwenCode/settings.json")
+    if sys.platform == "win32":
+        return Path("C:\\ProgramData\\qwen-code\\settings.json")
+    return Path("/etc/qwen-code/settings.json")
+
+
+def system_defaults_path(env: Mapping[str, str]) -> Path:
+    """0.24.4's ``getSystemDefaultsPath``: ``QWEN_CODE_SYSTEM_DEFAULTS_PATH`` or ``system-defaults.json`` beside the system file."""
+    if env.get("QWEN_CODE_SYSTEM_DEFAULTS_PATH"):
+        return Path(env["QWEN_CODE_SYSTEM_DEFAULTS_PATH"])
+    return system_settings_path(env).parent / "system-defaults.json"
+
+
+def _names_a_model(layer: Mapping[str, Any]) -> bool:
+    model = layer.get("model")
+    name = model.get("name") if isinstance(model, Mapping) else None
+    return isinstance(name, str) and bool(name.strip())
+
+
+def _without_model_name(layer: Mapping[str, Any]) -> dict[str, Any]:
+    model = layer.get("model")
+    if not isinstance(model, Mapping) or "name" not in model:
+        return dict(layer)
+    rest = {k: v for k, v in model.items() if k != "name"}
+    out = {k: v for k, v in layer.items() if k != "model"}
+    if rest:
+        out["model"] = rest
+    return out
 
 
 def _merge(into: dict[str, Any], layer: Mapping[str, Any], source: str, sources: dict[str, str], prefix: str = "") -> None:
@@ -385,17 +484,28 @@ def load_settings(
     sources: dict[str, str] = {}
     merged: dict[str, Any] = {}
     layers: list[tuple[str, Mapping[str, Any]]] = []
-    user_file = global_qwen_dir() / "settings.json"
-    layers.append((str(user_file), read_settings_file(user_file, problems)))
+    names: dict[str, str] = {}
+    env_vars: dict[str, str] = {}
+    files = [("system defaults", system_defaults_path(env)), ("user", global_qwen_dir() / "settings.json")]
     project_file = None if project_root is None else Path(project_root) / ".qwen" / "settings.json"
     if project_file is not None:
-        layers.append((str(project_file), read_settings_file(project_file, problems)))
-    layers.append(("environment", env_layer(env)))
+        files.append(("project", project_file))
+    files.append(("system", system_settings_path(env)))
+    for layer_name, path in files:
+        names.setdefault(str(path), layer_name)
+        layers.append((str(path), read_settings_file(path, problems)))
+    layers.append(("environment", env_layer(env, env_vars)))
+    names["environment"] = "environment"
     if client:
         layers.append(("editor", canonical_keys(Settings, _bounded_editor_layer(client, problems), "editor", problems)))
+        names["editor"] = "editor"
     # A project cannot trust itself: see settings_trust for what it may not set.
     project_source = None if project_file is None else str(project_file)
-    for source, layer in screen_layers(layers, project_source, project_root, problems):
+    screened = screen_layers(layers, project_source, project_root, problems)
+    file_names_model = any(_names_a_model(layer) for source, layer in screened if source not in ("environment", "editor"))
+    for source, layer in screened:
+        if source == "environment" and file_names_model:
+            layer = _without_model_name(layer)  # a settings file's model.name wins, as in 0.24.4
         _merge(merged, _validated_layer(source, fold_cli_keys(layer), problems), source, sources)
     for _ in range(50):
         try:
@@ -416,4 +526,4 @@ def load_settings(
         settings = Settings()
     for problem in problems:
         log.warning("settings: %s", problem)
-    return LoadedSettings(settings=settings, sources=sources, problems=problems)
+    return LoadedSettings(settings=settings, sources=sources, problems=problems, layer_names=names, env_vars=env_vars)

@@ -5,9 +5,9 @@ Each case gives an editor state twice: to our server over LSP (``didOpen`` in or
 increasing timestamps, the focused one last and active, its cursor as the companion reports
 it — line 1-based, character 0-based — and its selected text). ``tests/data/editor_context/``
 holds the reminder the real ``qwen -p hi --auth-type openai`` (0.24.4) sent, with the
-workspace path as ``{ROOT}``; ``test_goldens_match_the_real_cli`` re-captures them whenever
-the ``qwen`` CLI is installed (``npm install -g @qwen-code/qwen-code@0.24.4``), so the goldens
-cannot drift from it. The CLI glues the reminder to the user's text with a blank line; ours
+workspace path as ``{ROOT}``; ``test_goldens_match_the_real_cli`` re-captures them with the
+CLI the ``qwen_cli`` fixture installs (``tests/support/qwen_cli.py``; under CI a missing CLI
+fails), so the goldens cannot drift from it. The CLI glues the reminder to the user's text with a blank line; ours
 is a text part of its own right before it (the transcript then never shows it as typed).
 """
 
@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.qwen_cli import QUIET_CLI_SETTINGS
 from support.scripted_openai import ScriptedOpenAI
 
 from lsp_harness import chat, open_doc, running_server
@@ -102,11 +102,11 @@ async def test_our_reminder_equals_the_clis(name, tmp_path, home, scripted: Scri
     assert editor_part(user_texts(scripted.chat_requests()[-1].body)) == golden(name, ws)
 
 
-def cli_reminder(case: Case, tmp_path: Path, scripted: ScriptedOpenAI) -> tuple[str, Path]:
+def cli_reminder(qwen: str, case: Case, tmp_path: Path, scripted: ScriptedOpenAI) -> tuple[str, Path]:
     ws = make_workspace(tmp_path, case)
     home = tmp_path / "cli-home"
     (home / ".qwen").mkdir(parents=True)
-    (home / ".qwen" / "settings.json").write_text(json.dumps({"ide": {"enabled": True}}))
+    (home / ".qwen" / "settings.json").write_text(json.dumps({**QUIET_CLI_SETTINGS, "ide": {"enabled": True}}))
     names = list(case.files)
     open_files = [{"path": str(ws / n), "timestamp": i + 1} for i, n in enumerate(names)]
     last = open_files[-1]
@@ -126,18 +126,16 @@ def cli_reminder(case: Case, tmp_path: Path, scripted: ScriptedOpenAI) -> tuple[
         "QWEN_CODE_IDE_SERVER_STDIO_COMMAND": sys.executable,
         "QWEN_CODE_IDE_SERVER_STDIO_ARGS": json.dumps([str(COMPANION), str(context_file)]),
     }
-    qwen = shutil.which("qwen")
-    assert qwen is not None
     done = subprocess.run([qwen, "-p", "hi", "--auth-type", "openai"], cwd=ws, env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     first = next(r.body for r in scripted.chat_requests() if INTRO in json.dumps(r.body))
     return editor_part(user_texts(first)), ws
 
 
-@pytest.mark.skipif(shutil.which("qwen") is None, reason="the Qwen Code CLI (npm @qwen-code/qwen-code@0.24.4) is not installed")
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_goldens_match_the_real_cli(name, tmp_path, scripted: ScriptedOpenAI):
-    got, ws = cli_reminder(CASES[name], tmp_path, scripted)
+def test_goldens_match_the_real_cli(name, tmp_path, scripted: ScriptedOpenAI, qwen_cli: str):
+    got, ws = cli_reminder(qwen_cli, CASES[name], tmp_path, scripted)
     if os.environ.get("QWEN_LSP_WRITE_GOLDENS"):
         (GOLDEN / f"{name}.txt").write_text(got.replace(str(ws), "{ROOT}"), encoding="utf-8")
     assert got == golden(name, ws)

@@ -51,7 +51,8 @@ async def editor(
     @client.feature("qwen/permission")
     def permission(params: Any) -> dict[str, str]:
         client.permissions.append(as_dict(params))
-        return {"decision": "deny"}
+        # With a reason, so the turn goes on to its answer (a plain "deny" ends it, as in Qwen Code 0.24.4).
+        return {"decision": "deny", "reason": "not now"}
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:

@@ -20,7 +20,7 @@ from lsp_harness import as_dict, start_client
 class Answers:
     """Scripted answers (``deny`` once they run out) and a log of what was asked and applied."""
 
-    def __init__(self, answers: list[str]) -> None:
+    def __init__(self, answers: list[str | dict[str, str]]) -> None:
         self.answers = list(answers)
         self.asked: list[dict[str, Any]] = []
         self.applied: list[types.WorkspaceEdit] = []
@@ -28,15 +28,21 @@ class Answers:
 
 @contextlib.asynccontextmanager
 async def permission_client(
-    env: dict[str, str], ws: Path, options: dict[str, Any] | None, answers: list[str] | None = None
+    env: dict[str, str], ws: Path, options: dict[str, Any] | None, answers: list[str | dict[str, str]] | None = None
 ) -> AsyncIterator[Any]:
+    """``answers`` in order, then "deny". A ``"deny"`` carries a reason, so the turn goes on and every later call
+    of the script is asked too (a plain deny ends the turn, as in Qwen Code 0.24.4: ``Approval.denial_extra``);
+    a dict is sent as it is (``{"decision": "deny"}`` for a plain one)."""
     client, rec = await start_client(env)
     log = Answers(answers or [])
 
     @client.feature("qwen/permission")
     def permission(params: Any) -> dict[str, str]:
         log.asked.append(as_dict(params))
-        return {"decision": log.answers.pop(0) if log.answers else "deny"}
+        answer = log.answers.pop(0) if log.answers else "deny"
+        if isinstance(answer, dict):
+            return answer
+        return {"decision": answer, "reason": "not this one"} if answer == "deny" else {"decision": answer}
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:

@@ -237,8 +237,10 @@ def test_cli_allow_always_on_a_command_does_not_cover_a_chained_one(ws: Path, ho
     assert proc.returncode == 0
     assert b"$ date" in prompts[0] and b"touch" in prompts[1]  # the second question is the chained command
     assert not touched.exists()
+    # The "n" ended the turn (as in Qwen Code 0.24.4): the model was not asked again after it.
+    assert len(scripted.chat_requests()) == 3
     tool_results = [m["content"] for m in scripted.chat_requests()[-1].body["messages"] if m["role"] == "tool"]
-    assert len(tool_results) == 3 and "did not allow" in tool_results[2]
+    assert len(tool_results) == 2
 
 
 async def test_git_in_a_nested_repository_that_configures_a_program_asks(ws: Path, home: Path, scripted: ScriptedOpenAI) -> None:

@@ -137,7 +137,7 @@ class _ApprovedWrite:
         approval = await ctx.approve(ctx.call_id, request) if ctx.approve is not None else Approval("deny")
         decision = approval.decision
         if decision == "deny":
-            return ToolResult(output=approval.refusal(), is_error=True, display=f"Declined: {self.verb.lower()} {rel}", extra={"decision": decision})
+            return ToolResult(output=approval.refusal(), is_error=True, display=f"Declined: {self.verb.lower()} {rel}", extra=approval.denial_extra())
         try:
             where = await ctx.applier.write(path, before, new_text)
         except ApplyError as exc:
@@ -160,7 +160,7 @@ class _ApprovedWrite:
         request = ToolPermission(tool=self.name, title=f"{self.verb} {path}", path=str(path), diff=diff)
         approval = await ctx.approve(ctx.call_id, request) if ctx.approve is not None else Approval("deny")
         if approval.decision == "deny":
-            return ToolResult(output=approval.refusal(), is_error=True, display=f"Declined: {self.verb.lower()} {path}", extra={"decision": "deny"})
+            return ToolResult(output=approval.refusal(), is_error=True, display=f"Declined: {self.verb.lower()} {path}", extra=approval.denial_extra())
         try:
             await managed.write(path, new_text)
         except (ValueError, OSError) as exc:

@@ -136,7 +136,7 @@ class ShellTool:
         approval = await ctx.approve(ctx.call_id, permission) if ctx.approve is not None else Approval("deny")
         decision = approval.decision
         if decision == "deny":
-            return ToolResult(output=approval.refusal(), is_error=True, display=f"Declined: {params.command[:80]}", extra={"decision": decision})
+            return ToolResult(output=approval.refusal(), is_error=True, display=f"Declined: {params.command[:80]}", extra=approval.denial_extra())
         after: AfterCommand | None = None
         if self._guard is not None and not permission.read_only:
             try:

@@ -44,7 +44,7 @@ def terminal_asker(stdin: TextIO | None = None, stderr: TextIO | None = None) ->
             print(f"  [a]lways covers: {visible(request.always_covers)}", file=out)
         print("Allow? [y]es / [a]lways for this chat / [N]o: ", end="", file=out, flush=True)
         answer = (await asyncio.to_thread(src.readline)).strip().lower()
-        return Approval(parse_answer(answer))
+        return Approval(parse_answer(answer), by_user=True)
 
     return ask
 
