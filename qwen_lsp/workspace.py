@@ -76,6 +76,7 @@ from .sessions.registry import ChatSession, SessionRegistry
 from .sessions.shown import shown_transcript
 from .settings.config import LoadedSettings, Settings, load_settings, overlay
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
+from .warmup import HTTP, NO_WARMUP, WATCHING, Warmup
 
 if TYPE_CHECKING:  # watchdog loads only when watching starts: a one-shot `qwen-lsp chat` never watches
     from .files.watching import DebouncedWatcher
@@ -114,15 +115,19 @@ class Workspace:
         ask: Asker | None = None,
         applier: Applier | None = None,
         features: Sequence[Feature] = (),
+        warmup: Warmup = NO_WARMUP,
     ) -> None:
         """Blocking (settings files, every skill): the server calls :meth:`open` instead.
 
         ``features`` are added after the built-in ones (a test's probe, a later feature).
+        ``warmup`` is the server's (``qwen_lsp/warmup.py``): what the loop would import or load
+        the first time is awaited from it instead.
         """
         self.root = Path(root).resolve()
         self.interaction_mode = interaction_mode
         self.counter = counter
         self.listeners = listeners or Listeners()
+        self.warmup = warmup
         self.open_documents: set[Path] = set()
         """Files open in the editor: they count for every chat, and re-activate skills after a refresh."""
         self._env = env
@@ -192,8 +197,14 @@ class Workspace:
 
     @classmethod
     async def open(cls, root: Path, **kwargs: Any) -> Workspace:
-        """Build a workspace on a worker thread: reading thousands of skills must not hold the event loop."""
-        return await asyncio.to_thread(lambda: cls(root, **kwargs))
+        """Build a workspace on a worker thread: reading thousands of skills must not hold the event loop.
+
+        The folder's git snapshot for its first chat starts here too (``SetUpSnapshot``): in a large
+        repository ``git status`` was most of that chat's wait.
+        """
+        workspace = await asyncio.to_thread(lambda: cls(root, **kwargs))
+        workspace.context.start_set_up_snapshot()
+        return workspace
 
     @property
     def memory(self) -> MemoryManager:
@@ -264,6 +275,7 @@ class Workspace:
         Built on a worker thread: a new HTTP client loads the CA bundle (tens of ms). The usual case,
         the same settings as last turn, is answered on the loop without that thread hop.
         """
+        await self.warmup.ready(HTTP)  # the first request imports anyio's asyncio backend on the loop
         current = self.endpoint.unchanged(self.loaded)
         if current is not None:
             return current
@@ -288,6 +300,7 @@ class Workspace:
 
         Registering the watches walks the skill trees, so it runs on a worker thread.
         """
+        await self.warmup.ready(WATCHING)
         from .files.watching import DebouncedWatcher  # here, not at the top: see the TYPE_CHECKING import
 
         await asyncio.to_thread(self.skills.start_watching, loop, self._apply_skill_change)
@@ -423,6 +436,7 @@ class Workspace:
         self.document_changed(path)
 
     def document_changed(self, path: Path) -> None:
+        self.context.drop_set_up_snapshot()
         for feature in self.engine.features:
             feature.file_changed(path)
 
