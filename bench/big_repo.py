@@ -35,7 +35,7 @@ Results per size (``<n>`` = ``1k``, ``10k``, ``100k``):
   ``/proc``). Target ≤ 200.
 
 And ``big_repo.first_chat_growth``: the first chat at the largest size over
-the smallest (target ≤ 2). Every row carries ``load_average``.
+the smallest (target ≤ 2). Every row carries ``load_average`` (``bench/harness.py``).
 
 Run: ``python -m bench.big_repo [--quick] [--sizes 1000,100000]``. The 100k
 tree takes ~15 s to generate and commit; ``--quick`` runs one 300-file tree.
@@ -370,26 +370,22 @@ async def main_async(sizes: tuple[int, ...]) -> None:
                 name = f"big_repo.{label(size)}"
                 first_chats[size] = run.first_chat
                 emit(f"{name}.initialize_ms", run.initialize * 1e3, "ms", bare_init * 1e3, files=size,
-                     target_ms=1000, baseline_is="bare pygls server spawned and initialized, same run", load_average=load())
+                     target_ms=1000, baseline_is="bare pygls server spawned and initialized, same run")
                 emit(f"{name}.first_chat_ms", run.first_chat * 1e3, "ms", run.second_chat * 1e3, files=size,
                      cpu_ms=round(run.first_chat_cpu * 1e3), target_ms=1000,
-                     baseline_is="a second new chat in the same server, after set-up", load_average=load())
+                     baseline_is="a second new chat in the same server, after set-up")
                 emit(f"{name}.loop_worst_ms", max(run.pings) * 1e3, "ms", max(bare_pings) * 1e3, files=size,
                      pings=len(run.pings), p99_ms=round(percentile(run.pings, 99) * 1e3, 2),
                      median_ms=round(median(run.pings) * 1e3, 2), window_s=round(run.duration, 3),
                      baseline_p99_ms=round(percentile(bare_pings, 99) * 1e3, 2), target_ms=50,
-                     baseline_is="the same pinger against a bare pygls server, as long, same run", load_average=load())
-                emit(f"{name}.rss_mb", run.rss, "MB", None, files=size, peak_mb=round(run.peak, 1), target_mb=150, load_average=load())
+                     baseline_is="the same pinger against a bare pygls server, as long, same run")
+                emit(f"{name}.rss_mb", run.rss, "MB", None, files=size, peak_mb=round(run.peak, 1), target_mb=150)
                 if run.watches is not None:
-                    emit(f"{name}.inotify_watches", run.watches, "watches", None, files=size, target=200, load_average=load())
+                    emit(f"{name}.inotify_watches", run.watches, "watches", None, files=size, target=200)
     if len(first_chats) > 1:
         small, large = min(first_chats), max(first_chats)
         emit("big_repo.first_chat_growth", first_chats[large] * 1e3, "ms", first_chats[small] * 1e3,
-             files=large, baseline_files=small, target_ratio=2, load_average=load())
-
-
-def load() -> float | None:
-    return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+             files=large, baseline_files=small, target_ratio=2)
 
 
 def main(argv: list[str] | None = None) -> None:
