@@ -200,11 +200,19 @@ class Workspace:
         """Build a workspace on a worker thread: reading thousands of skills must not hold the event loop.
 
         The folder's git snapshot for its first chat starts here too (``SetUpSnapshot``): in a large
-        repository ``git status`` was most of that chat's wait.
+        repository ``git status`` was most of that chat's wait; so does building the model client.
         """
         workspace = await asyncio.to_thread(lambda: cls(root, **kwargs))
         workspace.context.start_set_up_snapshot()
+        workspace._background.spawn(workspace._prepare_client())
         return workspace
+
+    async def _prepare_client(self) -> None:
+        """Build the model client during set-up (off the loop): its CA bundle is otherwise part of the first chat's wait."""
+        try:
+            await self.model_client()
+        except EngineError:  # no model configured: the first chat says so
+            pass
 
     @property
     def memory(self) -> MemoryManager:

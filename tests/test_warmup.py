@@ -232,3 +232,51 @@ async def test_the_first_chat_takes_the_set_up_snapshot_and_the_loop_answers_mea
     assert calls.read_text().count("status") == 2  # a later chat takes its own
     first_system = scripted.chat_requests()[0].body["messages"][0]["content"]
     assert "git: Current branch:" in first_system and "first" in first_system
+
+
+# ----------------------------------------------------------------- the model client, built while the loop answers
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="the gate is a named pipe")
+async def test_asking_for_the_client_while_it_is_built_never_holds_the_loop(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The set-up builds the model client; its CA bundle is a named pipe that opens only when the loop says so.
+
+    A caller on the loop asking for the client meanwhile (a new chat's turn and its recall ask at once)
+    used to wait for the build's lock on the loop itself.
+    """
+    import certifi
+
+    bundle = tmp_path / "ca.pem"
+    os.mkfifo(bundle)
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    (tmp_path / "ws" / ".git").mkdir(parents=True)
+    order: list[str] = []
+    building, release = threading.Event(), threading.Event()
+
+    def releaser() -> None:
+        with bundle.open("wb") as pipe:  # returns once the build opened the bundle: it holds the endpoint now
+            building.set()
+            order.append("released" if release.wait(GATE_SECONDS) else "released after the wait gave up")
+            pipe.write(Path(certifi.where()).read_bytes())
+
+    thread = threading.Thread(target=releaser, daemon=True)
+    thread.start()
+    env = {"OPENAI_BASE_URL": "https://127.0.0.1:9/v1", "OPENAI_API_KEY": "k", "OPENAI_MODEL": "m"}
+    workspace = await Workspace.open(tmp_path / "ws", counter=TokenCounter(), env=env)
+    try:
+        assert await asyncio.to_thread(building.wait, GATE_SECONDS)
+        asked = asyncio.ensure_future(workspace.model_client())
+        for _ in range(20):
+            await asyncio.sleep(0)
+        order.append("loop ran")
+        release.set()
+        client = await asyncio.wait_for(asked, GATE_SECONDS)
+        current = workspace.endpoint.current
+    finally:
+        release.set()
+        await workspace.drain()
+        thread.join(GATE_SECONDS)
+    assert order == ["loop ran", "released"]
+    assert client is current  # one client: the set-up's
