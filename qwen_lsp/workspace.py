@@ -200,18 +200,23 @@ class Workspace:
         """Build a workspace on a worker thread: reading thousands of skills must not hold the event loop.
 
         The folder's git snapshot for its first chat starts here too (``SetUpSnapshot``): in a large
-        repository ``git status`` was most of that chat's wait; so does building the model client.
+        repository ``git status`` was most of that chat's wait; so do the rest of its set-up (:meth:`_set_up`).
         """
         workspace = await asyncio.to_thread(lambda: cls(root, **kwargs))
         workspace.context.start_set_up_snapshot()
-        workspace._background.spawn(workspace._prepare_client())
+        workspace._background.spawn(workspace._set_up())
         return workspace
 
-    async def _prepare_client(self) -> None:
-        """Build the model client during set-up (off the loop): its CA bundle is otherwise part of the first chat's wait."""
+    async def _set_up(self) -> None:
+        """What the first chat would wait for, done as the folder is set up, off the loop: the model client
+        (its CA bundle) and the workspace's context build. A failure is the first chat's to report."""
         try:
             await self.model_client()
-        except EngineError:  # no model configured: the first chat says so
+        except EngineError:
+            pass
+        try:
+            await asyncio.to_thread(self.context.prepare)
+        except ContextError:
             pass
 
     @property
