@@ -19,7 +19,8 @@ answered. Everything else runs after, while the loop answers.
 
 Adding one: a :class:`Step` in :func:`server_steps` (``imports(...)`` for
 modules) and an ``await warmup.ready(name)`` before the first use on the
-loop. A one-shot ``qwen-lsp chat`` has no loop to keep free and no warm-up
+loop (none is needed where the first use is on a worker thread: it waits
+there for the import lock, harmlessly). A one-shot ``qwen-lsp chat`` has no loop to keep free and no warm-up
 (:data:`NO_WARMUP`: every step counts as done).
 """
 
@@ -41,6 +42,9 @@ HTTP = "http"
 """The asyncio side of httpx's transport: httpcore's async pool and anyio's asyncio backend, imported at the first request."""
 VOCABULARY = "vocabulary"
 """Qwen's BPE vocabulary (``llm/tokens.py``)."""
+SHELL_PARSER = "shell_parser"
+"""tree-sitter and its bash grammar (``shell/syntax.py``). The shell analysis runs on worker threads, so
+nothing awaits it: warmed here, the first command's analysis does not pay for the import."""
 
 
 @dataclass(frozen=True)
@@ -112,4 +116,5 @@ def server_steps(load_vocabulary: Callable[[], object]) -> list[Step]:
         Step(VOCABULARY, load_vocabulary, before_initialize=True),
         Step(WATCHING, imports("qwen_lsp.files.watching")),
         Step(HTTP, imports("httpcore", "anyio", "anyio._backends._asyncio", "anyio.streams.tls", "anyio.streams.memory")),
+        Step(SHELL_PARSER, imports("tree_sitter", "tree_sitter_bash")),
     ]

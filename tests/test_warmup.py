@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from support.scripted_openai import Reply, ScriptedOpenAI
 from lsp_harness import as_dict, initialize, server_env, start_client, wait_for
 from qwen_lsp.agent.events import TurnEvent
 from qwen_lsp.llm.tokens import TokenCounter
-from qwen_lsp.warmup import HTTP, NO_WARMUP, VOCABULARY, WATCHING, Step, Warmup, imports, server_steps
+from qwen_lsp.warmup import HTTP, NO_WARMUP, SHELL_PARSER, VOCABULARY, WATCHING, Step, Warmup, imports, server_steps
 from qwen_lsp.workspace import Workspace
 
 GATE_SECONDS = 30.0
@@ -108,14 +109,12 @@ async def test_no_warmup_and_unknown_steps_are_ready_at_once() -> None:
 def test_the_server_steps_load_the_vocabulary_first_and_import_what_the_loop_would() -> None:
     counter = TokenCounter()
     steps = server_steps(counter.load)
-    assert [s.name for s in steps] == [VOCABULARY, WATCHING, HTTP]
-    assert [s.before_initialize for s in steps] == [True, False, False]
+    assert [s.name for s in steps] == [VOCABULARY, WATCHING, HTTP, SHELL_PARSER]
+    assert [s.before_initialize for s in steps] == [True, False, False, False]
     for step in steps:
         step.run()
     assert counter.loaded
-    import sys
-
-    assert "qwen_lsp.files.watching" in sys.modules and "anyio._backends._asyncio" in sys.modules
+    assert {"qwen_lsp.files.watching", "anyio._backends._asyncio", "tree_sitter_bash"} <= set(sys.modules)
 
 
 # ----------------------------------------------------------------- the workspace waits without holding the loop
