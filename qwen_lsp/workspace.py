@@ -39,7 +39,8 @@ from .background import BackgroundTasks
 from .compaction.compactor import Progress
 from .features.editor_context.feature import EditorContextFeature
 from .features.editor_context.state import SelectionReader
-from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
+from .context import ContextAssembler, ContextError, ContextSettings, SessionContext, git_snapshot
+from .context.session_context import SetUpSnapshot
 from .context.attachments import Attachment
 from .context.text import Problem
 from .engine import Engine, tool_list
@@ -202,8 +203,10 @@ class Workspace:
         The folder's git snapshot for its first chat starts here too (``SetUpSnapshot``): in a large
         repository ``git status`` was most of that chat's wait; so do the rest of its set-up (:meth:`_set_up`).
         """
+        root = Path(root).resolve()
+        snapshot = SetUpSnapshot(lambda: git_snapshot(str(root)))  # git runs while the workspace is built
         workspace = await asyncio.to_thread(lambda: cls(root, **kwargs))
-        workspace.context.start_set_up_snapshot()
+        workspace.context.use_set_up_snapshot(snapshot)
         workspace._background.spawn(workspace._set_up())
         return workspace
 

@@ -55,7 +55,6 @@ from .prompts import (
 from .rule_budget import RuleBudget
 from .rules import ConditionalRules, Rule, format_rules, load_rules_dir
 from .sections import Section
-from .environment import git_snapshot
 from .session_context import SessionContext, SetUpSnapshot
 from .text import GitAncestry, Problem, js_trim, lexical_abspath, read_text
 
@@ -277,9 +276,9 @@ class ContextAssembler:
             self._git_repo = self._ancestry.in_git(self.cwd)
         return self._git_repo
 
-    def start_set_up_snapshot(self) -> None:
-        """The server set the folder up: take the git snapshot for its first chat now (:class:`SetUpSnapshot`)."""
-        self._set_up_snapshot = SetUpSnapshot(lambda: git_snapshot(self.cwd, in_git=self.in_git()))
+    def use_set_up_snapshot(self, snapshot: SetUpSnapshot) -> None:
+        """The git snapshot the server started as it set the folder up (``Workspace.open``), for its first chat."""
+        self._set_up_snapshot = snapshot
 
     def claim_set_up_snapshot(self) -> Future[str | None] | None:
         """That snapshot, for the first new chat that asks while it is fresh; None after."""
