@@ -10,8 +10,8 @@ vocabulary costs what the Rust side needs and no more.
 Loading is lazy (first count) and guarded by a lock, because counts are asked
 from the event loop and from worker threads alike. The server loads it with
 :meth:`TokenCounter.load` on its warm-up thread before answering ``initialize``
-(``qwen_lsp/warmup.py``): a count on the loop while that load ran waited for
-the lock, holding the loop for the whole load.
+(``qwen_lsp/warmup.py``): tiktoken's build holds the GIL ~0.1 s in one call,
+and a count asked on the loop during the load would wait for the lock.
 
 When the vocabulary is missing or unreadable, counts fall back to
 ``ceil(utf8_bytes / 4)`` with one warning; ``exact`` and ``source`` tell
