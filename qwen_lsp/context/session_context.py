@@ -110,7 +110,9 @@ class SessionContext:
         On a new chat's way to its first request the snapshot was the longest step (``git status``
         and ``git log`` are process starts, ~5-15 ms); started when the chat is opened, the processes
         run on another core while the session, the workspace context and the prelude are prepared.
-        It is still taken at the chat's start, so a commit or an edit made before it always shows.
+        It is still taken at the chat's start, so a commit or an edit made before it always shows,
+        except in a folder's first new chat, which takes the folder's set-up snapshot while it is fresh
+        (:class:`SetUpSnapshot`: Qwen Code 0.24.4 takes it as the session starts).
         """
         if not self._git_taken and self._git_started is None:
             self._git_started = self._assembler.claim_set_up_snapshot() or _SNAPSHOTS.submit(self._take_git_snapshot)
