@@ -314,13 +314,12 @@ class Workspace:
     async def start_watching(self, loop: asyncio.AbstractEventLoop) -> None:
         """Follow skills, rules and context files on disk (changes apply next turn); start the features.
 
-        Registering the watches walks the skill trees, so it runs on a worker thread.
+        Registering the watches walks the skill trees, so it runs on a worker thread. The context
+        watcher is made after the reload: watchdog's import may still be under way on the warm-up
+        thread, and waiting for it first moved the reload (which drops the loaded rules) later, among
+        the editor's first requests. The watcher follows nothing until :meth:`_rewatch` points it.
         """
-        await self.warmup.ready(WATCHING)
-        from .files.watching import DebouncedWatcher  # here, not at the top: see the TYPE_CHECKING import
-
         await asyncio.to_thread(self.skills.start_watching, loop, self._apply_skill_change)
-        self._watcher = DebouncedWatcher(self._on_context_files_changed, loop=loop, ignore=_ignored_path)
         # Whatever changed between construction and the watches going live is
         # caught by one more load now; anything later, the watches see.
         await self._skills_reload()
@@ -328,6 +327,10 @@ class Workspace:
         for feature in self.engine.features:
             self._background.spawn(feature.start())
         self.edits.settings_changed()  # warns now, on the loop, if nobody can approve writes
+        await self.warmup.ready(WATCHING)
+        from .files.watching import DebouncedWatcher  # here, not at the top: see the TYPE_CHECKING import
+
+        self._watcher = DebouncedWatcher(self._on_context_files_changed, loop=loop, ignore=_ignored_path)
         await self._rewatch()
 
     async def _rewatch(self) -> None:
