@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import sys
 from collections.abc import Sequence
@@ -17,7 +18,9 @@ from typing import Any
 def emit(name: str, value: float, unit: str, baseline: float | None = None, **extra: Any) -> dict[str, Any]:
     """Print one result line: ``{name, value, unit, baseline, ratio, ...}``.
 
-    ``ratio`` is ``value / baseline`` when a baseline exists, else null.
+    ``ratio`` is ``value / baseline`` when a baseline exists, else null. Every line carries the
+    1-minute ``load_average`` at that moment (null where the OS has none): on a shared machine
+    the absolute figures mean little without it.
     """
     ratio = (value / baseline) if baseline not in (None, 0) else None
     row: dict[str, Any] = {
@@ -28,8 +31,13 @@ def emit(name: str, value: float, unit: str, baseline: float | None = None, **ex
         "ratio": None if ratio is None else round(ratio, 4),
     }
     row.update(extra)
+    row.setdefault("load_average", load_average())
     print(json.dumps(row), flush=True)
     return row
+
+
+def load_average() -> float | None:
+    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
 
 
 def percentile(samples: Sequence[float], pct: float) -> float:

@@ -66,7 +66,7 @@ def slow_git(root: Path) -> Path:
 
 async def stall_during_turns(ws: Path, base_url: str, turns: int) -> float:
     counter = TokenCounter()
-    await asyncio.to_thread(counter.warm_up().join)
+    await asyncio.to_thread(counter.load)
     env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
     # One unmeasured turn elsewhere: first-use imports (anyio backends), thread-pool start.
     warm = Workspace(ws.parent / "warm", counter=counter, env=env)

@@ -39,7 +39,8 @@ from .background import BackgroundTasks
 from .compaction.compactor import Progress
 from .features.editor_context.feature import EditorContextFeature
 from .features.editor_context.state import SelectionReader
-from .context import ContextAssembler, ContextError, ContextSettings, SessionContext
+from .context import ContextAssembler, ContextError, ContextSettings, SessionContext, git_snapshot
+from .context.session_context import SetUpSnapshot
 from .context.attachments import Attachment
 from .context.text import Problem
 from .engine import Engine, tool_list
@@ -76,6 +77,7 @@ from .sessions.registry import ChatSession, SessionRegistry
 from .sessions.shown import shown_transcript
 from .settings.config import LoadedSettings, Settings, load_settings, overlay
 from .skills import SkillListingTracker, SkillManager, SkillSetChange
+from .warmup import HTTP, NO_WARMUP, WATCHING, Warmup
 
 if TYPE_CHECKING:  # watchdog loads only when watching starts: a one-shot `qwen-lsp chat` never watches
     from .files.watching import DebouncedWatcher
@@ -114,15 +116,19 @@ class Workspace:
         ask: Asker | None = None,
         applier: Applier | None = None,
         features: Sequence[Feature] = (),
+        warmup: Warmup = NO_WARMUP,
     ) -> None:
         """Blocking (settings files, every skill): the server calls :meth:`open` instead.
 
         ``features`` are added after the built-in ones (a test's probe, a later feature).
+        ``warmup`` is the server's (``qwen_lsp/warmup.py``): what the loop would import or load
+        the first time is awaited from it instead.
         """
         self.root = Path(root).resolve()
         self.interaction_mode = interaction_mode
         self.counter = counter
         self.listeners = listeners or Listeners()
+        self.warmup = warmup
         self.open_documents: set[Path] = set()
         """Files open in the editor: they count for every chat, and re-activate skills after a refresh."""
         self._env = env
@@ -192,8 +198,29 @@ class Workspace:
 
     @classmethod
     async def open(cls, root: Path, **kwargs: Any) -> Workspace:
-        """Build a workspace on a worker thread: reading thousands of skills must not hold the event loop."""
-        return await asyncio.to_thread(lambda: cls(root, **kwargs))
+        """Build a workspace on a worker thread: reading thousands of skills must not hold the event loop.
+
+        The folder's git snapshot for its first chat starts here too (``SetUpSnapshot``): in a large
+        repository ``git status`` was most of that chat's wait; so do the rest of its set-up (:meth:`_set_up`).
+        """
+        root = Path(root).resolve()
+        snapshot = SetUpSnapshot(lambda: git_snapshot(str(root)))  # git runs while the workspace is built
+        workspace = await asyncio.to_thread(lambda: cls(root, **kwargs))
+        workspace.context.use_set_up_snapshot(snapshot)
+        workspace._background.spawn(workspace._set_up())
+        return workspace
+
+    async def _set_up(self) -> None:
+        """What the first chat would wait for, done as the folder is set up, off the loop: the model client
+        (its CA bundle) and the workspace's context build. A failure is the first chat's to report."""
+        try:
+            await self.model_client()
+        except EngineError:
+            pass
+        try:
+            await asyncio.to_thread(self.context.prepare)
+        except ContextError:
+            pass
 
     @property
     def memory(self) -> MemoryManager:
@@ -264,6 +291,7 @@ class Workspace:
         Built on a worker thread: a new HTTP client loads the CA bundle (tens of ms). The usual case,
         the same settings as last turn, is answered on the loop without that thread hop.
         """
+        await self.warmup.ready(HTTP)  # the first request imports anyio's asyncio backend on the loop
         current = self.endpoint.unchanged(self.loaded)
         if current is not None:
             return current
@@ -286,12 +314,12 @@ class Workspace:
     async def start_watching(self, loop: asyncio.AbstractEventLoop) -> None:
         """Follow skills, rules and context files on disk (changes apply next turn); start the features.
 
-        Registering the watches walks the skill trees, so it runs on a worker thread.
+        Registering the watches walks the skill trees, so it runs on a worker thread. The context
+        watcher is made after the reload: watchdog's import may still be under way on the warm-up
+        thread, and waiting for it first moved the reload (which drops the loaded rules) later, among
+        the editor's first requests. The watcher follows nothing until :meth:`_rewatch` points it.
         """
-        from .files.watching import DebouncedWatcher  # here, not at the top: see the TYPE_CHECKING import
-
         await asyncio.to_thread(self.skills.start_watching, loop, self._apply_skill_change)
-        self._watcher = DebouncedWatcher(self._on_context_files_changed, loop=loop, ignore=_ignored_path)
         # Whatever changed between construction and the watches going live is
         # caught by one more load now; anything later, the watches see.
         await self._skills_reload()
@@ -299,6 +327,10 @@ class Workspace:
         for feature in self.engine.features:
             self._background.spawn(feature.start())
         self.edits.settings_changed()  # warns now, on the loop, if nobody can approve writes
+        await self.warmup.ready(WATCHING)
+        from .files.watching import DebouncedWatcher  # here, not at the top: see the TYPE_CHECKING import
+
+        self._watcher = DebouncedWatcher(self._on_context_files_changed, loop=loop, ignore=_ignored_path)
         await self._rewatch()
 
     async def _rewatch(self) -> None:
@@ -423,6 +455,7 @@ class Workspace:
         self.document_changed(path)
 
     def document_changed(self, path: Path) -> None:
+        self.context.drop_set_up_snapshot()
         for feature in self.engine.features:
             feature.file_changed(path)
 

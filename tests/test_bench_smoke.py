@@ -20,6 +20,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 HARNESS_FIELDS = {"name", "value", "unit", "baseline", "ratio"}
 PROMISED = {
+    "big_repo": {"big_repo.300.initialize_ms", "big_repo.300.first_chat_ms", "big_repo.300.loop_worst_ms", "big_repo.300.rss_mb"},
     "chat_to_request": {"chat_to_request.warm_ms", "chat_to_request.warm_20k_ms"},  # oneshot_ms only where `qwen` is installed
     "kill_campaign": {"kill_campaign.failures", "kill_campaign.seconds_per_kill"},
     "loop_stall": {"loop_stall_cold_turn_ms"},
@@ -110,6 +111,7 @@ def test_benchmark_quick_run_prints_harness_lines(quick_runs, name: str):
     for row in rows:
         assert HARNESS_FIELDS <= row.keys(), row
         assert isinstance(row["value"], (int, float)) and isinstance(row["unit"], str) and row["unit"]
+        assert "load_average" in row, row  # every result says how busy the machine was
         if row["baseline"]:
             assert row["ratio"] == pytest.approx(row["value"] / row["baseline"], rel=1e-3, abs=1e-4)
         else:

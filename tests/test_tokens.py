@@ -101,7 +101,8 @@ def test_concurrent_first_use_loads_once() -> None:
     counter = TokenCounter()
     results: list[int] = []
     threads = [threading.Thread(target=lambda: results.append(counter.count("hello world"))) for _ in range(8)]
-    warm = counter.warm_up()
+    warm = threading.Thread(target=counter.load)
+    warm.start()
     for thread in threads:
         thread.start()
     for thread in [*threads, warm]:

@@ -36,6 +36,7 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,7 +55,7 @@ from .prompts import (
 from .rule_budget import RuleBudget
 from .rules import ConditionalRules, Rule, format_rules, load_rules_dir
 from .sections import Section
-from .session_context import SessionContext
+from .session_context import SessionContext, SetUpSnapshot
 from .text import GitAncestry, Problem, js_trim, lexical_abspath, read_text
 
 log = logging.getLogger(__name__)
@@ -141,6 +142,7 @@ class ContextAssembler:
         self._dirs: tuple[str, str] | None = None
         self._git_repo: bool | None = None
         self._ancestry: GitAncestry | None = None  # the walk to .git of this build, for discovery to reuse
+        self._set_up_snapshot: SetUpSnapshot | None = None
 
     # ------------------------------------------------------------------ inputs
 
@@ -273,6 +275,19 @@ class ContextAssembler:
             self._ancestry = GitAncestry()
             self._git_repo = self._ancestry.in_git(self.cwd)
         return self._git_repo
+
+    def use_set_up_snapshot(self, snapshot: SetUpSnapshot) -> None:
+        """The git snapshot the server started as it set the folder up (``Workspace.open``), for its first chat."""
+        self._set_up_snapshot = snapshot
+
+    def claim_set_up_snapshot(self) -> Future[str | None] | None:
+        """That snapshot, for the first new chat that asks while it is fresh; None after."""
+        return self._set_up_snapshot.claim() if self._set_up_snapshot is not None else None
+
+    def drop_set_up_snapshot(self) -> None:
+        """The editor reported an edit: the set-up snapshot may no longer show the tree."""
+        if self._set_up_snapshot is not None:
+            self._set_up_snapshot.drop()
 
     def workspace_prefix(self) -> str:
         """Base prompt, context files and rules, append instruction: the part every chat shares."""

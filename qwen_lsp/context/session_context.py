@@ -14,12 +14,16 @@ disk, the cached prefix of the system prompt).
 the folder walk of the prelude, a cold context build) and is meant to run
 on a worker thread; everything else is cheap and runs on the event loop.
 A new chat starts its git snapshot first (:meth:`SessionContext.start_git_snapshot`),
-so the ``git`` processes run while the rest of the chat is set up.
+so the ``git`` processes run while the rest of the chat is set up. The first new
+chat of a folder the server opened takes the snapshot started as the folder was
+set up instead (:class:`SetUpSnapshot`), as Qwen Code 0.24.4 takes its snapshot
+when the session starts, before the first prompt.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol
@@ -46,9 +50,39 @@ class SharedContext(Protocol):
     def loaded_conditional_rules(self) -> ConditionalRules | None: ...
     def rule_name(self, rule: Rule) -> str: ...
     def format_rules(self, rules: Iterable[Rule]) -> str: ...
+    def claim_set_up_snapshot(self) -> Future[str | None] | None: ...
 
 _SNAPSHOTS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="git-snapshot")
 """Where new chats' git snapshots are taken: mostly waiting for ``git``, so two threads are plenty."""
+
+SET_UP_SNAPSHOT_FRESH = 60.0
+"""Seconds for which the snapshot taken as the folder was set up stands for its first chat."""
+
+
+class SetUpSnapshot:
+    """A git snapshot started as the server set the folder up, for the folder's first new chat.
+
+    In a large repository ``git status`` stats every tracked file (~0.1 s per 30,000
+    here), which was most of a first chat's wait. Qwen Code 0.24.4 takes the snapshot
+    when its session starts (``GeminiClient.startChat`` through ``getCachedGitStatus``,
+    as the CLI starts), not when the first prompt is sent; the folder being opened is
+    that moment here. It stands for at most :data:`SET_UP_SNAPSHOT_FRESH` seconds (an
+    editor opening a folder is not a person starting a chat) and until the editor
+    reports an edit (:meth:`drop`); only one chat ever gets it, later ones take their own.
+    """
+
+    def __init__(self, take: Callable[[], str | None], *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._at = clock()
+        self._future: Future[str | None] | None = _SNAPSHOTS.submit(take)
+
+    def claim(self) -> Future[str | None] | None:
+        """The snapshot, once, while it is fresh."""
+        future, self._future = self._future, None
+        return future if future is not None and self._clock() - self._at <= SET_UP_SNAPSHOT_FRESH else None
+
+    def drop(self) -> None:
+        self._future = None
 
 
 class SessionContext:
@@ -76,10 +110,12 @@ class SessionContext:
         On a new chat's way to its first request the snapshot was the longest step (``git status``
         and ``git log`` are process starts, ~5-15 ms); started when the chat is opened, the processes
         run on another core while the session, the workspace context and the prelude are prepared.
-        It is still taken at the chat's start, so a commit or an edit made before it always shows.
+        It is still taken at the chat's start, so a commit or an edit made before it always shows,
+        except in a folder's first new chat, which takes the folder's set-up snapshot while it is fresh
+        (:class:`SetUpSnapshot`: Qwen Code 0.24.4 takes it as the session starts).
         """
         if not self._git_taken and self._git_started is None:
-            self._git_started = _SNAPSHOTS.submit(self._take_git_snapshot)
+            self._git_started = self._assembler.claim_set_up_snapshot() or _SNAPSHOTS.submit(self._take_git_snapshot)
 
     def _take_git_snapshot(self) -> str | None:
         return git_snapshot(self._assembler.cwd, in_git=self._assembler.in_git())

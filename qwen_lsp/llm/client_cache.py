@@ -39,9 +39,19 @@ class ModelEndpoint:
 
     def unchanged(self, loaded: LoadedSettings) -> ChatClient | None:
         """The current client when ``loaded`` still maps to it, else None; never builds, so callers on the
-        event loop skip the worker thread :meth:`client` needs only when a client must be built."""
-        with self._lock:
+        event loop skip the worker thread :meth:`client` needs only when a client must be built.
+
+        Never waits either: while another caller builds (holding the lock through the CA bundle's load
+        and httpx's first imports), it answers None and the caller takes the worker-thread path, where
+        waiting is harmless. Waiting here held the event loop for the whole build: a new chat's turn
+        and its memory recall ask for the client at once.
+        """
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
             return self.current if self.current is not None and _key(loaded) == self._key else None
+        finally:
+            self._lock.release()
 
     def _client(self, loaded: LoadedSettings) -> tuple[ChatClient, ChatClient | None]:
         endpoint = resolve_endpoint(loaded)

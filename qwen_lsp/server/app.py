@@ -27,6 +27,7 @@ from .. import __version__
 from ..workspace import Listeners, Workspace
 from ..errors import EngineError
 from ..llm.tokens import TokenCounter
+from ..warmup import Warmup, server_steps
 from ..protocol import (
     CLIENT_REQUESTS,
     CONTEXT_STATUS,
@@ -195,6 +196,8 @@ class QwenLanguageServer(LanguageServer):
         """Folders whose workspace is being built (off the loop), each set once it is ready: a second
         add of one is ignored, and a request for one waits (:meth:`folder_ready`)."""
         self.counter = TokenCounter()
+        self.warmup = Warmup(server_steps(self.counter.load))
+        """Started by ``create_server``; ``initialize`` is answered once its GIL-bound steps ran (``warmup.py``)."""
         self.configuration = EditorConfiguration()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.pending_settings: asyncio.Future[None] | None = None
@@ -257,6 +260,7 @@ class QwenLanguageServer(LanguageServer):
                         listeners=listeners,
                         ask=ask,
                         applier=EditorApplier(self),
+                        warmup=self.warmup,
                     )
                 except BaseException:
                     del self._opening[root]

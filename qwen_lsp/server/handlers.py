@@ -23,6 +23,7 @@ def create_server() -> QwenLanguageServer:
     server = QwenLanguageServer()
     register(server)
     prepare_server_process()
+    server.warmup.start()
     return server
 
 

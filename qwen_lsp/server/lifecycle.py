@@ -21,11 +21,11 @@ def register(server: QwenLanguageServer) -> None:
             roots = [p]
         ls.configuration.set_initial(unwrap_settings(params.initialization_options))
         await ls.open_workspaces(roots)
+        await ls.warmup.initialized()  # nothing can be waiting for the loop before this answer
 
     @server.feature(types.INITIALIZED)
     async def on_initialized(ls: QwenLanguageServer, params: types.InitializedParams) -> None:
         ls.loop = asyncio.get_running_loop()
-        ls.counter.warm_up()  # loads Qwen's vocabulary on its own thread
         if get_capability(ls.client_capabilities, "workspace.configuration", False):
             # Clients such as Neovim keep settings in workspace/configuration rather than
             # initializationOptions. Started before anything awaits, so a turn that
