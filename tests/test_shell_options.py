@@ -97,3 +97,33 @@ def test_a_glob_over_the_whole_file_system_is_refused_before_it_is_walked() -> N
 
 def test_a_lone_surrogate_is_not_plain() -> None:
     assert not analyse("ls \udced\udca0", SCRATCH, [SCRATCH]).read_only
+
+
+def test_text_that_crashes_the_bash_grammar_never_reaches_it() -> None:
+    """tree-sitter-bash 0.25.1 segfaults on ``{`` followed by some astral code points: judged in a child process,
+    the analyser must answer (not kill it) for each, and a BMP character in the same places still parses."""
+    import subprocess
+    import sys
+
+    probe = (
+        "from pathlib import Path; from qwen_lsp.shell.analysis import analyse; import tempfile; t = Path(tempfile.mkdtemp())\n"
+        "for c in ['{\\U000cb090', '|{\\U000e0001', 'a|{\\U0010ffff', 'echo {\\U0001f600}', 'ls \\U0001f600']:\n"
+        "    assert not analyse(c, t, [t]).read_only\n"
+        "for c in ['echo {\\u00e9', 'ls \\u4e00', 'echo \\u00e9']:\n"
+        "    analyse(c, t, [t])\n"
+        "from qwen_lsp.shell.syntax import _parser\n"
+        "for cp in range(0x80, 0x10000):\n"
+        "    if not 0xD800 <= cp <= 0xDFFF:\n"
+        "        for template in ('{%s', '${%s', 'a {%s}', '%s'):\n"
+        "            _parser().parse((template % chr(cp)).encode())\n"
+        "print('answered')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "answered", out.stderr[-2000:]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(min_codepoint=0x10000), min_size=1, max_size=5), st.sampled_from(["{%s", "|{%s", "a {%s}", "%s"]))
+def test_astral_text_in_any_place_is_refused_before_parsing(astral: str, template: str) -> None:
+    verdict = analyse(template % astral, SCRATCH, [SCRATCH])
+    assert not verdict.read_only and "Basic Multilingual Plane" in verdict.reason

@@ -20,7 +20,8 @@ everything else:
   duplicating a descriptor (``2>&1``, ``>&2``) and writing to ``/dev/null``
   are plain; writing to any other file is a :class:`Write`; here-documents
   and here-strings are not plain;
-* a parse error anywhere, or a node type this module does not know, is not plain.
+* a parse error anywhere, or a node type this module does not know, is not plain;
+* a character past U+FFFF is not plain, before the grammar sees it (:data:`_OUTSIDE_BMP`).
 
 Comments are what bash calls comments: tree-sitter, like bash, only starts
 one at the beginning of a word, so ``cat README.md#;touch X`` is two
@@ -35,11 +36,16 @@ from __future__ import annotations
 import fnmatch
 import glob
 import os
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 MAX_COMMAND_CHARS = 4_000
+_OUTSIDE_BMP = re.compile("[\U00010000-\U0010FFFF]")
+"""tree-sitter-bash 0.25.1's scanner crashes the process (a segmentation fault) on some code points past
+U+FFFF after a ``{`` (``{`` then U+E0001, U+CB090, U+10FFFF…), so no such text ever reaches it; every code
+point of the Basic Multilingual Plane parses in those positions (``tests/test_shell_options.py`` tries them all)."""
 MAX_GLOB_MATCHES = 500
 MAX_WORDS = 2_000
 
@@ -109,6 +115,8 @@ def parse(command: str, *, keep_writes: bool = False) -> Script:
         command.encode("utf-8")
     except UnicodeEncodeError:
         raise NotPlain("the command is not valid text (a lone surrogate)") from None
+    if _OUTSIDE_BMP.search(command):
+        raise NotPlain("the command holds a character outside the Basic Multilingual Plane")
     script = _parse_once(command, keep_writes)
     if "\\\n" in command or "\\\r\n" in command:
         joined = _parse_once(command.replace("\\\r\n", "").replace("\\\n", ""), keep_writes)
