@@ -22,13 +22,19 @@ before(async () => {
   mkdirSync(path.join(ws, 'src', 'api'), { recursive: true });
   users = path.join(ws, 'src', 'api', 'users.py');
   writeFileSync(users, ORIGINAL);
-  mkdirSync(path.join(ws, '.qwen'));
-  writeFileSync(path.join(ws, '.qwen', 'settings.json'), JSON.stringify({ followup: { enabled: true }, skills: { review: { enabled: true } } }));
   wb = await Workbench.open({
     workspace: ws,
     modelScript: 'scripted_followups.py',
     modelArgs: [ws],
-    userSettings: { 'qwen.tools.approvalMode': 'auto-edit', 'qwen.ui.enableSpeculation': true, 'qwen.memory.autoExtract': false, 'qwen.memory.autoDream': false },
+    // Follow-ups and skill review are the user's to switch on: a project's own settings may only switch them off.
+    userSettings: {
+      'qwen.tools.approvalMode': 'auto-edit',
+      'qwen.ui.enableSpeculation': true,
+      'qwen.ui.enableFollowupSuggestions': true,
+      'qwen.memory.enableAutoSkill': true,
+      'qwen.memory.autoExtract': false,
+      'qwen.memory.autoDream': false,
+    },
   });
 });
 

@@ -107,7 +107,7 @@ e2e('shell command: the card writes out the filler, shows the directory and what
   assert.equal(await row.evaluate((el) => el.scrollWidth <= el.clientWidth + 1), true, `wrapped within the panel (${Math.round(width)} px)`);
   await wb.shot('hostile-shell-card-and-row');
   await card.locator('button[data-option="deny"]').click();
-  await wb.chat().locator('.msg.assistant', { hasText: 'Done.' }).waitFor({ timeout: LONG });
+  await wb.chat().locator('.tool-shell .decision-deny').waitFor({ timeout: LONG }); // a plain no ends the turn, as in Qwen Code 0.24.4
   assert.deepEqual(ran(), []);
 });
 
