@@ -26,7 +26,8 @@ CLI_ALIASES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
 """``(Qwen Code's key, ours)``: the value of the first is copied onto the second."""
 
 
-def _get(tree: Mapping[str, Any], path: tuple[str, ...]) -> tuple[bool, Any]:
+def get_path(tree: Mapping[str, Any], path: tuple[str, ...]) -> tuple[bool, Any]:
+    """``(True, value)`` at ``path`` in a nested settings tree, or ``(False, None)`` when any step is missing."""
     node: Any = tree
     for part in path:
         if not isinstance(node, Mapping) or part not in node:
@@ -43,7 +44,7 @@ def fold_cli_keys(layer: Mapping[str, Any]) -> dict[str, Any]:
     """
     out: dict[str, Any] = dict(layer)
     for cli_path, ours in CLI_ALIASES:
-        found, value = _get(layer, cli_path)
+        found, value = get_path(layer, cli_path)
         if not found:
             continue
         node = out

@@ -84,10 +84,7 @@ def _replace_in(dir_fd: int, name: str, data: bytes) -> None:
         try:
             if keep is not None:  # a new file gets 0666 less the umask; an existing one keeps its bits
                 os.fchmod(out, keep)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(out, view) :]
-            os.fsync(out)
+            _write_all(out, data)
         finally:
             os.close(out)
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
@@ -116,10 +113,7 @@ def _write_by_path(path: Path, data: bytes) -> None:
         try:
             if keep is not None:
                 os.chmod(tmp, keep)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(out, view) :]
-            os.fsync(out)
+            _write_all(out, data)
         finally:
             os.close(out)
         os.replace(tmp, path)
@@ -128,3 +122,11 @@ def _write_by_path(path: Path, data: bytes) -> None:
             os.unlink(tmp)
         raise
     fsync_directory(path.parent)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Every byte of ``data`` to ``fd`` (``os.write`` may take fewer), then to the disk."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.fsync(fd)

@@ -531,6 +531,35 @@ class ChatClient:
             await response.aclose()
         return http_error(response.status_code, body, base_url=self.base_url, model=self.model)
 
+    def _body(
+        self,
+        messages: Sequence[Mapping[str, object]],
+        *,
+        stream: bool,
+        tools: list[dict[str, Any]] | None,
+        max_tokens: int | None,
+        temperature: float | None,
+        extra_body: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """One request's body, streamed or not: the configured sampling parameters (and ``max_tokens`` as
+        0.24.4 reconciles it) over the caller's, ``extra_body`` last."""
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": stream}
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        if tools:
+            body["tools"] = tools
+        if self.sampling is not None:
+            max_tokens = self.sampling.max_tokens_for(max_tokens)
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        if temperature is not None:
+            body["temperature"] = temperature
+        if self.sampling is not None:
+            body.update(self.sampling.params)
+        if extra_body:
+            body.update(extra_body)
+        return body
+
     async def stream(
         self,
         messages: Sequence[Mapping[str, object]],
@@ -550,24 +579,7 @@ class ChatClient:
         hang-up and stops generating.  Iterate it inside
         ``contextlib.aclosing`` when you may stop before the end.
         """
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        if tools:
-            body["tools"] = tools
-        if self.sampling is not None:
-            max_tokens = self.sampling.max_tokens_for(max_tokens)
-        if max_tokens is not None:
-            body["max_tokens"] = max_tokens
-        if temperature is not None:
-            body["temperature"] = temperature
-        if self.sampling is not None:
-            body.update(self.sampling.params)
-        if extra_body:
-            body.update(extra_body)
+        body = self._body(messages, stream=True, tools=tools, max_tokens=max_tokens, temperature=temperature, extra_body=extra_body)
         response, deadline = await self._open("POST", "/chat/completions", body, max_retries)
         try:
             async with contextlib.aclosing(self._events(response, deadline)) as events:
@@ -593,27 +605,15 @@ class ChatClient:
         ``respond_in_schema`` tool with ``tool_choice: "required"``). The body is read up to
         :data:`MAX_COMPLETION_BYTES` within the first-byte timeout; a larger or slower one is an error.
         """
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": False}
-        if temperature is not None:
-            body["temperature"] = temperature
-        if max_tokens is not None:
-            body["max_tokens"] = max_tokens
-        if tools:
-            body["tools"] = tools
+        body = self._body(messages, stream=False, tools=tools, max_tokens=max_tokens, temperature=temperature, extra_body=extra_body)
         if tool_choice is not None:
             body["tool_choice"] = tool_choice
-        if extra_body:
-            body.update(extra_body)
         response, deadline = await self._open("POST", "/chat/completions", body, max_retries)
-        chunks: list[bytes] = []
-        size = 0
         try:
             async with asyncio.timeout_at(deadline):
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > MAX_COMPLETION_BYTES:
-                        raise protocol_error(self.base_url, f"a completion larger than {MAX_COMPLETION_BYTES} bytes")
-                    chunks.append(chunk)
+                raw, whole = await _read_capped(response, MAX_COMPLETION_BYTES)
+            if not whole:
+                raise protocol_error(self.base_url, f"a completion larger than {MAX_COMPLETION_BYTES} bytes")
         except TimeoutError:
             raise first_byte_timeout(self.base_url, self.timeouts.first_byte) from None
         except httpx.TransportError as exc:
@@ -621,7 +621,7 @@ class ChatClient:
         finally:
             await response.aclose()
         try:
-            answer = loads_bounded(b"".join(chunks).decode("utf-8", errors="replace"), MAX_STREAM_EVENT_DEPTH)
+            answer = loads_bounded(raw.decode("utf-8", errors="replace"), MAX_STREAM_EVENT_DEPTH)
             message = answer["choices"][0]["message"]
         except (ValueError, KeyError, IndexError, TypeError):
             raise protocol_error(self.base_url, "the completion is not an OpenAI Chat Completions response") from None

@@ -49,6 +49,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..settings_aliases import get_path
+
 _ELSEWHERE = "set it in ~/.qwen/settings.json, the environment or the editor"
 _FORBIDDEN: dict[tuple[str, ...], str] = {
     ("model", "baseUrl"): f"a project may not choose where requests (and the API key) are sent; {_ELSEWHERE}",
@@ -190,7 +192,7 @@ def _off_only(layer: dict[str, Any], source: str, below: list[Mapping[str, Any]]
     """The project layer with every ``_OFF_ONLY`` switch it turns on (or sets to a non-boolean) removed."""
     for what, (paths, default) in _OFF_ONLY.items():
         for path in paths:
-            found, value = _get(layer, path)
+            found, value = get_path(layer, path)
             if not found or value is False:
                 continue
             _pop(layer, path)
@@ -208,20 +210,11 @@ def _value_below(layers: list[Mapping[str, Any]], paths: tuple[tuple[str, ...], 
     value: Any = default
     for layer in layers:
         for path in reversed(paths):
-            found, got = _get(layer, path)
+            found, got = get_path(layer, path)
             if found:
                 value = got
                 break
     return value
-
-
-def _get(tree: Mapping[str, Any], path: tuple[str, ...]) -> tuple[bool, Any]:
-    node: Any = tree
-    for part in path:
-        if not isinstance(node, Mapping) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
 
 
 def _inside_root_globs(patterns: list[Any], root: Path) -> list[Any]:
