@@ -195,6 +195,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 
 def cmd_compress(args: argparse.Namespace) -> int:
     from .errors import EngineError
+    from .features.compaction.feature import CompactionFeature
 
     _quiet("qwen_lsp.skills")
     engine = _engine(Path.cwd())
@@ -206,7 +207,7 @@ def cmd_compress(args: argparse.Namespace) -> int:
             if not listed:
                 return None
             session_id = listed[0].session_id
-        return session_id, await engine.compress(session_id, "fast" if args.fast else "full")
+        return session_id, await engine.feature(CompactionFeature).compress_chat(session_id, "fast" if args.fast else "full")
 
     try:
         done = _run(engine, go())
@@ -276,17 +277,17 @@ def cmd_memory(args: argparse.Namespace) -> int:
     words = " ".join(args.text).strip()
     try:
         if args.action == "list":
-            return _memory_list(_run(engine, engine.memory.list(args.scope)), args.json)
+            return _memory_list(_run(engine, _memory(engine).list(args.scope)), args.json)
         if args.action == "remember":
             if not words:
                 return _fail('memory remember needs the text to remember, e.g.: qwen-lsp memory remember "tests never mock the database"', 2)
-            saved = _run(engine, engine.memory.remember(words, type=args.type or "feedback", scope=args.scope or "project", name=args.name))
+            saved = _run(engine, _memory(engine).remember(words, type=args.type or "feedback", scope=args.scope or "project", name=args.name))
             print(f"Remembered ({saved.scope} {saved.type}): {saved.path}")
             return 0
         if args.action == "recall":
             if not words:
                 return _fail('memory recall needs a QUERY, e.g.: qwen-lsp memory recall "how do we run tests"', 2)
-            report = _run(engine, engine.memory.recall_report(words, use_model=not args.no_model))
+            report = _run(engine, _memory(engine).recall_report(words, use_model=not args.no_model))
             if args.json:
                 _print_json(report)
             elif not report.memories:
@@ -302,7 +303,7 @@ def cmd_memory(args: argparse.Namespace) -> int:
             if not words:
                 return _fail('memory forget needs a QUERY naming what to forget, e.g.: qwen-lsp memory forget "tabs"', 2)
             return _memory_forget(engine, words, args.yes)
-        report = _run(engine, engine.memory.dream_now())
+        report = _run(engine, _memory(engine).dream_now())
         if args.json:
             _print_json(report)
         else:
@@ -310,6 +311,13 @@ def cmd_memory(args: argparse.Namespace) -> int:
         return 0 if report.status in ("completed", "skipped") else 1
     except EngineError as exc:
         return _engine_fail(exc)
+
+
+def _memory(workspace: Any) -> Any:
+    """The folder's memory manager (the memory feature's core)."""
+    from .features.memory.feature import MemoryFeature
+
+    return workspace.feature(MemoryFeature).manager
 
 
 def _memory_list(result: Any, as_json: bool) -> int:
@@ -327,7 +335,7 @@ def _memory_forget(engine: Any, query: str, yes: bool) -> int:
     """Two steps, as in the editor: show what matches, then remove only what the user confirmed."""
 
     async def go() -> int:
-        found = (await engine.memory.forget_candidates(query)).candidates
+        found = (await _memory(engine).forget_candidates(query)).candidates
         if not found:
             print(f"No memory matches {query!r}.")
             return 0
@@ -340,7 +348,7 @@ def _memory_forget(engine: Any, query: str, yes: bool) -> int:
             if answer.strip().lower() not in ("y", "yes"):
                 print("Nothing removed.")
                 return 0
-        removed = (await engine.memory.forget([Path(c.path) for c in found])).removed
+        removed = (await _memory(engine).forget([Path(c.path) for c in found])).removed
         print(f"Removed {len(removed)}: " + ", ".join(removed))
         return 0
 

@@ -217,14 +217,14 @@ class Engine:
         attachments: Sequence[Attachment] = (),
         emit: EventSink,
         turn_id: str | None = None,
-        editor_context: bool = True,
+        leave_out: frozenset[str] = frozenset(),
     ) -> ChatResult:
-        """One typed turn; ``editor_context=False`` leaves the editor's context out of this message only."""
+        """One typed turn; ``leave_out`` names features whose part this message goes without (the editor's context)."""
         session = await self.open_session(session_id)
         for feature in self.features:
             await feature.turn_starting(session)
         async with session.lock:
-            turn = Turn(session, prompt, emit, turn_id or str(uuid.uuid4()), attachments, editor_context=editor_context)
+            turn = Turn(session, prompt, emit, turn_id or str(uuid.uuid4()), attachments, leave_out=leave_out)
             return await self.run(turn)
 
     async def run(self, turn: Turn) -> ChatResult:

@@ -561,22 +561,38 @@ class Notification(Generic[ParamsT]):
     params: type[ParamsT]
 
 
+CHAT = Request("qwen/chat", ChatParams, ChatResult)
+COMPRESS = Request("qwen/compress", CompressParams, CompressResult)
+CONTEXT = Request("qwen/context", OptionalSessionParams, ContextResult)
+SESSIONS_LIST = Request("qwen/sessions/list", WorkspaceParams, SessionsListResult)
+SESSIONS_RESUME = Request("qwen/sessions/resume", ResumeParams, SessionResumeResult)
+SESSIONS_DELETE = Request("qwen/sessions/delete", SessionParams, SessionDeleteResult)
+SKILLS_LIST = Request("qwen/skills/list", WorkspaceParams, SkillsListResult)
+MEMORY_LIST = Request("qwen/memory/list", MemoryListParams, MemoryListResult)
+MEMORY_REMEMBER = Request("qwen/memory/remember", RememberParams, MemoryRememberResult)
+MEMORY_FORGET_CANDIDATES = Request("qwen/memory/forgetCandidates", ForgetCandidatesParams, ForgetCandidatesResult)
+MEMORY_FORGET = Request("qwen/memory/forget", ForgetParams, MemoryForgetResult)
+SKILL_PROPOSAL_ACCEPT = Request("qwen/skillProposal/accept", SkillProposalParams, SkillProposalAcceptResult)
+SKILL_PROPOSAL_DISCARD = Request("qwen/skillProposal/discard", SkillProposalParams, SkillProposalDiscardResult)
+SUGGESTION_ACCEPT = Request("qwen/suggestion/accept", SuggestionParams, SuggestionAcceptResult)
+SUGGESTION_DISMISS = Request("qwen/suggestion/dismiss", SuggestionParams, EmptyResult)
+
 CLIENT_REQUESTS: tuple[Request[Any, Any], ...] = (
-    Request("qwen/chat", ChatParams, ChatResult),
-    Request("qwen/compress", CompressParams, CompressResult),
-    Request("qwen/context", OptionalSessionParams, ContextResult),
-    Request("qwen/sessions/list", WorkspaceParams, SessionsListResult),
-    Request("qwen/sessions/resume", ResumeParams, SessionResumeResult),
-    Request("qwen/sessions/delete", SessionParams, SessionDeleteResult),
-    Request("qwen/skills/list", WorkspaceParams, SkillsListResult),
-    Request("qwen/memory/list", MemoryListParams, MemoryListResult),
-    Request("qwen/memory/remember", RememberParams, MemoryRememberResult),
-    Request("qwen/memory/forgetCandidates", ForgetCandidatesParams, ForgetCandidatesResult),
-    Request("qwen/memory/forget", ForgetParams, MemoryForgetResult),
-    Request("qwen/skillProposal/accept", SkillProposalParams, SkillProposalAcceptResult),
-    Request("qwen/skillProposal/discard", SkillProposalParams, SkillProposalDiscardResult),
-    Request("qwen/suggestion/accept", SuggestionParams, SuggestionAcceptResult),
-    Request("qwen/suggestion/dismiss", SuggestionParams, EmptyResult),
+    CHAT,
+    COMPRESS,
+    CONTEXT,
+    SESSIONS_LIST,
+    SESSIONS_RESUME,
+    SESSIONS_DELETE,
+    SKILLS_LIST,
+    MEMORY_LIST,
+    MEMORY_REMEMBER,
+    MEMORY_FORGET_CANDIDATES,
+    MEMORY_FORGET,
+    SKILL_PROPOSAL_ACCEPT,
+    SKILL_PROPOSAL_DISCARD,
+    SUGGESTION_ACCEPT,
+    SUGGESTION_DISMISS,
 )
 """Every ``qwen/*`` request a client sends; the server registers exactly these."""
 

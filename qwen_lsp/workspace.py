@@ -21,23 +21,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import __version__
 from .agent.applier import Applier, DiskApplier
 from .agent.approvals import ApprovalMode, Asker
 from .agent.events import EventSink
 from .agent.fork import ParentRequest
+from .agent.accounting import RequestAccounting
 from .agent.hooks import Feature
+from .agent.services import FeatureModule, Listeners
 from .agent.tool import Tool
 from .agent.tools import read_only_tools
 from .agent.tools.skill import SkillTool
 from .background import BackgroundTasks
-from .compaction.compactor import Progress
-from .features.editor_context.feature import EditorContextFeature
+from .features.catalog import FEATURES
 from .features.editor_context.state import SelectionReader
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext, git_snapshot
 from .context.session_context import SetUpSnapshot
@@ -45,30 +45,19 @@ from .context.attachments import Attachment
 from .context.text import Problem
 from .engine import Engine, tool_list
 from .errors import EngineError
-from .features.compaction import CompactionFeature
-from .features.edits.feature import EditsFeature
-from .features.followups.feature import FollowupsFeature
-from .features.memory.feature import MemoryFeature
-from .features.skill_review.feature import SkillReviewFeature
 from .llm.client import ChatClient
 from .llm.client_cache import ModelEndpoint
 from .llm.tokens import TokenCounter
-from .memory.manager import MemoryManager
 from .sessions.recap import generate_recap
 from .protocol import (
     ChatResult,
-    CompressResult,
     ContextResult,
     ContextStatus,
-    MemoryChanged,
     SessionDeleteResult,
     SessionListItem,
     SessionResumeResult,
     SessionsListResult,
-    SkillProposed,
     SkillsChanged,
-    SuggestionAcceptResult,
-    SuggestionNotice,
     TranscriptMessage,
     TranscriptTool,
 )
@@ -86,21 +75,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["Attachment", "Listeners", "Workspace"]
 
-
-@dataclass
-class Listeners:
-    """How the workspace tells its adapter about things that happen between requests."""
-
-    context_status: Callable[[ContextStatus], None] = lambda _s: None
-    skills_changed: Callable[[SkillsChanged], None] = lambda _c: None
-    memory_changed: Callable[[MemoryChanged], None] = lambda _c: None
-    skill_proposed: Callable[[SkillProposed], None] = lambda _p: None
-    progress: Progress = lambda _title: lambda _message: None
-    """Work-done progress: ``begin(title)`` returns ``end(message)``."""
-    warning: Callable[[str], None] = lambda _message: None
-    """Something the user should know once (e.g. edits are off because nobody can approve them)."""
-    suggestion: Callable[[SuggestionNotice], None] | None = None
-    """Follow-up suggestions (``features/followups``); None: nobody shows them, so none are made."""
+F = TypeVar("F", bound=Feature)
 
 
 class Workspace:
@@ -115,12 +90,14 @@ class Workspace:
         interaction_mode: str = "editor",
         ask: Asker | None = None,
         applier: Applier | None = None,
+        modules: Sequence[FeatureModule] = FEATURES,
         features: Sequence[Feature] = (),
         warmup: Warmup = NO_WARMUP,
     ) -> None:
         """Blocking (settings files, every skill): the server calls :meth:`open` instead.
 
-        ``features`` are added after the built-in ones (a test's probe, a later feature).
+        ``modules`` are the feature list (``features/catalog.py``), each set up with this workspace as its
+        :class:`~qwen_lsp.agent.services.Services`; ``features`` are instances added after them (a test's probe).
         ``warmup`` is the server's (``qwen_lsp/warmup.py``): what the loop would import or load
         the first time is awaited from it instead.
         """
@@ -131,7 +108,7 @@ class Workspace:
         self.warmup = warmup
         self.open_documents: set[Path] = set()
         """Files open in the editor: they count for every chat, and re-activate skills after a refresh."""
-        self._env = env
+        self.env = env
         self._client_settings: dict[str, Any] = dict(client_settings or {})
         self._mode_override: ApprovalMode | None = None
         """Set by an approved ``exit_plan_mode``; lies over the editor's mode until that changes."""
@@ -146,53 +123,30 @@ class Workspace:
         self._background = BackgroundTasks()
         self._reload_lock = asyncio.Lock()
         self._reloading: asyncio.Task[None] | None = None
-        applier = applier or DiskApplier()
-        listen = self.listeners
-        settings = lambda: self.settings  # noqa: E731 - read at each use: a reload applies from the next turn
-        progress: Progress = lambda title: listen.progress(title)  # noqa: E731
-        self.memory_feature = MemoryFeature(
-            self.root, settings=settings, model=self.model_client, bare_parent=self._bare_parent,
-            on_change=lambda change: listen.memory_changed(change), progress=progress, env=env,
-        )
-        self.edits = EditsFeature(
-            self.root, settings=settings, ask=ask, warning=lambda message: listen.warning(message),
-            model=self.model_client, switch_mode=self._switch_approval_mode,
-        )
-        self.editor_context = EditorContextFeature(self.root, settings=settings)
-        self.sessions = SessionRegistry(self.root, version=__version__, new_context=lambda: SessionContext(self.context))
-        self.compaction = CompactionFeature(
-            self.root, model=self.model_client, settings=settings, count_content=counter.count_content,
-            count_prompt=lambda s: self.engine.accounting.count(s.context, s.skills_tracker, s.history).total_tokens,
-            bound_prompt=lambda s: self.engine.accounting.ceiling(s.context, s.skills_tracker, s.history),
-            on_compacted=self._on_compacted, progress=progress,
-        )
-        self.skill_review = SkillReviewFeature(
-            self.root, settings=settings, model=self.model_client, existing_names=lambda: [s.name for s in self.skills.skills()],
-            on_proposed=lambda proposal: listen.skill_proposed(proposal), progress=progress, accepted=self._skills_reload,
-        )
-        self.followups = FollowupsFeature(
-            self.root, settings=settings, model=self.model_client, applier=applier, sessions=self.sessions,
-            notify=lambda: listen.suggestion, runner=lambda: self.engine,
-        )
-        # Order matters: compaction shrinks the history before others see a request; the
-        # tools array (memory's, then the edits') heads the prompt-cache prefix.
-        all_features = [self.memory_feature, self.compaction, self.skill_review, self.followups, self.edits, self.editor_context, *features]
+        self.applier = applier or DiskApplier()
+        self.ask = ask
+        self.selection_reader: SelectionReader | None = None
+        """Set by the server: the text of a range of an open document (the editor's buffer, not the disk)."""
+        self.sessions = SessionRegistry(self.root, version=__version__, new_context=self._new_session_context)
+        self.features = [*(module.setup(self) for module in modules), *features]
+        self.handlers = {method: handler for f in self.features for method, handler in f.handlers().items()}
+        """Each feature's answers to the contract entries its module names (``qwen_lsp/server/features.py`` routes)."""
         base_tools = [*read_only_tools(), SkillTool(self.skills)]
-        self.context = ContextAssembler(self.root, self._context_settings(tool_list(base_tools, all_features)), env=env)  # its prompt names the tools
+        self.context = ContextAssembler(self.root, self._context_settings(tool_list(base_tools, self.features)), env=env)  # its prompt names the tools
         self.engine = Engine(
             self.root,
             context=self.context,
             skills=self.skills,
             sessions=self.sessions,
             base_tools=base_tools,
-            features=all_features,
-            settings=settings,
+            features=self.features,
+            settings=self.current_settings,
             model=self.model_client,
             counter=counter,
-            applier=applier,
+            applier=self.applier,
             open_documents=self.open_documents,
             touched=self._tool_touched,
-            context_status=lambda status: listen.context_status(status),
+            context_status=self._context_status,
             settings_problems=self._settings_problems,
         )
 
@@ -222,13 +176,43 @@ class Workspace:
         except ContextError:
             pass
 
+    def feature(self, kind: type[F]) -> F:
+        """The folder's feature of this class (a test's or the CLI's way in; nothing else names one)."""
+        found = next((f for f in self.features if isinstance(f, kind)), None)
+        if found is None:
+            raise LookupError(f"no {kind.__name__} in this workspace's features")
+        return found
+
+    # ----------------------------------------------------------------- services (agent/services.py)
     @property
-    def memory(self) -> MemoryManager:
-        return self.memory_feature.manager
+    def accounting(self) -> RequestAccounting:
+        return self.engine.accounting
+
+    @property
+    def runner(self) -> Engine:
+        return self.engine
+
+    def read_selection(self, path: Path, start: tuple[int, int], end: tuple[int, int]) -> str | None:
+        return self.selection_reader(path, start, end) if self.selection_reader is not None else None
+
+    def history_compacted(self, session: ChatSession) -> None:
+        for feature in self.features:
+            feature.history_compacted(session)
+        self.listeners.context_status(self.engine.accounting.context_status(session))
+
+    def _context_status(self, status: ContextStatus) -> None:
+        self.listeners.context_status(status)
+
+    def _new_session_context(self) -> SessionContext:
+        return SessionContext(self.context)
 
     # ----------------------------------------------------------------- settings
     @property
     def settings(self) -> Settings:
+        return self.loaded.settings
+
+    def current_settings(self) -> Settings:
+        """:attr:`settings`, as a callable for the engine: read at each use, so a reload applies from the next turn."""
         return self.loaded.settings
 
     def _context_settings(self, tools: Sequence[Tool]) -> ContextSettings:
@@ -257,7 +241,7 @@ class Workspace:
         self._reloading = self._background.spawn(self.reload_settings())
         return self._reloading
 
-    def _switch_approval_mode(self, mode: ApprovalMode) -> None:
+    def switch_approval_mode(self, mode: ApprovalMode) -> None:
         """An approved plan leaves plan mode for ``mode`` (``agent/plan_mode.py``); tools change from the next turn."""
         self._mode_override = mode
         self.update_client_settings(None)
@@ -277,13 +261,13 @@ class Workspace:
             client = self._client_settings
             if self._mode_override is not None:
                 client = overlay(client, {"tools": {"approvalMode": self._mode_override}})
-            self.loaded = await asyncio.to_thread(load_settings, self.root, client, self._env)
-            for feature in self.engine.features:
+            self.loaded = await asyncio.to_thread(load_settings, self.root, client, self.env)
+            for feature in self.features:
                 feature.settings_changed()
             self.context.update_settings(self._context_settings(self.engine.tools))
             if self.skills.enabled != self.settings.skills.enabled:
                 self.skills.enabled = self.settings.skills.enabled
-                await self._skills_reload()
+                await self.reload_skills()
 
     async def model_client(self) -> ChatClient:
         """The client for the settings in effect; the one it replaces is closed in the background.
@@ -300,15 +284,11 @@ class Workspace:
             self._background.spawn(replaced.aclose())
         return client
 
-    async def _bare_parent(self) -> ParentRequest:
+    async def bare_parent(self) -> ParentRequest:
         """The next request's system prompt and tools, with no history (a new chat's view)."""
         context = SessionContext(self.context)
         await self.engine.prepare(context)
         return ParentRequest.capture(context.system_prompt(), [t.declaration() for t in self.engine.tools], [])
-
-    def _on_compacted(self, session: ChatSession) -> None:
-        self.editor_context.compacted(session)
-        self.listeners.context_status(self.engine.accounting.context_status(session))
 
     # ----------------------------------------------------------------- lifecycle
     async def start_watching(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -322,11 +302,10 @@ class Workspace:
         await asyncio.to_thread(self.skills.start_watching, loop, self._apply_skill_change)
         # Whatever changed between construction and the watches going live is
         # caught by one more load now; anything later, the watches see.
-        await self._skills_reload()
+        await self.reload_skills()
         self.context.invalidate(None)
-        for feature in self.engine.features:
+        for feature in self.features:
             self._background.spawn(feature.start())
-        self.edits.settings_changed()  # warns now, on the loop, if nobody can approve writes
         await self.warmup.ready(WATCHING)
         from .files.watching import DebouncedWatcher  # here, not at the top: see the TYPE_CHECKING import
 
@@ -346,7 +325,7 @@ class Workspace:
         if any(p.name == "settings.json" and p.parent.name == ".qwen" for p in paths):
             self._background.spawn(self.reload_settings())
 
-    async def _skills_reload(self) -> None:
+    async def reload_skills(self) -> None:
         self._apply_skill_change(await self.skills.reload())
 
     def _apply_skill_change(self, change: SkillSetChange) -> None:
@@ -387,7 +366,7 @@ class Workspace:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
-        for feature in self.engine.features:
+        for feature in self.features:
             await feature.drain()
         await self._background.wait()
         await self.endpoint.aclose()
@@ -396,7 +375,8 @@ class Workspace:
     async def document_opened(self, path: Path, uri: str) -> SkillsChanged | None:
         """A file opened in the editor counts for every chat: activate the skills and rules it matches."""
         self.open_documents.add(path)
-        self.editor_context.state.opened(path)
+        for feature in self.features:
+            feature.document_opened(path)
         if self.context.loaded_conditional_rules() is None:
             try:
                 await asyncio.to_thread(self.context.prepare)
@@ -432,22 +412,8 @@ class Workspace:
 
     def document_closed(self, path: Path) -> None:
         self.open_documents.discard(path)
-        self.editor_context.state.closed(path)
-
-    def editor_focused(
-        self, path: Path | None, cursor: tuple[int, int] | None, selection: tuple[tuple[int, int], tuple[int, int]] | None
-    ) -> None:
-        """``qwen/editorContext``: the focused editor, its cursor and selection (0-based), or none."""
-        self.editor_context.state.focused(path, cursor, selection)
-
-    @property
-    def read_selection(self) -> SelectionReader | None:
-        return self.editor_context.read_selection
-
-    @read_selection.setter
-    def read_selection(self, reader: SelectionReader | None) -> None:
-        """Set by the server: the text of a range of an open document (the editor's buffer, not the disk)."""
-        self.editor_context.read_selection = reader
+        for feature in self.features:
+            feature.document_closed(path)
 
     def document_saved(self, path: Path) -> None:
         """didSave: a context file edited in the editor is picked up without waiting for the watcher."""
@@ -456,7 +422,7 @@ class Workspace:
 
     def document_changed(self, path: Path) -> None:
         self.context.drop_set_up_snapshot()
-        for feature in self.engine.features:
+        for feature in self.features:
             feature.file_changed(path)
 
     # ----------------------------------------------------------------- chats
@@ -468,33 +434,16 @@ class Workspace:
         attachments: Sequence[Attachment] = (),
         emit: EventSink,
         turn_id: str | None = None,
-        editor_context: bool = True,
+        leave_out: frozenset[str] = frozenset(),
     ) -> ChatResult:
-        """One typed turn; ``editor_context=False`` leaves the editor's context out of this message only."""
+        """One typed turn; ``leave_out`` names features whose part this message goes without (the editor's context)."""
         await self.settled()
         return await self.engine.chat(
-            prompt, session_id=session_id, attachments=attachments, emit=emit, turn_id=turn_id, editor_context=editor_context
+            prompt, session_id=session_id, attachments=attachments, emit=emit, turn_id=turn_id, leave_out=leave_out
         )
 
     async def open_session(self, session_id: str | None) -> ChatSession:
         return await self.engine.open_session(session_id)
-
-    async def accept_suggestion(self, suggestion_id: str, *, emit: EventSink, turn_id: str) -> SuggestionAcceptResult:
-        await self.settled()
-        return await self.followups.accept(suggestion_id, emit=emit, turn_id=turn_id)
-
-    async def dismiss_suggestion(self, suggestion_id: str) -> None:
-        await self.followups.dismiss(suggestion_id)
-
-    def session_of_suggestion(self, suggestion_id: str) -> str | None:
-        return self.followups.session_of(suggestion_id)
-
-    async def compress(self, session_id: str, mode: str = "full") -> CompressResult:
-        """``qwen/compress``: compact a chat now, between turns (``fast``: no model call)."""
-        session = await self.engine.open_session(session_id)
-        async with session.lock:
-            await self.engine.session_ready(session)
-            return await self.compaction.compress(session, mode)
 
     async def list_sessions(self) -> SessionsListResult:
         rows = await asyncio.to_thread(self.sessions.listing)
@@ -545,7 +494,7 @@ class Workspace:
 
     async def delete_session(self, session_id: str) -> SessionDeleteResult:
         """Forget the chat (its per-chat state goes with it) and delete its file."""
-        for feature in self.engine.features:
+        for feature in self.features:
             await feature.chat_deleted(session_id)
         self.sessions.forget(session_id)
         return SessionDeleteResult(deleted=await asyncio.to_thread(self.sessions.delete, session_id))
@@ -553,7 +502,7 @@ class Workspace:
     async def context_report(self, session_id: str | None = None) -> ContextResult:
         """What the next request would hold; reading a chat from disk does not open it."""
         session = self.sessions.get(session_id) if session_id else None
-        editor = self.editor_context.peek(session)
+        editor = "\n".join(text for f in self.features for text in f.preview(session)) or None
         if session is not None:
             await self.engine.session_ready(session)
             return self.engine.accounting.count(session.context, session.skills_tracker, session.history, editor)

@@ -20,6 +20,8 @@ from qwen_lsp.agent.events import TurnEvent
 from qwen_lsp.compaction.compress import COMPACT_MAX_OUTPUT_TOKENS
 from qwen_lsp.compaction.prompts import compression_prompt
 from qwen_lsp.compaction.summary import RESUME_TRAILER, SNAPSHOT_REQUEST, SUMMARY_ACK
+from qwen_lsp.features.compaction.feature import CompactionFeature
+
 from qwen_lsp.workspace import Listeners, Workspace
 from qwen_lsp.llm.content import Content
 from qwen_lsp.llm.tokens import TokenCounter
@@ -113,7 +115,7 @@ async def test_past_auto_the_next_request_carries_the_summary_and_acknowledgemen
         assert any(n.startswith("Compressed the conversation history") for n in run.notes())
         assert run.progress[0] == "begin Compressing conversation history…" and run.progress[1].startswith("end Compressed")
         assert any(s.prompt_tokens == info["newTokenCount"] for s in run.statuses)  # contextStatus after compaction
-        assert run.engine.compaction.compactor.breaker(session).failures == 0
+        assert run.engine.feature(CompactionFeature).compactor.breaker(session).failures == 0
 
         later = Run(repo, scripted)  # another process: the chat resumes from the checkpoint
         try:
@@ -162,7 +164,7 @@ async def test_an_analysis_only_summary_changes_nothing_and_three_failures_open_
             await run.chat(f"again {n}", sid)
             assert session.history[: len(before)] == before  # untouched, the new turn appended after it
             assert run.notes()[-1] == "Compression failed (the model returned no summary); the history is unchanged."
-        assert run.engine.compaction.compactor.breaker(session).open and not checkpoints(run.engine, sid)
+        assert run.engine.feature(CompactionFeature).compactor.breaker(session).open and not checkpoints(run.engine, sid)
 
         asked = len(scripted.chat_requests())
         scripted.enqueue(Reply(chunks=["plain"], usage=usage(22_500)))
@@ -183,12 +185,12 @@ async def test_the_hard_threshold_compresses_even_with_the_breaker_open(repo: Pa
         for _ in range(3):
             scripted.enqueue(Reply(chunks=["<analysis>x</analysis>"], usage=usage(21_000, 10)), Reply(chunks=["a"], usage=usage(22_000)))
             await run.chat("again", sid)
-        assert run.engine.compaction.compactor.breaker(session).open
+        assert run.engine.feature(CompactionFeature).compactor.breaker(session).open
         scripted.enqueue(Reply(chunks=["big"], usage=usage(24_500)))
         await run.chat("grow", sid)  # the breaker blocks this one: only the main request
         scripted.enqueue(Reply(chunks=[SUMMARY], usage=usage(24_000, 60)), Reply(chunks=["after"], usage=usage(1_500)))
         await run.chat("past hard", sid)
-        assert checkpoints(run.engine, sid) and not run.engine.compaction.compactor.breaker(session).open
+        assert checkpoints(run.engine, sid) and not run.engine.feature(CompactionFeature).compactor.breaker(session).open
         assert roles(scripted.chat_requests()[-1].body) == ["system", "user", "assistant", "user"]
     finally:
         await run.engine.drain()
@@ -203,14 +205,14 @@ async def test_a_summary_at_the_output_cap_is_its_own_failure(repo: Path, script
         assert session is not None
         before = copy.deepcopy(session.history)
         scripted.enqueue(Reply(chunks=["<state_snapshot>cut"], usage=usage(5_000, COMPACT_MAX_OUTPUT_TOKENS)))
-        result = await run.engine.compress(sid)
+        result = await run.engine.feature(CompactionFeature).compress_chat(sid)
         assert result.status == "failed_output_truncated" and result.tokens_after == result.tokens_before
         assert session.history == before and not checkpoints(run.engine, sid)
-        assert run.engine.compaction.compactor.breaker(session).failures == 1
+        assert run.engine.feature(CompactionFeature).compactor.breaker(session).failures == 1
         # A server that ignores max_tokens and streams on and on is cut off the same way.
         scripted.enqueue(Reply(chunks=["<state_snapshot>" + "x" * 50_000] * 10, usage=usage(5_000, 10)))
-        assert (await run.engine.compress(sid)).status == "failed_output_truncated"
-        assert session.history == before and run.engine.compaction.compactor.breaker(session).failures == 2
+        assert (await run.engine.feature(CompactionFeature).compress_chat(sid)).status == "failed_output_truncated"
+        assert session.history == before and run.engine.feature(CompactionFeature).compactor.breaker(session).failures == 2
     finally:
         await run.engine.drain()
 
@@ -223,7 +225,7 @@ async def test_manual_compression_succeeds_below_the_threshold(repo: Path, scrip
         scripted.enqueue(Reply(chunks=["a2"], usage=usage(5_100)))
         await run.chat("two", sid)
         scripted.enqueue(Reply(chunks=[SUMMARY], usage=usage(4_900, 60)))
-        result = await run.engine.compress(sid)
+        result = await run.engine.feature(CompactionFeature).compress_chat(sid)
         assert result.status == "compressed" and result.tokens_after < result.tokens_before
         session = run.engine.sessions.get(sid)
         assert session is not None
@@ -249,7 +251,7 @@ async def test_a_cancelled_compression_leaves_history_and_file_byte_identical(re
         history = copy.deepcopy(session.history)
         on_disk = session.recorder.path.read_bytes()
         scripted.enqueue(Stall(chunks=["<state_snapshot>partial"]))
-        task = asyncio.ensure_future(run.engine.compress(sid))
+        task = asyncio.ensure_future(run.engine.feature(CompactionFeature).compress_chat(sid))
         while len(scripted.chat_requests()) < 2:
             await asyncio.sleep(0.01)
         task.cancel()
@@ -303,7 +305,7 @@ async def test_fast_compression_clears_old_results_without_a_model_call(repo: Pa
         )
         sid = await run.chat("read twice")
         asked = len(scripted.chat_requests())
-        result = await run.engine.compress(sid, "fast")
+        result = await run.engine.feature(CompactionFeature).compress_chat(sid, "fast")
         assert len(scripted.chat_requests()) == asked and result.status == "compressed"
         assert result.tokens_after < result.tokens_before
         session = run.engine.sessions.get(sid)
@@ -311,7 +313,7 @@ async def test_fast_compression_clears_old_results_without_a_model_call(repo: Pa
         outputs = [p["functionResponse"]["response"].get("output") for c in session.history for p in c["parts"] if "functionResponse" in p]
         assert outputs[0] == "[Old tool result content cleared]" and "remember the parser" in str(outputs[1])
         assert not any(p.get("thought") for c in session.history for p in c["parts"])
-        assert (await run.engine.compress(sid, "fast")).status == "noop"
+        assert (await run.engine.feature(CompactionFeature).compress_chat(sid, "fast")).status == "noop"
     finally:
         await run.engine.drain()
 
@@ -348,7 +350,7 @@ async def test_a_failed_compression_request_is_tried_once_and_the_turn_goes_on(r
         assert len(scripted.chat_requests()) == asked + 2  # one compression attempt, then the turn's request
         assert session.history[: len(before)] == before and session.history[-1]["parts"] == [{"text": "answered anyway"}]
         assert run.notes()[-1].startswith("Compression failed; the history is unchanged.") and "overloaded" in run.notes()[-1]
-        assert run.engine.compaction.compactor.breaker(session).failures == 1 and not checkpoints(run.engine, sid)
+        assert run.engine.feature(CompactionFeature).compactor.breaker(session).failures == 1 and not checkpoints(run.engine, sid)
     finally:
         await run.engine.drain()
 

@@ -11,6 +11,8 @@ import pytest
 from support.scripted_openai import Reply, ScriptedOpenAI, Stall, ToolCallSpec
 
 from qwen_lsp.agent.events import TurnEvent
+from qwen_lsp.features.skill_review.feature import SkillReviewFeature
+
 from qwen_lsp.workspace import Listeners, Workspace
 from qwen_lsp.llm.tokens import TokenCounter
 from qwen_lsp.protocol import SkillProposed
@@ -52,14 +54,14 @@ async def test_the_setting_applies_from_the_next_turn(repo: Path, scripted: Scri
     try:
         scripted.enqueue(reads(repo, 25), Reply(["done"]))
         first = await engine.chat("read a lot", emit=ignore)
-        assert engine.skill_review.reviewer.running is None  # off: no review, whatever the count
+        assert engine.feature(SkillReviewFeature).reviewer.running is None  # off: no review, whatever the count
         await engine.update_client_settings({"skills": {"review": {"enabled": True}}})
         scripted.enqueue(reads(repo, 19), Reply(["done"]))
         await engine.chat("more", session_id=first.session_id, emit=ignore)
-        assert engine.skill_review.reviewer.running is None  # what was counted while off does not count
+        assert engine.feature(SkillReviewFeature).reviewer.running is None  # what was counted while off does not count
         scripted.enqueue(reads(repo, 1), Reply(["done"]), write_proposal, Reply(["Saved."]))
         await engine.chat("one more", session_id=first.session_id, emit=ignore)
-        review = engine.skill_review.reviewer.running
+        review = engine.feature(SkillReviewFeature).reviewer.running
         assert review is not None
         proposal = await review
         assert proposal is not None and [p.name for p in proposed] == ["bump-version"]
@@ -73,8 +75,8 @@ async def test_a_pending_proposal_is_offered_again_after_a_restart(repo: Path, s
     try:
         scripted.enqueue(reads(repo, 20), Reply(["done"]), write_proposal, Reply(["Saved."]))
         await engine.chat("busy", emit=ignore)
-        assert engine.skill_review.reviewer.running is not None
-        await engine.skill_review.reviewer.running
+        assert engine.feature(SkillReviewFeature).reviewer.running is not None
+        await engine.feature(SkillReviewFeature).reviewer.running
     finally:
         await engine.drain()
     [before] = proposed
@@ -87,7 +89,7 @@ async def test_a_pending_proposal_is_offered_again_after_a_restart(repo: Path, s
                 break
             await asyncio.sleep(0.01)
         assert again == [before]
-        result = await restarted.skill_review.accept(before.proposal_id)
+        result = await restarted.feature(SkillReviewFeature).accept(before.proposal_id)
         assert Path(result.path) == repo / ".qwen" / "skills" / "auto-skill-bump-version" / "SKILL.md"
         assert "bump-version" in [s.name for s in restarted.skills.skills()]
     finally:
@@ -101,7 +103,7 @@ async def test_a_review_runs_beside_the_chat_and_shutdown_stops_it(repo: Path, s
         scripted.enqueue(reads(repo, 20), Reply(["done"]), Stall())  # the review's model never answers
         first = await engine.chat("busy", emit=ignore)
         assert first.text == "done"
-        review = engine.skill_review.reviewer.running
+        review = engine.feature(SkillReviewFeature).reviewer.running
         assert review is not None
         for _ in range(500):  # the review's request has reached the model (which holds it)
             if len(scripted.chat_requests()) == 3:
@@ -114,4 +116,4 @@ async def test_a_review_runs_beside_the_chat_and_shutdown_stops_it(repo: Path, s
     finally:
         await engine.drain()
     assert review.done() and review.result() is None and proposed == []
-    assert not engine.skill_review.reviewer.store.pending_dir.exists()
+    assert not engine.feature(SkillReviewFeature).reviewer.store.pending_dir.exists()

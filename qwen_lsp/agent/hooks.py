@@ -36,7 +36,13 @@ hook does nothing by default, so a feature overrides only what it uses:
   put on it may not have reached the model);
 - ``turn_starting`` / ``chat_deleted`` — the user typed in a chat / removed
   it (whatever the feature keeps for it that is not on the chat goes);
-- ``file_changed`` — the user edited a file in the editor;
+- ``file_changed`` — the user edited a file in the editor; ``document_opened`` /
+  ``document_closed`` — the editor opened / closed one;
+- ``history_compacted`` — a chat's history was compacted (what the feature told it may be gone);
+- ``preview`` — what the feature would add to a chat's next message, changing nothing (the
+  context report counts it);
+- ``handlers`` — its answers to the contract entries its :class:`~qwen_lsp.agent.services.FeatureModule`
+  names (``qwen/*`` requests, notifications, commands), by method;
 - ``settings_changed`` — new settings are in effect;
 - ``start`` / ``drain`` — the workspace started watching / shuts down.
 """
@@ -45,16 +51,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..context.attachments import Attachment
+from ..errors import EngineError
 from ..sessions.registry import ChatSession
 from .events import EventSink, TurnEvent, TurnOutcome
 
 if TYPE_CHECKING:
+    from ..protocol import ChatResult
     from .approvals import Approve
     from .fork import ParentRequest
     from .tool import ManagedWrites, Tool
@@ -123,8 +132,8 @@ class Turn:
     so_far: TurnOutcome | None = None
     """A turn whose rounds are already in the history (an accepted speculation that stopped):
     no new user message; the loop goes on filling this outcome."""
-    editor_context: bool = True
-    """False: the user left the editor's context out of this message only."""
+    leave_out: frozenset[str] = frozenset()
+    """Features (by name) whose part the user left out of this message only (the editor's context)."""
     recalls: list[TurnPrefetch] = field(default_factory=list)
 
     def status(self, note: str) -> None:
@@ -150,6 +159,44 @@ class TurnDone:
     """Copies the request the turn sent; call it only to start a fork."""
     typed: bool = True
     """False for an accepted speculation (the user did not type this turn)."""
+
+
+class Caller(Protocol):
+    """What the adapter gives a feature's request handler besides its params."""
+
+    def events(self, session_id: str, turn_id: str) -> AbstractContextManager[EventSink]:
+        """A stream of a turn's events to the client (a handler that runs a turn)."""
+        ...
+
+    def path(self, uri: str) -> Path | None:
+        """The file a URI names, resolved (None: not a file, or a path no file system accepts)."""
+        ...
+
+    def owns(self, path: Path) -> bool:
+        """This folder is the one the adapter gives ``path`` to (the deepest folder holding it)."""
+        ...
+
+
+Handler = Callable[[Any, Caller], Awaitable[Any] | None]
+"""A feature's answer to one entry of the contract, parsed params in: a coroutine giving the result model
+for a request or a command; a plain call for a notification, applied as it arrives (before any later
+request of the client is handled)."""
+
+
+class NotHere(EngineError):
+    """Raised by a handler of a request naming no folder: this folder does not hold what it names; the
+    adapter asks the next folder, and answers with the last one's message if none holds it."""
+
+
+class TurnRunner(Protocol):
+    """What a feature that runs a turn of its own (an accepted suggestion) needs of the engine."""
+
+    async def open_session(self, session_id: str | None) -> ChatSession: ...
+    async def session_ready(self, session: ChatSession) -> None: ...
+    async def run(self, turn: Turn) -> ChatResult: ...
+    async def chat(self, prompt: str, *, session_id: str | None = None, emit: EventSink, turn_id: str | None = None) -> ChatResult: ...
+    def after_turn(self, done: TurnDone) -> None: ...
+    def capture(self, session: ChatSession) -> ParentRequest: ...
 
 
 class Feature:
@@ -208,6 +255,21 @@ class Feature:
 
     def settings_changed(self) -> None:
         return None
+
+    def document_opened(self, path: Path) -> None:
+        return None
+
+    def document_closed(self, path: Path) -> None:
+        return None
+
+    def history_compacted(self, session: ChatSession) -> None:
+        return None
+
+    def preview(self, session: ChatSession | None) -> list[str]:
+        return []
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {}
 
     async def start(self) -> None:
         return None

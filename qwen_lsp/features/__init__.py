@@ -1,1 +1,1 @@
-"""The features a turn is built from, each one package: memory, compaction, follow-ups, skill review, edits."""
+"""The features a turn is built from, one package each; ``catalog.py`` lists them in turn order."""

@@ -11,9 +11,9 @@ import os
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from cattrs import ClassValidationError, transform_error
 from lsprotocol import types
@@ -24,6 +24,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter, lsp_method
 
 from .. import __version__
+from ..agent.services import FeatureModule
+from ..features.catalog import FEATURES
 from ..workspace import Listeners, Workspace
 from ..errors import EngineError
 from ..llm.tokens import TokenCounter
@@ -52,8 +54,11 @@ log = logging.getLogger(__name__)
 
 SERVER_NOT_INITIALIZED = -32002
 
-CUSTOM_METHODS = tuple(request.method for request in CLIENT_REQUESTS)
-"""Advertised in ``capabilities.experimental.qwen.methods``."""
+def custom_methods(modules: Sequence[FeatureModule]) -> list[str]:
+    """The ``qwen/*`` requests served, advertised in ``capabilities.experimental.qwen.methods``: the contract's,
+    and any a feature outside it (a test's example feature) answers."""
+    methods = [request.method for request in CLIENT_REQUESTS]
+    return [*methods, *(r.method for m in modules for r in m.requests if r.method not in methods)]
 
 
 def raw_params_converter():
@@ -141,7 +146,7 @@ class QwenProtocol(InternalsProtocol):
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
         result = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {"qwen": {"version": __version__, "methods": list(CUSTOM_METHODS), "chatEvents": True, "permissionRequests": True}}
+        result.capabilities.experimental = {"qwen": {"version": __version__, "methods": custom_methods(cast("QwenLanguageServer", self._server).modules), "chatEvents": True, "permissionRequests": True}}
         return result
 
 
@@ -183,7 +188,9 @@ logging.getLogger("pygls.protocol.json_rpc").addFilter(_OneLineForClientErrors()
 class QwenLanguageServer(LanguageServer):
     protocol: QwenProtocol
 
-    def __init__(self) -> None:
+    def __init__(self, modules: Sequence[FeatureModule] = FEATURES) -> None:
+        self.modules = tuple(modules)
+        """The feature list every folder is built with (``features/catalog.py``); ``features.py`` registers their handlers."""
         super().__init__(
             name="qwen-lsp",
             version=__version__,
@@ -261,12 +268,13 @@ class QwenLanguageServer(LanguageServer):
                         ask=ask,
                         applier=EditorApplier(self),
                         warmup=self.warmup,
+                        modules=self.modules,
                     )
                 except BaseException:
                     del self._opening[root]
                     ready.set()
                     raise
-                workspace.read_selection = selection_reader(self)
+                workspace.selection_reader = selection_reader(self)
                 self.workspaces[root] = workspace
                 del self._opening[root]
                 ready.set()

@@ -1,4 +1,4 @@
-"""Glue for chats: ``qwen/chat``, suggestions, ``qwen/compress``, ``qwen/context`` and ``qwen/sessions/*``."""
+"""Glue for chats: ``qwen/chat``, ``qwen/context`` and ``qwen/sessions/*``."""
 
 from __future__ import annotations
 
@@ -10,23 +10,22 @@ from typing import Any
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
-from ..errors import EngineError
-from ..followup.state import UnknownSuggestion
 from ..protocol import (
     ChatParams,
-    CompressParams,
-    EmptyResult,
     OptionalSessionParams,
     ResumeParams,
     SessionParams,
-    SuggestionParams,
     WireResult,
     WorkspaceParams,
 )
-from ..workspace import Attachment, Workspace
+from ..workspace import Attachment
 from .app import QwenLanguageServer
 from .events import ChatEventStream
 from .requests import qwen_request
+
+
+EDITOR_CONTEXT_LEFT_OUT = frozenset({"editor_context"})
+"""``qwen/chat``'s ``editorContext: false``: this message goes without the editor-context feature's part."""
 
 
 def register(server: QwenLanguageServer) -> None:
@@ -40,25 +39,8 @@ def register(server: QwenLanguageServer) -> None:
         turn_id = str(uuid.uuid4())
         with ChatEventStream(ls.protocol.notify, session.id, turn_id, output=ls.output) as stream:
             return await workspace.chat(
-                p.prompt, session_id=session.id, attachments=attachments, emit=stream, turn_id=turn_id, editor_context=p.editor_context
+                p.prompt, session_id=session.id, attachments=attachments, emit=stream, turn_id=turn_id, leave_out=frozenset() if p.editor_context else EDITOR_CONTEXT_LEFT_OUT
             )
-
-    @qwen_request(server, "qwen/suggestion/accept", SuggestionParams)
-    async def on_suggestion_accept(ls: QwenLanguageServer, p: SuggestionParams) -> WireResult:
-        workspace, session_id = _suggestion_owner(ls, p.suggestion_id)
-        turn_id = str(uuid.uuid4())
-        with ChatEventStream(ls.protocol.notify, session_id, turn_id) as stream:
-            return await workspace.accept_suggestion(p.suggestion_id, emit=stream, turn_id=turn_id)
-
-    @qwen_request(server, "qwen/suggestion/dismiss", SuggestionParams)
-    async def on_suggestion_dismiss(ls: QwenLanguageServer, p: SuggestionParams) -> WireResult:
-        workspace, _session = _suggestion_owner(ls, p.suggestion_id)
-        await workspace.dismiss_suggestion(p.suggestion_id)
-        return EmptyResult()
-
-    @qwen_request(server, "qwen/compress", CompressParams)
-    async def on_compress(ls: QwenLanguageServer, p: CompressParams) -> WireResult:
-        return await ls.workspace_for(p.workspace_uri).compress(p.session_id, p.mode)
 
     @qwen_request(server, "qwen/context", OptionalSessionParams)
     async def on_context(ls: QwenLanguageServer, p: OptionalSessionParams) -> WireResult:
@@ -75,15 +57,6 @@ def register(server: QwenLanguageServer) -> None:
     @qwen_request(server, "qwen/sessions/delete", SessionParams)
     async def on_sessions_delete(ls: QwenLanguageServer, p: SessionParams) -> WireResult:
         return await ls.workspace_for(p.workspace_uri).delete_session(p.session_id)
-
-
-def _suggestion_owner(ls: QwenLanguageServer, suggestion_id: str) -> tuple[Workspace, str]:
-    """The workspace holding a pending suggestion (ids are unique across workspaces), and its chat."""
-    for workspace in ls.workspaces.values():
-        session_id = workspace.session_of_suggestion(suggestion_id)
-        if session_id is not None:
-            return workspace, session_id
-    raise EngineError(str(UnknownSuggestion(suggestion_id)), kind="invalid_params", param="suggestionId")
 
 
 def _attachment(uri: str, rng: Any) -> Attachment:

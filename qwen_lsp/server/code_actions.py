@@ -1,4 +1,4 @@
-"""Glue for the selection's code actions: "Remember this convention" and "Add to QWEN.md", and their commands."""
+"""Glue for the selection's code actions: "Remember this convention" (its command is the memory feature's) and "Add to QWEN.md"."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from ..errors import EngineError
 from ..protocol import ADD_TO_PROJECT_RULES, REMEMBER_SELECTION, AddToProjectRulesResult
-from .app import QwenLanguageServer, engine_error
+from .app import QwenLanguageServer
 from .models import parse
 
 
@@ -45,13 +44,3 @@ def register(server: QwenLanguageServer) -> None:
         workspace = ls.workspace_for(sel.uri)
         path = await asyncio.to_thread(workspace.context.add_to_project_rules, sel.text)
         return AddToProjectRulesResult(path=str(path)).wire()
-
-    @server.command(REMEMBER_SELECTION.name)
-    async def remember_selection(ls: QwenLanguageServer, *args: Any) -> dict[str, Any]:
-        """A project ``feedback`` memory (``user`` when the client asks); no model needed."""
-        sel = parse(args[0] if args else None, REMEMBER_SELECTION.argument)
-        try:
-            result = await ls.workspace_for(sel.uri).memory.remember(sel.text, type="feedback", scope=sel.scope or "project")
-        except EngineError as exc:
-            raise engine_error(exc) from None
-        return result.wire()

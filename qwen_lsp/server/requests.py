@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 
 from ..errors import EngineError
-from ..protocol import CLIENT_REQUESTS, WireResult
+from ..protocol import CLIENT_REQUESTS, Request, WireResult
 from .app import QwenLanguageServer, engine_error, internal_error_message
 from .models import parse
 
@@ -38,11 +38,17 @@ def qwen_request(server: QwenLanguageServer, method: str, params: type[P]) -> Ca
     spec = _TABLE.get(method)
     if spec is None or spec.params is not params:
         raise TypeError(f"{method} is not in protocol.CLIENT_REQUESTS with params {params.__name__}")
+    return serve(server, spec)
+
+
+def serve(server: QwenLanguageServer, spec: Request[P, Any]) -> Callable[[Handler[P]], Handler[P]]:
+    """Register a handler for one request of the contract (a feature's may come from its own package)."""
+    method = spec.method
 
     def register(handler: Handler[P]) -> Handler[P]:
         @functools.wraps(handler)
         async def run(ls: QwenLanguageServer, raw: Any) -> dict[str, Any]:
-            p = parse(raw, params)
+            p = parse(raw, spec.params)
             await ls.folder_ready(getattr(p, "workspace_uri", None))  # a folder being added: wait for it
             try:
                 result = await handler(ls, p)

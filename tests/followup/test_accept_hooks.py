@@ -17,6 +17,8 @@ from qwen_lsp.agent.approvals import Approval, PermissionRequest
 from qwen_lsp.agent.events import TurnEvent, TurnOutcome
 from qwen_lsp.agent.fork import ParentRequest
 from qwen_lsp.agent.hooks import Feature, TurnDone
+from qwen_lsp.features.followups.feature import FollowupsFeature
+
 from qwen_lsp.workspace import Listeners, Workspace
 from qwen_lsp.llm.tokens import TokenCounter
 from qwen_lsp.protocol import SuggestionNotice
@@ -62,7 +64,7 @@ async def test_an_accepted_speculation_runs_the_after_turn_hooks_with_its_calls_
         (ready,) = [n for n in notices if n.ready]
         assert len(seen) == 1 and seen[0][1].tool_calls == 0  # the typed turn
 
-        accepted = await engine.accept_suggestion(ready.suggestion_id, emit=ignore, turn_id="t-accept")
+        accepted = await engine.feature(FollowupsFeature).accept(ready.suggestion_id, emit=ignore, turn_id="t-accept")
         assert accepted.applied is True
         assert target.read_text() == "def f():\n    return 2\n"
         assert len(seen) == 2
@@ -108,7 +110,7 @@ async def test_accepting_after_the_mode_became_stricter_runs_the_suggestion_as_a
             await asyncio.sleep(0.02)
         (ready,) = [n for n in notices if n.ready]
         engine.update_client_settings({"followup": {"enabled": True, "speculate": True}, "tools": {"approvalMode": "default"}, "memory": {"enabled": False}})
-        accepted = await engine.accept_suggestion(ready.suggestion_id, emit=ignore, turn_id="t-accept")
+        accepted = await engine.feature(FollowupsFeature).accept(ready.suggestion_id, emit=ignore, turn_id="t-accept")
         assert accepted.applied is False
         assert asked == ["Edit x.py"]  # the write asked, under the mode in effect at accept time
         assert target.read_text() == "def f():\n    return 1\n"

@@ -13,12 +13,18 @@ from support.rules_repo import git
 from support.scripted_openai import Reply, ScriptedOpenAI, Stall, ToolCallSpec
 
 from qwen_lsp.agent.events import TurnEvent
+from qwen_lsp.features.memory.feature import MemoryFeature
+
 from qwen_lsp.workspace import Listeners, Workspace
 from qwen_lsp.errors import EngineError
 from qwen_lsp.llm.tokens import TokenCounter
 from qwen_lsp.protocol import MemoryChanged
 
 GITHUB_TOKEN = "ghp_" + "R4nd0mT0k3n" * 3 + "abc"
+
+
+def memory_of(workspace: Workspace):
+    return workspace.feature(MemoryFeature).manager
 
 
 def ignore(_event: TurnEvent) -> None:
@@ -53,26 +59,26 @@ async def test_remember_list_forget_round_trip(repo: Path, scripted: ScriptedOpe
     changes: list[MemoryChanged] = []
     engine = make_engine(repo, scripted, changes)
     try:
-        saved = await engine.memory.remember("Tests here never mock the database; they use the dockerised Postgres.")
+        saved = await memory_of(engine).remember("Tests here never mock the database; they use the dockerised Postgres.")
         path = Path(saved.path)
         assert (saved.scope, saved.type) == ("project", "feedback")
         assert path.is_file() and path.parent.name == "feedback"
-        assert path.parent.parent == engine.memory.store.root("project")
+        assert path.parent.parent == memory_of(engine).store.root("project")
         index = (path.parent.parent / "MEMORY.md").read_text()
         assert f"(feedback/{path.name})" in index and index.count("\n- ") + index.startswith("- ") == 1
         assert [c.wire() for c in changes] == [{"scope": "project", "paths": [str(path)]}]
 
-        listed = (await engine.memory.list()).wire()["memories"]
+        listed = (await memory_of(engine).list()).wire()["memories"]
         assert [(m["path"], m["scope"], m["type"], m["age"]) for m in listed] == [(str(path), "project", "feedback", "today")]
 
-        found = (await engine.memory.forget_candidates("mock the database")).candidates
+        found = (await memory_of(engine).forget_candidates("mock the database")).candidates
         assert [c.path for c in found] == [str(path)]
         assert path.is_file()  # step one removes nothing
-        removed = (await engine.memory.forget([Path(found[0].path), repo / "src" / "app.py"])).removed
+        removed = (await memory_of(engine).forget([Path(found[0].path), repo / "src" / "app.py"])).removed
         assert removed == [str(path)] and not path.exists()
         assert (repo / "src" / "app.py").is_file()  # outside every memory root: refused, untouched
         assert changes[-1].wire() == {"scope": "project", "paths": [str(path)]}
-        assert (await engine.memory.list()).memories == []
+        assert (await memory_of(engine).list()).memories == []
     finally:
         await engine.drain()
 
@@ -82,7 +88,7 @@ async def test_a_secret_for_team_memory_is_refused_naming_the_rule(repo: Path, s
     engine = make_engine(repo, scripted, changes)
     try:
         with pytest.raises(EngineError) as info:
-            await engine.memory.remember(f"deploy token is {GITHUB_TOKEN}", scope="team")
+            await memory_of(engine).remember(f"deploy token is {GITHUB_TOKEN}", scope="team")
         assert info.value.kind == "secret" and "GitHub PAT" in info.value.message
         assert GITHUB_TOKEN not in info.value.message
         assert not (repo / ".qwen" / "team-memory").exists() or not list((repo / ".qwen" / "team-memory").rglob("*.md"))
@@ -97,7 +103,7 @@ async def test_the_memory_block_is_in_the_prompt_and_stable_until_memory_changes
         await engine.chat("first", emit=ignore)
         empty = first_system(scripted)
         assert "# auto memory" in empty
-        saved = await engine.memory.remember("Prefer pathlib over os.path in new code.")
+        saved = await memory_of(engine).remember("Prefer pathlib over os.path in new code.")
         result = await engine.chat("second", emit=ignore)
         with_one = first_system(scripted)
         assert with_one != empty and f"feedback/{Path(saved.path).name}" in with_one
@@ -110,7 +116,7 @@ async def test_the_memory_block_is_in_the_prompt_and_stable_until_memory_changes
 async def test_memory_off_drops_the_block_and_recall_without_a_restart(repo: Path, scripted: ScriptedOpenAI) -> None:
     engine = make_engine(repo, scripted, [])
     try:
-        await engine.memory.remember("Release branches are named release/YYYY-MM.")
+        await memory_of(engine).remember("Release branches are named release/YYYY-MM.")
         await engine.update_client_settings({"memory": {"enabled": False, "autoExtract": False}})
         await engine.chat("how are release branches named?", emit=ignore)
         body = json.dumps(scripted.chat_requests()[-1].body)
@@ -137,8 +143,8 @@ async def test_a_tool_less_turn_gets_its_memory_in_the_first_request(repo: Path,
     scripted.default = route
     engine = make_engine(repo, scripted, [])
     try:
-        saved.append((await engine.memory.remember("Release branches are named release/YYYY-MM.")).path)
-        await engine.memory.remember("Use ruff for linting, never flake8.")
+        saved.append((await memory_of(engine).remember("Release branches are named release/YYYY-MM.")).path)
+        await memory_of(engine).remember("Use ruff for linting, never flake8.")
         result = await engine.chat("how are release branches named?", emit=ignore)
         assert result.text == "answered"
         main = [r for r in scripted.chat_requests() if not is_side_query(r.body)]
@@ -163,7 +169,7 @@ async def test_recall_settled_in_time_goes_first_and_is_not_offered_twice(repo: 
     scripted.default = route
     engine = make_engine(repo, scripted, [])
     try:
-        saved.append((await engine.memory.remember("Release branches are named release/YYYY-MM.")).path)
+        saved.append((await memory_of(engine).remember("Release branches are named release/YYYY-MM.")).path)
         result = await engine.chat("how are release branches named?", emit=ignore)
         main = [r.body for r in scripted.chat_requests() if not is_side_query(r.body)]
         assert sum("Relevant memory" in json.dumps(b["messages"][-1]) for b in main) == 1  # once, first or after the tool round
@@ -178,15 +184,15 @@ async def test_recall_settled_in_time_goes_first_and_is_not_offered_twice(repo: 
 async def test_recall_report_model_and_heuristic(repo: Path, scripted: ScriptedOpenAI) -> None:
     engine = make_engine(repo, scripted, [])
     try:
-        a = await engine.memory.remember("Release branches are named release/YYYY-MM.")
-        await engine.memory.remember("Use ruff for linting, never flake8.")
+        a = await memory_of(engine).remember("Release branches are named release/YYYY-MM.")
+        await memory_of(engine).remember("Use ruff for linting, never flake8.")
         scripted.enqueue(Reply(chunks=[json.dumps({"selected_memories": [a.path]})]))
-        by_model = await engine.memory.recall_report("release branch naming")
+        by_model = await memory_of(engine).recall_report("release branch naming")
         assert by_model.strategy == "model" and [m.path for m in by_model.memories] == [a.path]
         assert "## Relevant memory" in by_model.text
-        heuristic = await engine.memory.recall_report("release branch naming", use_model=False)
+        heuristic = await memory_of(engine).recall_report("release branch naming", use_model=False)
         assert heuristic.strategy == "heuristic" and heuristic.memories[0].path == a.path
-        nothing = await engine.memory.recall_report("kubernetes helm charts", use_model=False)
+        nothing = await memory_of(engine).recall_report("kubernetes helm charts", use_model=False)
         assert nothing.strategy == "none" and nothing.memories == []
     finally:
         await engine.drain()
@@ -208,16 +214,16 @@ async def test_the_models_save_memory_tool_writes_and_notifies(repo: Path, scrip
 
 async def test_a_memory_qwen_code_wrote_is_listed_and_recalled(repo: Path, scripted: ScriptedOpenAI) -> None:
     engine = make_engine(repo, scripted, [])
-    root = engine.memory.store.root("project")
+    root = memory_of(engine).store.root("project")
     (root / "project").mkdir(parents=True)
     (root / "project" / "deploy_freeze.md").write_text(
         "---\nname: Deploy freeze\ndescription: No deploys on Fridays after 14:00 UTC\ntype: project\n---\n\n"
         "No deploys on Fridays after 14:00 UTC.\n**Why:** incidents over weekends.\n**How to apply:** schedule releases earlier.\n"
     )
     try:
-        listed = (await engine.memory.list("project")).memories
+        listed = (await memory_of(engine).list("project")).memories
         assert [(m.name, m.type) for m in listed] == [("Deploy freeze", "project")]
-        report = await engine.memory.recall_report("can we deploy on friday afternoon", use_model=False)
+        report = await memory_of(engine).recall_report("can we deploy on friday afternoon", use_model=False)
         assert [m.name for m in report.memories] == ["Deploy freeze"]
     finally:
         await engine.drain()
@@ -226,8 +232,8 @@ async def test_a_memory_qwen_code_wrote_is_listed_and_recalled(repo: Path, scrip
 async def test_startup_brings_a_stale_index_in_line(repo: Path, scripted: ScriptedOpenAI) -> None:
     engine = make_engine(repo, scripted, [])
     try:
-        saved = await engine.memory.remember("Migrations are generated, never hand-written.")
-        index = engine.memory.store.root("project") / "MEMORY.md"
+        saved = await memory_of(engine).remember("Migrations are generated, never hand-written.")
+        index = memory_of(engine).store.root("project") / "MEMORY.md"
         index.write_text("")  # a crash between the file's rename and the index rebuild
         await engine.start_watching(asyncio.get_running_loop())
         for _ in range(100):
@@ -242,7 +248,7 @@ async def test_startup_brings_a_stale_index_in_line(repo: Path, scripted: Script
 async def test_extraction_after_a_turn_writes_a_memory_through_a_fork_of_that_turn(repo: Path, scripted: ScriptedOpenAI) -> None:
     changes: list[MemoryChanged] = []
     engine = make_engine(repo, scripted, changes, approval="auto-edit", autoExtract=True)  # the chat declares write_file/edit
-    root = engine.memory.store.root("project")
+    root = memory_of(engine).store.root("project")
     target = root / "feedback" / "no-db-mocks.md"
     memory_file = "---\nname: No database mocks\ndescription: Tests use the dockerised Postgres, never mocks\ntype: feedback\n---\n\nTests never mock the database.\n"
     scripted.enqueue(
@@ -262,7 +268,7 @@ async def test_extraction_after_a_turn_writes_a_memory_through_a_fork_of_that_tu
         assert fork["messages"][0] == turn["messages"][0]  # the same system prompt, byte for byte
         assert json.dumps(fork["messages"][1 : len(turn["messages"])]) == json.dumps(turn["messages"][1:])  # the same history prefix
         assert json.dumps(fork["tools"]) == json.dumps(turn["tools"])  # the chat declares write_file/edit: the same array, byte for byte
-        cursor = json.loads((engine.memory.store.state_dir() / "extract-cursor.json").read_text())
+        cursor = json.loads((memory_of(engine).store.state_dir() / "extract-cursor.json").read_text())
         assert cursor["processedOffset"] == 2
     finally:
         await engine.drain()
@@ -277,9 +283,9 @@ async def test_shutdown_during_extraction_leaves_whole_files(repo: Path, scripte
             break
         await asyncio.sleep(0.02)
     await engine.drain()  # cancels the extraction: nothing half-written, nothing recorded as done
-    root = engine.memory.store.root("project")
+    root = memory_of(engine).store.root("project")
     assert not root.exists() or not [p for p in root.rglob("*") if p.is_file() and p.name != "MEMORY.md"]
-    assert not (engine.memory.store.state_dir() / "extract-cursor.json").exists()
+    assert not (memory_of(engine).store.state_dir() / "extract-cursor.json").exists()
 
 
 TABS_MEMORY = "---\nname: Makefile tabs\ndescription: The user wants tabs in Makefiles\ntype: feedback\n---\nIndent Makefile recipes with tabs.\n"
@@ -290,7 +296,7 @@ async def test_remember_in_the_chat_writes_the_memory_folder_as_the_block_says(r
     the chat may (asked like any write; yolo here), the write goes through the store and the index follows."""
     changes: list[MemoryChanged] = []
     engine = make_engine(repo, scripted, changes, approval="yolo")
-    target = engine.memory.store.root("project") / "feedback" / "makefile-tabs.md"
+    target = memory_of(engine).store.root("project") / "feedback" / "makefile-tabs.md"
     scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("write_file", {"file_path": str(target), "content": TABS_MEMORY})]), Reply(chunks=["saved"]))
     try:
         await engine.chat("Remember: I want tabs in Makefiles", emit=ignore)
@@ -301,7 +307,7 @@ async def test_remember_in_the_chat_writes_the_memory_folder_as_the_block_says(r
         tool_result = scripted.chat_requests()[-1].body["messages"][-1]
         assert tool_result["role"] == "tool" and "Successfully created" in tool_result["content"]
         # Read back as the CLI reads it: its recall finds the file (checked with the real 0.24.4 CLI too).
-        report = await engine.memory.recall_report("how should I indent Makefiles?", use_model=False)
+        report = await memory_of(engine).recall_report("how should I indent Makefiles?", use_model=False)
         assert [m.path for m in report.memories] == [str(target)]
     finally:
         await engine.drain()
@@ -309,7 +315,7 @@ async def test_remember_in_the_chat_writes_the_memory_folder_as_the_block_says(r
 
 async def test_a_refused_memory_write_reaches_the_model_and_extraction_still_runs(repo: Path, scripted: ScriptedOpenAI) -> None:
     engine = make_engine(repo, scripted, [], approval="yolo", autoExtract=True)
-    index = engine.memory.store.root("project") / "MEMORY.md"
+    index = memory_of(engine).store.root("project") / "MEMORY.md"
     scripted.enqueue(
         Reply(chunks=[], tool_calls=[ToolCallSpec("write_file", {"file_path": str(index), "content": "- [x](x.md)\n"})]),
         Reply(chunks=["could not save"]),
@@ -358,7 +364,7 @@ async def test_committed_team_memory_needs_opt_in_and_trust(
     try:
         await engine.chat("hello", emit=ignore)
         assert ("TEAM-ONLY deploy runbook" in first_system(scripted)) is shown
-        assert (str(team.resolve()) in [str(r) for r in engine.memory.chat_write_roots()]) is shown
+        assert (str(team.resolve()) in [str(r) for r in memory_of(engine).chat_write_roots()]) is shown
     finally:
         await engine.drain()
 
@@ -366,7 +372,7 @@ async def test_committed_team_memory_needs_opt_in_and_trust(
 async def test_recall_finds_a_memory_older_than_the_200_newest(repo: Path, scripted: ScriptedOpenAI) -> None:
     """Qwen Code 0.24.4 recalls from every memory (scanAllAutoMemoryTopicDocuments), not the 200 newest."""
     engine = make_engine(repo, scripted, [])
-    root = engine.memory.store.root("project") / "project"
+    root = memory_of(engine).store.root("project") / "project"
     root.mkdir(parents=True)
     for i in range(205):
         path = root / f"note-{i:03}.md"
@@ -374,9 +380,9 @@ async def test_recall_finds_a_memory_older_than_the_200_newest(repo: Path, scrip
         path.write_text(f"---\nname: {topic}\ndescription: {topic}\ntype: project\n---\n{topic}.\n")
         os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))  # note-000 is the oldest
     try:
-        report = await engine.memory.recall_report("where are the helm charts?", use_model=False)
+        report = await memory_of(engine).recall_report("where are the helm charts?", use_model=False)
         assert [Path(m.path).name for m in report.memories][:1] == ["note-000.md"]
-        assert len((await engine.memory.list("project")).memories) == 200  # the listing keeps its cap
+        assert len((await memory_of(engine).list("project")).memories) == 200  # the listing keeps its cap
     finally:
         await engine.drain()
 
@@ -393,8 +399,8 @@ async def test_a_team_folder_linked_out_of_the_repository_gives_the_chat_nothing
     engine = Workspace(repo, counter=TokenCounter(), env=env, client_settings=client)
     scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("read_file", {"file_path": str(repo / ".qwen" / "team-memory" / "id_rsa")})]), Reply(chunks=["done"]))
     try:
-        roots = engine.memory.chat_write_roots()
-        assert engine.memory.team_in_use() and roots and not any(secret.resolve().is_relative_to(r) or r == secret.resolve() for r in roots)
+        roots = memory_of(engine).chat_write_roots()
+        assert memory_of(engine).team_in_use() and roots and not any(secret.resolve().is_relative_to(r) or r == secret.resolve() for r in roots)
         await engine.chat("read the team key", emit=ignore)
         result = scripted.chat_requests()[-1].body["messages"][-1]
         assert result["role"] == "tool" and "PRIVATE" not in result["content"] and "outside the workspace" in result["content"]

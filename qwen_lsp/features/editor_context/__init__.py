@@ -14,3 +14,21 @@ nothing when nothing did. See ``docs/editor-context.md``.
 - :mod:`.feature` — the feature: the reminder part on each typed turn, the chat's slot,
   resent whole after a compaction or a failed request.
 """
+
+from ...agent.services import FeatureModule, Services
+from ...protocol import EDITOR_CONTEXT
+from .feature import EditorContextFeature
+
+
+def setup(services: Services) -> EditorContextFeature:
+    feature = EditorContextFeature(services.root, settings=lambda: services.settings)
+    feature.read_selection = services.read_selection
+    return feature
+
+
+FEATURE = FeatureModule(
+    "editor_context",
+    setup,
+    notifications=(EDITOR_CONTEXT,),
+    doc="the open files, focus, cursor and selection ride with each typed message; qwen/editorContext",
+)

@@ -11,10 +11,12 @@ does not carry it) or a failed request (it may not have arrived).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ...agent.hooks import Feature, Turn, TurnDone
+from ...agent.hooks import Caller, Handler
+from ...protocol import EDITOR_CONTEXT, EditorContextParams, Position
 from ...sessions.registry import ChatSession, Slot
 from ...settings.config import Settings
 from .chat import EditorContextSlot
@@ -45,7 +47,7 @@ class EditorContextFeature(Feature):
 
     def user_parts(self, turn: Turn) -> list[str]:
         slot = turn.session.slot(SLOT)
-        slot.omit_next = not turn.editor_context
+        slot.omit_next = self.name in turn.leave_out
         told = slot.reminder(self.snapshot())
         slot.pending = told[1] if told is not None else None
         return [told[0]] if told is not None else []
@@ -61,6 +63,36 @@ class EditorContextFeature(Feature):
         slot.pending = None
         slot.resend_all()
 
-    def compacted(self, session: ChatSession) -> None:
+    def history_compacted(self, session: ChatSession) -> None:
         """The summary does not carry what the editor showed: the next turn tells it whole."""
         session.slot(SLOT).resend_all()
+
+    def document_opened(self, path: Path) -> None:
+        self.state.opened(path)
+
+    def document_closed(self, path: Path) -> None:
+        self.state.closed(path)
+
+    def preview(self, session: ChatSession | None) -> list[str]:
+        told = self.peek(session)
+        return [told] if told is not None else []
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {EDITOR_CONTEXT.method: self._editor_context}
+
+    def _editor_context(self, p: EditorContextParams, call: Caller) -> None:
+        """``qwen/editorContext``: the focused editor, its cursor and selection (0-based). Focus moves between
+        folders: only the folder the file belongs to has it, every other one hears "none"."""
+        active = p.active_file
+        path = call.path(active.uri) if active is not None else None
+        if active is None or path is None or not call.owns(path):
+            self.state.focused(None, None, None)
+            return
+        selection = None
+        if active.selection is not None:
+            selection = (_point(active.selection.start), _point(active.selection.end))
+        self.state.focused(path, _point(active.cursor), selection)  # type: ignore[arg-type]
+
+
+def _point(p: Position | None) -> tuple[int, int] | None:
+    return None if p is None else (p.line, p.character)

@@ -98,6 +98,10 @@ class EditsFeature(Feature):
             jobs = self._jobs[chat_id] = BackgroundJobs(self._jobs_root / safe)
         return jobs
 
+    async def start(self) -> None:
+        """The editor is listening now: the warning that nobody can approve writes reaches it."""
+        self.settings_changed()
+
     async def chat_deleted(self, session_id: str) -> None:
         jobs = self._jobs.pop(session_id, None)
         if jobs is not None:

@@ -9,29 +9,20 @@ never imports.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Protocol
 
 from ...agent.applier import Applier
 from ...agent.events import EventSink
-from ...agent.fork import ParentRequest
-from ...agent.hooks import Feature, Turn, TurnDone
+from ...agent.hooks import Feature, Turn, TurnDone, TurnRunner
+from ...agent.hooks import Caller, Handler, NotHere
+from ...followup.state import UnknownSuggestion
 from ...llm.client import ChatClient
-from ...protocol import ChatResult, SuggestionAcceptResult, SuggestionNotice
+from ...protocol import SUGGESTION_ACCEPT, SUGGESTION_DISMISS, EmptyResult, SuggestionAcceptResult, SuggestionNotice, SuggestionParams
 from ...sessions.registry import ChatSession, SessionRegistry
 from ...settings.config import Settings
 from .glue import Followups
-
-
-class TurnRunner(Protocol):
-    """What accepting a suggestion needs of the engine."""
-
-    async def open_session(self, session_id: str | None) -> ChatSession: ...
-    async def run(self, turn: Turn) -> ChatResult: ...
-    async def chat(self, prompt: str, *, session_id: str | None = None, emit: EventSink, turn_id: str | None = None) -> ChatResult: ...
-    def after_turn(self, done: TurnDone) -> None: ...
-    def capture(self, session: ChatSession) -> ParentRequest: ...
 
 
 class FollowupsFeature(Feature):
@@ -67,6 +58,27 @@ class FollowupsFeature(Feature):
 
     async def drain(self) -> None:
         await self.followups.drain()
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {SUGGESTION_ACCEPT.method: self._accept, SUGGESTION_DISMISS.method: self._dismiss}
+
+    def _owned(self, suggestion_id: str) -> str:
+        """The chat of a suggestion this folder holds; a request names no folder, so another may hold it."""
+        session_id = self.session_of(suggestion_id)
+        if session_id is None:
+            raise NotHere(str(UnknownSuggestion(suggestion_id)), kind="invalid_params", param="suggestionId")
+        return session_id
+
+    async def _accept(self, p: SuggestionParams, call: Caller) -> SuggestionAcceptResult:
+        session_id = self._owned(p.suggestion_id)
+        turn_id = str(uuid.uuid4())
+        with call.events(session_id, turn_id) as emit:
+            return await self.accept(p.suggestion_id, emit=emit, turn_id=turn_id)
+
+    async def _dismiss(self, p: SuggestionParams, _call: Caller) -> EmptyResult:
+        self._owned(p.suggestion_id)
+        await self.dismiss(p.suggestion_id)
+        return EmptyResult()
 
     def session_of(self, suggestion_id: str) -> str | None:
         return self.followups.session_of(suggestion_id)

@@ -30,7 +30,24 @@ from ...llm.client import ChatClient
 from ...llm.content import Content
 from ...memory.manager import MemoryManager
 from ...memory.store import MemoryStore
-from ...protocol import MemoryChanged
+from ...agent.hooks import Caller, Handler
+from ...protocol import (
+    MEMORY_FORGET,
+    MEMORY_FORGET_CANDIDATES,
+    MEMORY_LIST,
+    MEMORY_REMEMBER,
+    REMEMBER_SELECTION,
+    ForgetCandidatesParams,
+    ForgetCandidatesResult,
+    ForgetParams,
+    MemoryChanged,
+    MemoryForgetResult,
+    MemoryListParams,
+    MemoryListResult,
+    MemoryRememberResult,
+    RememberParams,
+    SelectionArgs,
+)
 from ...sessions.registry import ChatSession, Slot
 from ...settings.config import Settings
 from .fork import MemoryForks
@@ -111,6 +128,31 @@ class MemoryFeature(Feature):
     async def drain(self) -> None:
         await self.manager.drain()
         await self._background.wait()
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {
+            MEMORY_LIST.method: self._list,
+            MEMORY_REMEMBER.method: self._remember,
+            MEMORY_FORGET_CANDIDATES.method: self._forget_candidates,
+            MEMORY_FORGET.method: self._forget,
+            REMEMBER_SELECTION.name: self._remember_selection,
+        }
+
+    async def _list(self, p: MemoryListParams, _call: Caller) -> MemoryListResult:
+        return await self.manager.list(p.scope)
+
+    async def _remember(self, p: RememberParams, _call: Caller) -> MemoryRememberResult:
+        return await self.manager.remember(p.text, type=p.type or "feedback", scope=p.scope or "project", name=p.name)
+
+    async def _forget_candidates(self, p: ForgetCandidatesParams, _call: Caller) -> ForgetCandidatesResult:
+        return await self.manager.forget_candidates(p.query)
+
+    async def _forget(self, p: ForgetParams, _call: Caller) -> MemoryForgetResult:
+        return await self.manager.forget([Path(x) for x in p.paths])
+
+    async def _remember_selection(self, sel: SelectionArgs, _call: Caller) -> MemoryRememberResult:
+        """"Remember this convention": a project ``feedback`` memory (``user`` when the client asks); no model needed."""
+        return await self.manager.remember(sel.text, type="feedback", scope=sel.scope or "project")
 
 
 class ModelAccess:

@@ -9,12 +9,13 @@ restart when the workspace starts, and lists an accepted proposal at once.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
 
 from ...agent.hooks import Feature, TurnDone
 from ...llm.client import ChatClient
-from ...protocol import SkillProposalAcceptResult, SkillProposalDiscardResult, SkillProposed
+from ...agent.hooks import Handler
+from ...protocol import SKILL_PROPOSAL_ACCEPT, SKILL_PROPOSAL_DISCARD, SkillProposalAcceptResult, SkillProposalDiscardResult, SkillProposed
 from ...sessions.registry import Slot
 from ...settings.config import Settings
 from ...skills.proposals import ProposalStore
@@ -75,3 +76,9 @@ class SkillReviewFeature(Feature):
 
     async def drain(self) -> None:
         await self.reviewer.drain()
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {
+            SKILL_PROPOSAL_ACCEPT.method: lambda p, _call: self.accept(p.proposal_id),
+            SKILL_PROPOSAL_DISCARD.method: lambda p, _call: self.discard(p.proposal_id),
+        }

@@ -8,19 +8,20 @@ left the history, and runs ``qwen/compress`` between turns.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
-from ..agent.hooks import Feature, Turn
-from ..agent.tools.read_cache import READ_CACHE
-from ..compaction.compactor import Compactor, Progress, compaction_settings
-from ..compaction.compress import SummaryModel
-from ..errors import EngineError
-from ..llm.content import Content
-from ..llm.errors import LLMError
-from ..protocol import CompressResult
-from ..sessions.registry import ChatSession
-from ..settings.config import Settings
+from ...agent.hooks import Feature, Turn, TurnRunner
+from ...agent.hooks import Caller, Handler
+from ...agent.tools.read_cache import READ_CACHE
+from ...compaction.compactor import Compactor, Progress, compaction_settings
+from ...compaction.compress import SummaryModel
+from ...errors import EngineError
+from ...llm.content import Content
+from ...llm.errors import LLMError
+from ...protocol import COMPRESS, CompressParams, CompressResult
+from ...sessions.registry import ChatSession
+from ...settings.config import Settings
 
 
 class CompactionFeature(Feature):
@@ -37,8 +38,10 @@ class CompactionFeature(Feature):
         bound_prompt: Callable[[ChatSession], int] | None,
         on_compacted: Callable[[ChatSession], None],
         progress: Progress,
+        runner: Callable[[], TurnRunner],
     ) -> None:
         self._on_compacted = on_compacted
+        self._runner = runner
         self.compactor = Compactor(
             root,
             model=model,
@@ -61,6 +64,20 @@ class CompactionFeature(Feature):
         session.slot(READ_CACHE).forget(None)  # its reads left the history with it
         self._on_compacted(session)
 
+    def handlers(self) -> Mapping[str, Handler]:
+        return {COMPRESS.method: self._compress}
+
+    async def _compress(self, p: CompressParams, _call: Caller) -> CompressResult:
+        return await self.compress_chat(p.session_id, p.mode)
+
+    async def compress_chat(self, session_id: str, mode: str = "full") -> CompressResult:
+        """``qwen/compress``: compact a chat now, between turns, once its context is prepared."""
+        runner = self._runner()
+        session = await runner.open_session(session_id)
+        async with session.lock:
+            await runner.session_ready(session)
+            return await self.compress(session, mode)
+
     async def compress(self, session: ChatSession, mode: str) -> CompressResult:
         """``qwen/compress``: compact a chat now, between turns (``fast``: no model call); the caller holds its lock."""
         try:
@@ -70,3 +87,4 @@ class CompactionFeature(Feature):
         except (OSError, ValueError) as exc:  # the checkpoint could not be written, or was refused
             raise EngineError(f"Compression could not be saved; the history is unchanged. {exc}") from exc
         return CompressResult(status=done.status, tokens_before=done.tokens_before, tokens_after=done.tokens_after)
+
