@@ -17,6 +17,7 @@ from ..context.inspector import count_request, section_tokens
 from ..context.text import Problem
 from ..llm.content import Content
 from ..llm.history_tokens import HistoryTokens
+from ..llm.sampling import output_ceiling, turn_budget
 from ..llm.tokens import TokenCeiling, TokenCounter
 from ..protocol import ContextResult, ContextStatus, ThresholdTokens
 from ..sessions.registry import ChatSession
@@ -73,6 +74,22 @@ class RequestAccounting:
         """An upper bound of :meth:`count`'s total from bytes: no vocabulary to load, and no result models to
         build (a new chat's every request asks this before it leaves)."""
         return sum(tokens for _, tokens, _ in section_tokens(_CEILING, **self._request(context, tracker, history)))
+
+    def turn_budget(self, session: ChatSession) -> Callable[[], int]:
+        """Each round's ``max_tokens``, as Qwen Code 0.24.4 computes a main turn's (``llm/sampling.py``): the
+        ceiling clamped to the window the last known prompt leaves (an upper bound, padded, before the
+        endpoint reported one)."""
+        s = self._settings()
+        ceiling = output_ceiling(s.model.name, s.model.max_output_tokens, s.model.generation_config.sampling_params.max_tokens)
+        window = self.thresholds().window
+
+        def budget() -> int:
+            if session.prompt_tokens > 0:
+                return turn_budget(ceiling, window, session.prompt_tokens, estimated=False)
+            # Before the endpoint has counted a prompt: the byte-based upper bound, cheap enough for the event loop.
+            return turn_budget(ceiling, window, self.ceiling(session.context, session.skills_tracker, session.history), estimated=True)
+
+        return budget
 
     def _request(self, context: SessionContext, tracker: SkillListingTracker, history: list[Content]) -> dict[str, Any]:
         return {

@@ -34,7 +34,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..llm.client import FinishEvent, StreamEvent, TextDelta, ThoughtDelta, ToolCallEvent, UsageEvent
@@ -124,43 +124,11 @@ async def run_turn(
         if req.before_request is not None:
             await req.before_request()
         messages = to_openai_messages(req.system, req.history)
-        text: list[str] = []
-        thought: list[str] = []
-        calls: list[ToolCallEvent] = []
-        usage: UsageEvent | None = None
-        finish = "stop"
-        try:
-            budget = req.budget() if req.budget is not None else req.max_tokens
-            async for ev in model.stream(messages, tools=declarations, max_tokens=budget):
-                if isinstance(ev, TextDelta):
-                    text.append(ev.text)
-                    emit(TurnEvent("text", text=ev.text))
-                    if draft is not None:
-                        draft.grew(thought, text, len(ev.text))
-                elif isinstance(ev, ThoughtDelta):
-                    thought.append(ev.text)
-                    emit(TurnEvent("thought", text=ev.text))
-                    if draft is not None:
-                        draft.grew(thought, text, len(ev.text))
-                elif isinstance(ev, ToolCallEvent):
-                    calls.append(ev)
-                elif isinstance(ev, UsageEvent):
-                    usage = ev
-                elif isinstance(ev, FinishEvent):
-                    finish = ev.reason
-        except (asyncio.CancelledError, Exception):
-            if draft is not None:
-                draft.settle()
-            partial = _model_content(thought, text, [])
-            if partial["parts"]:
-                req.history.append(partial)
-                record(partial, interrupted=True)
-            raise
-        if draft is not None:
-            draft.settle()
-        answer.extend(text)
-        content = _model_content(thought, text, calls)
+        streamed = await _stream_round(model, messages, declarations, req, emit=emit, record=record, draft=draft)
+        answer.extend(streamed.text)
+        content = _model_content(streamed.thought, streamed.text, streamed.calls)
         req.history.append(content)
+        usage = streamed.usage
         prompt_tokens = usage.prompt_tokens if usage else (req.count_prompt(messages) if req.count_prompt else 0)
         completion_tokens = usage.completion_tokens if usage else 0
         outcome.prompt_tokens = prompt_tokens
@@ -168,41 +136,14 @@ async def run_turn(
         record(content, usage=usage)
         if on_round is not None:
             on_round(RoundDone(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens))
-        if not calls:
-            outcome.finish_reason = "length" if finish == "length" else "stop"
-            if finish == "length":
+        if not streamed.calls:
+            outcome.finish_reason = "length" if streamed.finish == "length" else "stop"
+            if streamed.finish == "length":
                 emit(TurnEvent("status", text=CUT_OFF_NOTE))
             break
-        responses: list[Part] = []
-        results: list[dict[str, Any]] = []
-        stopped = denied = False
-        try:
-            for call in calls:
-                part, result, stopped = await _run_tool(call, tools_by_name, req, emit, outcome)
-                responses.append(part)
-                results.append(result)
-                if stopped:
-                    denied = result.get("decision") == "deny"
-                    note = SKIPPED_AFTER_DENIAL if denied else NOT_RUN_AFTER_STOP
-                    for skipped in calls[len(responses) :]:
-                        responses.append(_unrun_response(skipped, note))
-                        results.append({"callId": skipped.id, "status": "cancelled"})
-                    break
-        except asyncio.CancelledError:
-            # Every recorded tool call needs its response, or the history can never be sent again.
-            for call in calls[len(responses) :]:
-                responses.append(_unrun_response(call, CANCELLED_NOTE))
-                results.append({"callId": call.id, "status": "cancelled"})
-            raise
-        else:
-            if req.late_reminders is not None:
-                responses.extend({"text": text} for text in req.late_reminders())
-        finally:
-            tool_content: Content = {"role": "user", "parts": responses}
-            req.history.append(tool_content)
-            record(tool_content, tool_results=results)
-        if stopped:
-            outcome.finish_reason = "denied" if denied else "stopped"
+        ended = await _run_tools(streamed.calls, tools_by_name, req, emit=emit, record=record, outcome=outcome)
+        if ended is not None:
+            outcome.finish_reason = ended
             break
     else:
         note = f"Stopped after {max_rounds} tool rounds in one turn."
@@ -210,6 +151,106 @@ async def run_turn(
         outcome.finish_reason = "length"
     outcome.text = "".join(answer)
     return outcome
+
+
+@dataclass
+class _Streamed:
+    """One round's answer as the stream gave it."""
+
+    text: list[str] = field(default_factory=list)
+    thought: list[str] = field(default_factory=list)
+    calls: list[ToolCallEvent] = field(default_factory=list)
+    usage: UsageEvent | None = None
+    finish: str = "stop"
+
+
+async def _stream_round(
+    model: StreamingModel,
+    messages: Sequence[Mapping[str, object]],
+    declarations: list[dict[str, Any]] | None,
+    req: TurnRequest,
+    *,
+    emit: EventSink,
+    record: Recorder,
+    draft: Draft | None,
+) -> _Streamed:
+    """Stream one model request, passing text and thoughts on as they come. A stream that fails or is
+    cancelled keeps what it said so far in the history, recorded as interrupted."""
+    round_ = _Streamed()
+    try:
+        budget = req.budget() if req.budget is not None else req.max_tokens
+        async for ev in model.stream(messages, tools=declarations, max_tokens=budget):
+            if isinstance(ev, TextDelta):
+                round_.text.append(ev.text)
+                emit(TurnEvent("text", text=ev.text))
+                if draft is not None:
+                    draft.grew(round_.thought, round_.text, len(ev.text))
+            elif isinstance(ev, ThoughtDelta):
+                round_.thought.append(ev.text)
+                emit(TurnEvent("thought", text=ev.text))
+                if draft is not None:
+                    draft.grew(round_.thought, round_.text, len(ev.text))
+            elif isinstance(ev, ToolCallEvent):
+                round_.calls.append(ev)
+            elif isinstance(ev, UsageEvent):
+                round_.usage = ev
+            elif isinstance(ev, FinishEvent):
+                round_.finish = ev.reason
+    except (asyncio.CancelledError, Exception):
+        if draft is not None:
+            draft.settle()
+        partial = _model_content(round_.thought, round_.text, [])
+        if partial["parts"]:
+            req.history.append(partial)
+            record(partial, interrupted=True)
+        raise
+    if draft is not None:
+        draft.settle()
+    return round_
+
+
+async def _run_tools(
+    calls: list[ToolCallEvent],
+    tools_by_name: Mapping[str, Tool],
+    req: TurnRequest,
+    *,
+    emit: EventSink,
+    record: Recorder,
+    outcome: TurnOutcome,
+) -> str | None:
+    """Run a round's tool calls in order; their responses (and late reminders) go into the history as one
+    message whatever happens. Returns how the turn ends when a call stopped it ("denied" / "stopped")."""
+    responses: list[Part] = []
+    results: list[dict[str, Any]] = []
+    stopped = denied = False
+    try:
+        for call in calls:
+            part, result, stopped = await _run_tool(call, tools_by_name, req, emit, outcome)
+            responses.append(part)
+            results.append(result)
+            if stopped:
+                denied = result.get("decision") == "deny"
+                note = SKIPPED_AFTER_DENIAL if denied else NOT_RUN_AFTER_STOP
+                for skipped in calls[len(responses) :]:
+                    responses.append(_unrun_response(skipped, note))
+                    results.append({"callId": skipped.id, "status": "cancelled"})
+                break
+    except asyncio.CancelledError:
+        # Every recorded tool call needs its response, or the history can never be sent again.
+        for call in calls[len(responses) :]:
+            responses.append(_unrun_response(call, CANCELLED_NOTE))
+            results.append({"callId": call.id, "status": "cancelled"})
+        raise
+    else:
+        if req.late_reminders is not None:
+            responses.extend({"text": text} for text in req.late_reminders())
+    finally:
+        tool_content: Content = {"role": "user", "parts": responses}
+        req.history.append(tool_content)
+        record(tool_content, tool_results=results)
+    if stopped:
+        return "denied" if denied else "stopped"
+    return None
 
 
 def _model_content(thought: list[str], text: list[str], calls: list[ToolCallEvent]) -> Content:

@@ -132,8 +132,8 @@ class ContextAssembler:
         self._loaded: _Loaded | None = None
         self._base: str | None = None
         self._prefix: str | None = None  # everything before the git snapshot
-        self.memory_block = ""
-        """The auto-memory block (memory core), appended last after ``---``; only the tail changes."""
+        self.prompt_tail = ""
+        """The features' prompt blocks (the memory index), appended last after ``---``; only the tail changes."""
         self._conditional: ConditionalRules | None = None
         self._build_lock = threading.RLock()
         self._solo: SessionContext | None = None
@@ -331,8 +331,8 @@ class ContextAssembler:
             out.append(Section("append instruction", None, js_trim(self.settings.append_instruction)))
         if git_snapshot:
             out.append(Section("git snapshot", None, git_snapshot))
-        if js_trim(self.memory_block):
-            out.append(Section("memory", None, js_trim(self.memory_block)))
+        if js_trim(self.prompt_tail):
+            out.append(Section("memory", None, js_trim(self.prompt_tail)))
         return out
 
     def _system_md_path(self) -> str | None:

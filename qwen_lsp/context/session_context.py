@@ -41,7 +41,7 @@ class SharedContext(Protocol):
     """
 
     cwd: str
-    memory_block: str
+    prompt_tail: str
 
     def prepare(self) -> None: ...
     def in_git(self) -> bool: ...
@@ -140,7 +140,7 @@ class SessionContext:
         May raise :class:`~.prompts.ContextError`.
         """
         prefix = self._assembler.workspace_prefix()
-        memory = self._assembler.memory_block
+        memory = self._assembler.prompt_tail
         if self._prompt_inputs is None or self._prompt_inputs[0] is not prefix or self._prompt_inputs[1] != memory:
             git = self.git_snapshot()
             self._prompt = prefix + (f"\n\n{git}" if git else "") + system_prompt_suffix(memory)

@@ -1,0 +1,25 @@
+"""The ``<system-reminder>`` parts a typed message starts with, in Qwen Code 0.24's order.
+
+The first message of a session carries the skills listing, then the
+environment prelude; later ones carry only skill deltas. Newly active
+conditional rules follow either way.
+"""
+
+from __future__ import annotations
+
+from ..llm.content import Part
+from ..sessions.registry import ChatSession
+from ..skills import SkillManager
+
+
+def reminder_parts(session: ChatSession, skills: SkillManager) -> list[Part]:
+    parts: list[Part] = []
+    listing = session.skills_tracker.reminder(skills)
+    if listing:
+        parts.append({"text": listing})
+    if not session.history:
+        parts.append({"text": session.context.startup_reminder()})
+    rules = session.context.pending_rule_reminder()
+    if rules:
+        parts.append({"text": rules})
+    return parts
