@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .visible_text import EscapingStream
+from .text.visible import EscapingStream
 
 if TYPE_CHECKING:
     from .errors import EngineError
@@ -512,7 +512,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args([*argv, "serve"])
     server = args.command in (None, "serve")
     streams = sys.stdout, sys.stderr
-    if not server:  # what the repository or the model wrote must not drive the terminal (visible_text.py)
+    if not server:  # what the repository or the model wrote must not drive the terminal (text/visible.py)
         sys.stdout, sys.stderr = EscapingStream(sys.stdout), EscapingStream(sys.stderr)
     _setup_logging(args.verbose, logging.INFO if server else logging.WARNING, server=server)
     try:

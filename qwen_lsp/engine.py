@@ -252,7 +252,7 @@ class Engine:
             feature.after_round(session, done.prompt_tokens)
         self._context_status(self.accounting.context_status(session))
 
-    async def _turn_failed(self, turn: Turn, exc: LLMError, model_name: str, seconds: float) -> None:
+    async def _turn_failed(self, turn: Turn, exc: LLMError, model_name: str | None, seconds: float) -> None:
         """Every feature hears it; the failure is kept in the session file (off the loop: a file write), so a
         reopened chat shows this error."""
         session = turn.session

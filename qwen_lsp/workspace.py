@@ -242,7 +242,7 @@ class Workspace:
         return self._reloading
 
     def switch_approval_mode(self, mode: ApprovalMode) -> None:
-        """An approved plan leaves plan mode for ``mode`` (``agent/plan_mode.py``); tools change from the next turn."""
+        """An approved plan leaves plan mode for ``mode`` (``features/edits/plan_mode.py``); tools change from the next turn."""
         self._mode_override = mode
         self.update_client_settings(None)
 

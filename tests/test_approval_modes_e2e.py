@@ -20,8 +20,8 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from lsp_harness import as_dict, chat, server_env, session_records, start_client
 
-from qwen_lsp.agent.auto_mode import STAGE1_SCHEMA, STAGE1_SUFFIX, STAGE2_SUFFIX, system_prompt
-from qwen_lsp.agent.plan_mode import APPROVED, reminder
+from qwen_lsp.features.edits.auto_mode import STAGE1_SCHEMA, STAGE1_SUFFIX, STAGE2_SUFFIX, system_prompt
+from qwen_lsp.features.edits.plan_mode import APPROVED, reminder
 
 
 @pytest.fixture
@@ -199,7 +199,7 @@ PROTECTED_WRITES = [
 async def test_auto_mode_asks_a_person_for_every_protected_write_and_never_the_classifier(
     relative: str, home: Path, workspace: Path, scripted: ScriptedOpenAI
 ) -> None:
-    """One list (``protected_paths.py``) for the edit tools and auto mode; a classifier allow never answers it."""
+    """One list (``files/protected.py``) for the edit tools and auto mode; a classifier allow never answers it."""
     allow = Reply(chunks=[], tool_calls=[ToolCallSpec("respond_in_schema", {"shouldBlock": False}, id="v")])
     scripted.enqueue(
         Reply(chunks=[], tool_calls=[ToolCallSpec("write_file", {"file_path": str(workspace / relative), "content": "touch /tmp/x\n"}, id="w1")]),

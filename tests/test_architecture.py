@@ -7,7 +7,7 @@ together for the next maintainer). Two rules:
 - no cycle: the strongly connected components of the graph are all single
   modules;
 - no upward arrow: cores (context, memory, skills, compaction, sessions,
-  llm, followup, matching, text, settings, files, shell) never import pygls,
+  llm, matching, text, settings, files, shell) never import pygls,
   the server, the engine, the workspace, the CLI, the agent or a feature;
   the agent never imports a feature or anything above it; a feature never
   imports the server, the engine, the workspace or the CLI.
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "qwen_lsp"
-CORES = ("context", "memory", "skills", "compaction", "sessions", "llm", "followup", "matching", "text", "settings", "files", "shell")
+CORES = ("context", "memory", "skills", "compaction", "sessions", "llm", "matching", "text", "settings", "files", "shell")
 ABOVE_FEATURES = ("qwen_lsp.server", "qwen_lsp.engine", "qwen_lsp.workspace", "qwen_lsp.cli", "pygls", "lsprotocol")
 ABOVE_AGENT = (*ABOVE_FEATURES, "qwen_lsp.features")
 ABOVE_CORES = (*ABOVE_AGENT, "qwen_lsp.agent")
@@ -213,3 +213,26 @@ def test_every_top_level_module_has_a_place_in_the_layers() -> None:
     top = {f"qwen_lsp.{p.stem}" for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__")}
     top |= {f"qwen_lsp.{p.name}" for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert top <= placed, sorted(top - placed)
+
+
+def test_every_feature_package_is_in_the_independence_contract() -> None:
+    contract = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"][1]
+    packages = {f"qwen_lsp.features.{p.name}" for p in (PACKAGE / "features").iterdir() if (p / "__init__.py").exists()}
+    assert contract["type"] == "independence" and set(contract["modules"]) == packages
+
+
+MAX_FUNCTION_LINES = 80
+
+
+def test_no_function_is_longer_than_a_screen() -> None:
+    """Long functions are split by what each part does; a nested function counts within its parent."""
+    import ast
+
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno is not None:
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
+    assert long == []

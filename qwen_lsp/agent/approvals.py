@@ -3,12 +3,12 @@
 Modes (Qwen Code's ``ApprovalMode``):
 
 * ``plan`` — read-only: the write tools are not offered at all, only
-  ``exit_plan_mode`` (``agent/plan_mode.py``), and every turn carries the
+  ``exit_plan_mode`` (``features/edits/plan_mode.py``), and every turn carries the
   plan-mode reminder;
 * ``default`` — every write and every shell command asks first, except a
   read-only shell command (``shell/analysis.py``), as in Qwen Code 0.24.4;
 * ``auto-edit`` — writes run without asking, shell commands ask (read-only ones do not);
-* ``auto`` — Qwen Code 0.24.4's classifier mode (``agent/auto_mode.py``):
+* ``auto`` — Qwen Code 0.24.4's classifier mode (``features/edits/auto_mode.py``):
   workspace edits and read-only commands run, anything else is put to a
   classifier side query first: judged safe it runs, judged risky (or when
   the classifier fails) the user is asked, with the classifier's reason;
@@ -57,7 +57,7 @@ from ..protocol import PermissionDecision as Answer
 from ..protocol import PermissionParams
 from ..protocol import ToolDecision as Decision
 from ..sessions.registry import ChatSession, Slot
-from ..visible_text import visible
+from ..text.visible import visible
 
 ApprovalMode = Literal["plan", "default", "auto-edit", "auto", "yolo"]
 
@@ -125,7 +125,7 @@ class PermissionRequest:
     """In words, what "Allow always" would cover; None when it is not offered for this call."""
 
     def shown_title(self) -> str:
-        """The title as a person sees it: controls, bidi and zero-width characters written out (``visible_text.py``)."""
+        """The title as a person sees it: controls, bidi and zero-width characters written out (``text/visible.py``)."""
         return visible(self.title)
 
     def shown_command(self) -> str | None:
@@ -229,7 +229,7 @@ PLAN_NO_APPROVAL = (
 
 
 Classify = Callable[[ChatSession, str, ToolPermission], Awaitable[tuple[bool, str]]]
-"""``(chat, call id, request)`` → ``(runs without asking, why not)``: ``auto`` mode's judge (``agent/auto_mode.py``)."""
+"""``(chat, call id, request)`` → ``(runs without asking, why not)``: ``auto`` mode's judge (``features/edits/auto_mode.py``)."""
 
 
 class ApprovalPolicy:

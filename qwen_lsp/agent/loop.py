@@ -211,7 +211,7 @@ async def _stream_round(
 
 async def _run_tools(
     calls: list[ToolCallEvent],
-    tools_by_name: Mapping[str, Tool],
+    tools_by_name: dict[str, Tool],
     req: TurnRequest,
     *,
     emit: EventSink,

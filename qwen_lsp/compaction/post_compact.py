@@ -35,7 +35,7 @@ from ..files.containment import resolved_inside
 from ..llm.content import Content, Part
 from .media import is_image, nested_parts, parts_of
 from .summary import SUMMARY_ACK, post_process_summary
-from ..visible_text import prompt_name
+from ..text.visible import prompt_name
 
 MAX_FILES = 5
 MAX_IMAGES = 3

@@ -6,7 +6,7 @@ it compresses; wording as Qwen Code 0.24's ``microcompact.ts``.
 
 from __future__ import annotations
 
-from ..context.text import js_trim
+from ..text.jstext import js_trim
 
 
 def compression_prompt() -> str:

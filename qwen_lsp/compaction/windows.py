@@ -4,7 +4,7 @@ Order, first that applies:
 
 1. ``model.generationConfig.contextWindowSize`` (the CLI's key) or our older
    ``model.contextWindow`` — whichever the higher settings layer set; in
-   one file the CLI's key wins (``settings_aliases.py``);
+   one file the CLI's key wins (``settings/aliases.py``);
 2. the per-model table below, matched against the normalised model id
    (``qwen3-coder-plus`` → 1,000,000; any other ``qwen…`` → 262,144);
 3. ``DEFAULT_TOKEN_LIMIT`` (200,000) for a model the table does not know.

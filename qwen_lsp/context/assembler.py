@@ -40,7 +40,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qwen_lsp.files.containment import is_subpath
+from ..files.containment import is_subpath
 from ..files.paths import global_qwen_path
 from ..files.reading import atomic_write_text
 from . import output_language
@@ -56,7 +56,8 @@ from .rule_budget import RuleBudget
 from .rules import ConditionalRules, Rule, format_rules, load_rules_dir
 from .sections import Section
 from .session_context import SessionContext, SetUpSnapshot
-from .text import GitAncestry, Problem, js_trim, lexical_abspath, read_text
+from .text import GitAncestry, Problem, lexical_abspath, read_text
+from ..text.jstext import js_trim
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..files.text import DEFAULT_LINE_LIMIT, looks_binary, read_head, read_window, size_refusal
-from ..visible_text import prompt_name
+from ..text.visible import prompt_name
 
 BLOCK_START = "--- Content from referenced files ---"
 BLOCK_END = "--- End of content ---"

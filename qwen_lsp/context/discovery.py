@@ -37,19 +37,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from qwen_lsp.visible_text import prompt_name
-from qwen_lsp.files.containment import RealPaths, ancestors, child_of, is_live_state, is_subpath, parent_of
+from ..text.visible import prompt_name
+from ..files.containment import RealPaths, ancestors, child_of, is_live_state, is_subpath, parent_of
 from ..files.reading import kept_error
 from .imports import MAX_IMPORT_DEPTH, ImportTrace, expand_file
 from .text import (
     GitAncestry,
     Problem,
     decode_text,
-    js_trim,
     lexical_abspath,
     read_bytes,
     relative_path,
 )
+from ..text.jstext import js_trim
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from ..text.collation import locale_key
 from .git_as_data import GitCommand, run_git_as_data
 from .listing_ignore import ListingIgnore
 from .prompts import is_git_repository
-from ..visible_text import prompt_name
+from ..text.visible import prompt_name
 
 log = logging.getLogger(__name__)
 

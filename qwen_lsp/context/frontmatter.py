@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 
 from ..text.yaml_frontmatter import FrontmatterRefused, as_js_number, load_frontmatter
-from .text import js_trim
+from ..text.jstext import js_trim
 
 _JS_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _JS_RADIX = {"0x": 16, "0o": 8, "0b": 2}

@@ -47,11 +47,11 @@ from .text import (
     GitAncestry,
     Problem,
     decode_text,
-    js_trim,
     lexical_abspath,
     node_error_message,
     read_bytes,
 )
+from ..text.jstext import js_trim
 
 log = logging.getLogger(__name__)
 

@@ -38,7 +38,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from ..files.reading import read_bytes
-from .text import GitAncestry, js_trim
+from .text import GitAncestry
+from ..text.jstext import js_trim
 
 log = logging.getLogger(__name__)
 

@@ -21,14 +21,15 @@ import re
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 
-from qwen_lsp.files.containment import is_subpath
+from ..files.containment import is_subpath
 from ..matching.globs import ActivationIndex
 from ..matching.safe_glob import InvalidGlob, compile_pattern
 from ..text.yaml_frontmatter import FrontmatterRefused, js_string
 from ..files.containment import RealPaths
 from .frontmatter import parse_frontmatter
 from .rule_budget import RuleBudget, collect_md
-from .text import Problem, js_trim, lexical_abspath
+from .text import Problem, lexical_abspath
+from ..text.jstext import js_trim
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ..files.containment import ancestors, child_of
 from ..files.reading import read_bytes
-from ..text.jstext import JS_WHITESPACE, js_trim
+
 
 log = logging.getLogger(__name__)
 

@@ -48,8 +48,8 @@ from typing import Any
 
 import httpx
 
-from qwen_lsp.json_depth import loads_bounded
-from qwen_lsp.llm.errors import (
+from ..text.json_depth import loads_bounded
+from .errors import (
     LLMError,
     base_url_error,
     connect_error,
@@ -61,9 +61,9 @@ from qwen_lsp.llm.errors import (
     server_message,
     stall_error,
 )
-from qwen_lsp.llm.request_json import RequestEncoder
-from qwen_lsp.llm.sse import EventTooLarge, sse_data
-from qwen_lsp.llm.sampling import Sampling
+from .request_json import RequestEncoder
+from .sse import EventTooLarge, sse_data
+from .sampling import Sampling
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qwen_lsp.llm.content import Content, dump_args, function_response_text, is_thought
+from .content import Content, dump_args, function_response_text, is_thought
 
 if TYPE_CHECKING:
     import tiktoken

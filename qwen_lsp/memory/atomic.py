@@ -30,9 +30,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from qwen_lsp.errors import EngineError
-from qwen_lsp.files.portability import O_NOFOLLOW, open_for_reading, try_lock, unlock
-from qwen_lsp.files.reading import atomic_write_text
+from ..errors import EngineError
+from ..files.portability import O_NOFOLLOW, open_for_reading, try_lock, unlock
+from ..files.reading import atomic_write_text
 
 __all__ = ["atomic_write_text", "locked", "read_text_nofollow", "remove_stale_temps"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from qwen_lsp.errors import EngineError
+from ..errors import EngineError
 
 
 class SecretRefused(EngineError):

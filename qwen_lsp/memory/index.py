@@ -28,8 +28,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from qwen_lsp.text.jstext import JS_SPACE_RE, js_trim, js_trim_end, u16_head, u16_len
-from qwen_lsp.memory.model import MemoryDoc
+from ..text.jstext import JS_SPACE_RE, js_trim, js_trim_end, u16_head, u16_len
+from .model import MemoryDoc
 
 MAX_INDEX_LINE_CHARS = 150
 MAX_INDEX_LINES = 200

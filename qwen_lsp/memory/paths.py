@@ -31,8 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from qwen_lsp.files.containment import is_within
-from qwen_lsp.files.paths import find_git_root, sanitize_cwd
+from ..files.containment import is_within
+from ..files.paths import find_git_root, sanitize_cwd
 
 log = logging.getLogger(__name__)
 

@@ -44,10 +44,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from qwen_lsp.files.portability import open_for_reading
-from qwen_lsp.text.jstext import is_js_space, js_trim
-from qwen_lsp.memory.model import TOPICS, MemoryDoc, Scope, Topic
-from qwen_lsp.memory.paths import INDEX_FILENAME
+from ..files.portability import open_for_reading
+from ..text.jstext import is_js_space, js_trim
+from .model import TOPICS, MemoryDoc, Scope, Topic
+from .paths import INDEX_FILENAME
 
 log = logging.getLogger(__name__)
 

@@ -51,12 +51,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from qwen_lsp.errors import EngineError
-from qwen_lsp.files.portability import open_for_reading
-from qwen_lsp.memory.errors import SecretRefused
-from qwen_lsp.memory.paths import QWEN_DIRNAME, TEAM_MEMORY_DIRNAME
-from qwen_lsp.memory.secrets import scan_for_secrets
-from qwen_lsp.files.nofollow_write import write_bytes_nofollow
+from ..errors import EngineError
+from ..files.portability import open_for_reading
+from .errors import SecretRefused
+from .paths import QWEN_DIRNAME, TEAM_MEMORY_DIRNAME
+from .secrets import scan_for_secrets
+from ..files.nofollow_write import write_bytes_nofollow
 
 log = logging.getLogger(__name__)
 

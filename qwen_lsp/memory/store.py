@@ -38,14 +38,14 @@ from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from qwen_lsp.files.containment import is_within
-from qwen_lsp.errors import EngineError
-from qwen_lsp.memory.atomic import atomic_write_text, locked, read_text_nofollow, remove_stale_temps
-from qwen_lsp.memory.errors import OutsideMemoryRoot, SecretRefused, TeamMemorySecurityError
-from qwen_lsp.memory.index import build_index, build_team_index, truncate_field
-from qwen_lsp.text.jstext import JS_SPACE_RE, js_trim
-from qwen_lsp.memory.model import SCOPES, TOPICS, MemoryDoc, Scope, Topic
-from qwen_lsp.memory.paths import (
+from ..files.containment import is_within
+from ..errors import EngineError
+from .atomic import atomic_write_text, locked, read_text_nofollow, remove_stale_temps
+from .errors import OutsideMemoryRoot, SecretRefused, TeamMemorySecurityError
+from .index import build_index, build_team_index, truncate_field
+from ..text.jstext import JS_SPACE_RE, js_trim
+from .model import SCOPES, TOPICS, MemoryDoc, Scope, Topic
+from .paths import (
     INDEX_FILENAME,
     PINNED_DIRNAME,
     QWEN_DIRNAME,
@@ -54,8 +54,8 @@ from qwen_lsp.memory.paths import (
     memory_paths,
     realpath_nearest_existing,
 )
-from qwen_lsp.memory.scan import MAX_FILE_BYTES, MAX_FILES, parse_memory, scan_root
-from qwen_lsp.memory.secrets import scan_for_secrets
+from .scan import MAX_FILE_BYTES, MAX_FILES, parse_memory, scan_root
+from .secrets import scan_for_secrets
 
 log = logging.getLogger(__name__)
 

@@ -42,7 +42,7 @@ from lsprotocol.types import ResponseError
 
 from .pygls_internals import InternalsProtocol
 
-from qwen_lsp.json_depth import TooDeep, loads_bounded, loads_pruned
+from ..text.json_depth import TooDeep, loads_bounded, loads_pruned
 
 log = logging.getLogger(__name__)
 

@@ -33,8 +33,8 @@ import asyncio
 import logging
 import uuid as uuid_mod
 
-from qwen_lsp.llm.content import Content, Part
-from qwen_lsp.sessions.recording import SessionRecorder
+from ..llm.content import Content, Part
+from .recording import SessionRecorder
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from qwen_lsp.llm.errors import ErrorKind, status_kind
+from ..llm.errors import ErrorKind, status_kind
 
 TELEMETRY_SUBTYPE = "ui_telemetry"
 API_ERROR_EVENT = "qwen-code.api_error"

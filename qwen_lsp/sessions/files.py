@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from qwen_lsp.files.paths import chats_dir
+from ..files.paths import chats_dir
 
 SESSION_SUFFIX = ".jsonl"
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from qwen_lsp.files.reading import open_regular
+from ..files.reading import open_regular
 
 MAX_LINE_BYTES = 8 << 20
 """Far above any record this server or Qwen Code writes (tool output and attachments are capped at 25 000 characters)."""

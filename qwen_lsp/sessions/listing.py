@@ -41,14 +41,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from qwen_lsp.files.reading import open_regular
-from qwen_lsp.llm.content import Content
-from qwen_lsp.files.paths import chats_dir
-from qwen_lsp.sessions.files import SESSION_SUFFIX, is_valid_session_id
-from qwen_lsp.sessions.recap import first_user_text, recap_title, trim_title
-from qwen_lsp.sessions.reader import is_content, record_from_line
-from qwen_lsp.sessions.records import parse_timestamp
-from qwen_lsp.sessions.visibility import was_answered
+from ..files.reading import open_regular
+from ..llm.content import Content
+from ..files.paths import chats_dir
+from .files import SESSION_SUFFIX, is_valid_session_id
+from .recap import first_user_text, recap_title, trim_title
+from .reader import is_content, record_from_line
+from .records import parse_timestamp
+from .visibility import was_answered
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from qwen_lsp.llm.content import Content, Part
+from ..llm.content import Content, Part
 
 UNKNOWN_OUTCOME = (
     "No result was recorded for this call: the session stopped (the server was closed or crashed) while it ran. "

@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-from qwen_lsp.llm.content import Content
-from qwen_lsp.sessions.failures import recorded_failure
-from qwen_lsp.sessions.files import is_valid_session_id, session_path
-from qwen_lsp.sessions.lines import MAX_LINE_BYTES, RawLine, raw_lines
-from qwen_lsp.sessions.records import MAX_NESTING, check_record
+from ..llm.content import Content
+from .failures import recorded_failure
+from .files import is_valid_session_id, session_path
+from .lines import MAX_LINE_BYTES, RawLine, raw_lines
+from .records import MAX_NESTING, check_record
 
 log = logging.getLogger(__name__)
 

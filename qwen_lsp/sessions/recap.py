@@ -34,8 +34,8 @@ import logging
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from qwen_lsp.llm.client import StreamEvent, TextDelta
-from qwen_lsp.llm.content import Content, to_openai_messages, visible_text
+from ..llm.client import StreamEvent, TextDelta
+from ..llm.content import Content, to_openai_messages, visible_text
 
 log = logging.getLogger(__name__)
 

@@ -49,12 +49,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from qwen_lsp.llm.content import Content, Part
-from qwen_lsp.llm.errors import LLMError
-from qwen_lsp.sessions.failures import TELEMETRY_SUBTYPE, failure_payload
-from qwen_lsp.sessions.files import session_path
-from qwen_lsp.sessions.reader import read_records
-from qwen_lsp.sessions.records import content_problem
+from ..llm.content import Content, Part
+from ..llm.errors import LLMError
+from .failures import TELEMETRY_SUBTYPE, failure_payload
+from .files import session_path
+from .reader import read_records
+from .records import content_problem
 
 log = logging.getLogger(__name__)
 

@@ -32,11 +32,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from ..json_depth import deeper_than, loads_pruned
+from ..text.json_depth import deeper_than, loads_pruned
 from ..files.reading import read_bytes
 from ..files.paths import global_qwen_dir
-from ..settings_spelling import canonical_keys
-from ..settings_aliases import fold_cli_keys
+from .spelling import canonical_keys
+from .aliases import fold_cli_keys
 from .trust import is_context_filename, screen_layers
 
 log = logging.getLogger(__name__)

@@ -49,7 +49,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..settings_aliases import get_path
+from .aliases import get_path
 
 _ELSEWHERE = "set it in ~/.qwen/settings.json, the environment or the editor"
 _FORBIDDEN: dict[tuple[str, ...], str] = {

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from qwen_lsp.settings.config import Settings
-from qwen_lsp.followup.gate import gate
+from qwen_lsp.features.followups.gate import gate
 from qwen_lsp.features.followups.glue import speculation_on
-from qwen_lsp.followup.overlay import Overlay
-from qwen_lsp.followup.prompt import MAX_MESSAGE_CHARS, excerpt, parse_suggestion, user_message
+from qwen_lsp.features.followups.overlay import Overlay
+from qwen_lsp.features.followups.prompt import MAX_MESSAGE_CHARS, excerpt, parse_suggestion, user_message
 from qwen_lsp.llm.content import Content
 
 

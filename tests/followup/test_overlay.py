@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from qwen_lsp.followup.overlay import OutsideWorkspace, Overlay
+from qwen_lsp.features.followups.overlay import OutsideWorkspace, Overlay
 
 
 @pytest.fixture

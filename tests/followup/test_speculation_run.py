@@ -15,7 +15,7 @@ from qwen_lsp.features.followups.speculation import MAX_SPECULATION_TURNS, run_s
 from qwen_lsp.agent.tools import read_only_tools
 from qwen_lsp.agent.applier import DiskApplier
 from qwen_lsp.features.edits.offer import write_tools
-from qwen_lsp.followup.overlay import Overlay
+from qwen_lsp.features.followups.overlay import Overlay
 from qwen_lsp.llm.client import ChatClient
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from qwen_lsp.agent.tool import ToolContext
-from qwen_lsp.agent.tools.save_memory import SaveMemoryTool
+from qwen_lsp.features.memory.save_memory import SaveMemoryTool
 from qwen_lsp.memory.store import MemoryStore
 
 

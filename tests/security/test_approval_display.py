@@ -18,7 +18,7 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 from lsp_harness import chat
 from qwen_lsp.agent.approvals import PermissionRequest
 from qwen_lsp.features.edits.terminal import terminal_asker
-from qwen_lsp.visible_text import shown_title, terminal_safe, visible
+from qwen_lsp.text.visible import shown_title, terminal_safe, visible
 
 HIDDEN = "git status" + "\n" * 12 + "touch X # \u202eevil\u200b"
 REDRAW = "touch X\r\x1b[2K$ git status"

@@ -25,10 +25,10 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from lsp_harness import chat, server_env
 from qwen_lsp.agent.approvals import Approval, ApprovalPolicy, PermissionRequest, ToolPermission
-from qwen_lsp.protected_paths import protected_reason
+from qwen_lsp.files.protected import protected_reason
 from qwen_lsp.sessions.registry import ChatSession
-from qwen_lsp.followup.gate import gate
-from qwen_lsp.followup.overlay import Overlay
+from qwen_lsp.features.followups.gate import gate
+from qwen_lsp.features.followups.overlay import Overlay
 
 from .permission_client import permission_client
 

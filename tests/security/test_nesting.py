@@ -17,7 +17,7 @@ from support.raw_peer import RawPeer
 from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from lsp_harness import as_dict, chat, running_server
-from qwen_lsp.json_depth import TooDeep, deeper_than, loads_bounded, loads_pruned
+from qwen_lsp.text.json_depth import TooDeep, deeper_than, loads_bounded, loads_pruned
 
 
 @pytest.fixture

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from qwen_lsp.agent.tool import Tool
-from qwen_lsp.agent.tools.glob import GlobTool
-from qwen_lsp.agent.tools.grep import GrepTool
-from qwen_lsp.agent.tools.list_directory import ListDirectoryTool
-from qwen_lsp.agent.tools.read_file import ReadFileTool
+from ..tool import Tool
+from .glob import GlobTool
+from .grep import GrepTool
+from .list_directory import ListDirectoryTool
+from .read_file import ReadFileTool
 
 
 def read_only_tools() -> list[Tool]:

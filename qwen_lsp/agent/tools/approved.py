@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ValidationError
 
 from ..approvals import Approval, ToolPermission
-from ...protected_paths import protected_reason
+from ...files.protected import protected_reason
 from ..tool import ManagedWrites, ToolContext, ToolResult
 from .base import ToolInputError, copy_declaration, describe_validation_error
 from .edit import EditArgs, EditTool, edit_message, edited_text

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from qwen_lsp.agent.tool import ToolContext, ToolResult
+from ..tool import ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
 

@@ -22,17 +22,17 @@ from pathlib import Path
 
 from pydantic import field_validator
 
-from qwen_lsp.agent.tool import ToolContext, ToolResult
-from qwen_lsp.agent.tools.base import (
+from ..tool import ToolContext, ToolResult
+from .base import (
     FileTool,
     Outcome,
     ToolArgs,
     ToolInputError,
     function_declaration,
 )
-from qwen_lsp.agent.tools.ignore import IgnoreRules, walk_files
-from qwen_lsp.agent.tools.workspace import search_root
-from qwen_lsp.matching.safe_glob import InvalidGlob, compile_pattern
+from .ignore import IgnoreRules, walk_files
+from .workspace import search_root
+from ...matching.safe_glob import InvalidGlob, compile_pattern
 
 MAX_SHOWN = 100
 MAX_COLLECTED = 1000

@@ -28,19 +28,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import Field, field_validator
-from qwen_lsp.agent.tool import ToolContext, ToolResult
-from qwen_lsp.agent.tools.base import (
+from ..tool import ToolContext, ToolResult
+from .base import (
     FileTool,
     Outcome,
     ToolArgs,
     ToolInputError,
     function_declaration,
 )
-from qwen_lsp.agent.tools.ignore import IgnoreRules, walk_files
-from qwen_lsp.files.text import cap_line, looks_binary, open_text, read_head
-from qwen_lsp.agent.tools.workspace import search_root
-from qwen_lsp.matching.linear_regex import LinearRegexError, compile_linear
-from qwen_lsp.matching.safe_glob import InvalidGlob, compile_pattern
+from .ignore import IgnoreRules, walk_files
+from ...files.text import cap_line, looks_binary, open_text, read_head
+from .workspace import search_root
+from ...matching.linear_regex import LinearRegexError, compile_linear
+from ...matching.safe_glob import InvalidGlob, compile_pattern
 
 MAX_LINES = 1000
 MAX_OUTPUT_CHARS = 25_000

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from qwen_lsp.files.containment import resolved_inside
+from ...files.containment import resolved_inside
 from ...files.reading import read_bytes
 
 log = logging.getLogger(__name__)

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from qwen_lsp.text.collation import locale_key
-from qwen_lsp.agent.tool import ToolContext, ToolResult
-from qwen_lsp.agent.tools.base import (
+from ...text.collation import locale_key
+from ..tool import ToolContext, ToolResult
+from .base import (
     FileTool,
     Outcome,
     ToolArgs,
     ToolInputError,
     function_declaration,
 )
-from qwen_lsp.agent.tools.ignore import IgnoreRules
-from qwen_lsp.agent.tools.workspace import resolve_in_workspace
+from .ignore import IgnoreRules
+from .workspace import resolve_in_workspace
 
 MAX_ENTRIES = 100
 

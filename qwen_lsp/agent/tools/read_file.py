@@ -22,22 +22,22 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from qwen_lsp.agent.tool import ToolContext, ToolResult
-from qwen_lsp.agent.tools.base import (
+from ..tool import ToolContext, ToolResult
+from .base import (
     FileTool,
     Outcome,
     ToolArgs,
     ToolInputError,
     function_declaration,
 )
-from qwen_lsp.files.text import (
+from ...files.text import (
     DEFAULT_LINE_LIMIT,
     looks_binary,
     read_head,
     read_window,
     size_refusal,
 )
-from qwen_lsp.agent.tools.workspace import relative_display, resolve_in_workspace
+from .workspace import relative_display, resolve_in_workspace
 
 MAX_BUFFER_CHARS = 10 * 1024 * 1024
 """An open buffer larger than this is refused, as a file over the 10 MB read limit is."""

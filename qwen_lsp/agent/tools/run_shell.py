@@ -39,12 +39,12 @@ from pydantic import Field, ValidationError
 
 from ...errors import EngineError
 from ...files.containment import resolved_inside
-from ...protected_paths import protected_reason
+from ...files.protected import protected_reason
 from ...shell.analysis import Verdict, analyse, mentioned_paths
 from ...shell.rules import command_rules, covered
 from ...shell.run import BackgroundJobs, report, run, started_report
 from ...shell.syntax import MAX_COMMAND_CHARS
-from ...visible_text import shown_title
+from ...text.visible import shown_title
 from ..approvals import Approval, ToolPermission
 from ..tool import ToolContext, ToolResult
 from .base import ToolArgs, copy_declaration, describe_validation_error, function_declaration

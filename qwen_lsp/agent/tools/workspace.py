@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qwen_lsp.files.containment import resolved_inside
-from qwen_lsp.agent.tool import ToolContext
-from qwen_lsp.agent.tools.base import ToolInputError
+from ...files.containment import resolved_inside
+from ..tool import ToolContext
+from .base import ToolInputError
 
 
 def resolve_in_workspace(raw: str, ctx: ToolContext) -> Path:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from pydantic import Field
 
-from qwen_lsp.agent.tool import ToolContext, ToolResult
-from qwen_lsp.agent.tools.base import FileTool, Outcome, ToolArgs, ToolInputError, function_declaration
-from qwen_lsp.agent.tools.writing import FileWriter, atomic_write_text, check_size, target_path
+from ..tool import ToolContext, ToolResult
+from .base import FileTool, Outcome, ToolArgs, ToolInputError, function_declaration
+from .writing import FileWriter, atomic_write_text, check_size, target_path
 
 
 class WriteFileArgs(ToolArgs):

@@ -19,8 +19,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from qwen_lsp.agent.tools.base import ToolInputError
-from qwen_lsp.files.reading import atomic_write_text
+from .base import ToolInputError
+from ...files.reading import atomic_write_text
 
 __all__ = ["FileWriter", "atomic_write_text", "check_size", "target_path"]
 

@@ -12,7 +12,7 @@ cached prefix of the request stays byte-stable.
 from __future__ import annotations
 
 from ...skills.listing import wrap_system_reminder
-from ...visible_text import prompt_name
+from ...text.visible import prompt_name
 from .state import EditorSnapshot, OpenFile
 
 FULL_INTRO = (

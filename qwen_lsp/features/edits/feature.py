@@ -5,11 +5,11 @@ The tools are the agent's approved ``edit``/``write_file`` (``agent/tools/approv
 always" grants kept on the chat. When nobody could approve (the client
 cannot ask), the chat is read-only and the user is told once.
 
-Plan mode (``agent/plan_mode.py``) lives here too: in ``plan`` the only
+Plan mode (``features/edits/plan_mode.py``) lives here too: in ``plan`` the only
 write tool is ``exit_plan_mode``, every turn carries 0.24.4's plan-mode
 reminder (sent, not recorded), and an approved plan switches the mode; that
 switch lies over the editor's mode until the editor picks another. In
-``auto`` mode the classifier (``agent/auto_mode.py``) judges each call on the
+``auto`` mode the classifier (``features/edits/auto_mode.py``) judges each call on the
 chat's own history. An approved shell command that writes a secret into
 team memory has it undone (``shell_guard.py``).
 """
@@ -21,9 +21,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from ...agent.approvals import ApprovalMode, ApprovalPolicy, Approve, Asker, ToolPermission, offered_mode
-from ...agent.auto_mode import classify, fast_path
+from .auto_mode import classify, fast_path
 from ...agent.hooks import Feature, Turn
-from ...agent.plan_mode import ExitPlanModeTool, reminder
+from .plan_mode import ExitPlanModeTool, reminder
 from ...agent.tool import Tool
 from ...llm.client import ChatClient
 from ...sessions.registry import ChatSession
@@ -114,7 +114,7 @@ class EditsFeature(Feature):
             await job.stop_all()
 
     def reminders(self, turn: Turn) -> list[str]:
-        """0.24.4's plan-mode reminder, every turn in ``plan`` mode (``agent/plan_mode.py``)."""
+        """0.24.4's plan-mode reminder, every turn in ``plan`` mode (``features/edits/plan_mode.py``)."""
         if self._settings().tools.approval_mode != "plan":
             return []
         return [reminder(can_exit=self._ask is not None)]
@@ -123,7 +123,7 @@ class EditsFeature(Feature):
         return self.approvals.for_turn(turn.session, turn.turn_id, self._ask)
 
     async def _auto_mode_judge(self, session: ChatSession, call_id: str, request: ToolPermission) -> tuple[bool, str]:
-        """``auto`` mode: the edit fast path, else the classifier side query on this chat (``agent/auto_mode.py``)."""
+        """``auto`` mode: the edit fast path, else the classifier side query on this chat (``features/edits/auto_mode.py``)."""
         if fast_path(request, self._root):
             return True, ""
         verdict = await classify(await self._model(), session.history, call_id, self._root)

@@ -2,7 +2,7 @@
 
 Interactive (stdin and stderr are terminals): the proposed change or
 command is shown on stderr, every hidden character written out
-(``visible_text.py``: ``\\r\\x1b[2K`` cannot redraw the line, each line of
+(``text/visible.py``: ``\\r\\x1b[2K`` cannot redraw the line, each line of
 a multi-line command is shown with ``>``), and the answer read from stdin — ``y`` allow,
 ``a`` allow always (this chat), anything else deny. Not interactive (piped,
 CI): nobody can answer, so every question is answered "deny" with a note
@@ -17,7 +17,7 @@ import sys
 from typing import TextIO
 
 from ...agent.approvals import Answer, Approval, Asker, PermissionRequest
-from ...visible_text import visible
+from ...text.visible import visible
 
 MAX_SHOWN_DIFF_LINES = 200
 """Past this many lines the prompt first says how long the change is (it is still shown whole)."""

@@ -1,7 +1,7 @@
 """Follow-ups as a feature: after a typed turn, suggest what comes next; accept, dismiss, abort.
 
 The mechanism is ``glue.py`` (suggest, speculate, land) over the
-``followup/`` core; this module plugs it into the turn (``after_turn``,
+``features/followups/`` core; this module plugs it into the turn (``after_turn``,
 ``turn_starting``, ``chat_deleted``, ``file_changed``) and runs an accepted
 suggestion through the engine it is handed (a :class:`TurnRunner`), which it
 never imports.
@@ -17,7 +17,7 @@ from ...agent.applier import Applier
 from ...agent.events import EventSink
 from ...agent.hooks import Feature, Turn, TurnDone, TurnRunner
 from ...agent.hooks import Caller, Handler, NotHere
-from ...followup.state import UnknownSuggestion
+from .state import UnknownSuggestion
 from ...llm.client import ChatClient
 from ...protocol import SUGGESTION_ACCEPT, SUGGESTION_DISMISS, EmptyResult, SuggestionAcceptResult, SuggestionNotice, SuggestionParams
 from ...sessions.registry import ChatSession, SessionRegistry

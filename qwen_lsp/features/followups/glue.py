@@ -1,6 +1,6 @@
 """Follow-up suggestions' mechanism: suggest after a turn, speculate, accept or abort.
 
-After a turn that ended normally, one side query (``followup/prompt.py``)
+After a turn that ended normally, one side query (``features/followups/prompt.py``)
 proposes what the user may type next; it runs in the background, started
 as the turn returns, so the chat's answer never waits for it, and it needs
 a network round trip, so ``qwen/suggestion`` reaches the editor after the
@@ -54,10 +54,10 @@ from ...background import BackgroundTasks
 from ...settings.config import Settings
 from ...agent.applier import Applier, ApplyError
 from ...errors import EngineError
-from ...followup.gate import EDITS_WITHOUT_ASKING
-from ...followup.overlay import Overlay
-from ...followup.prompt import SCHEMA, SYSTEM, TIMEOUT_SECONDS, parse_suggestion, user_message
-from ...followup.state import Suggestion, Suggestions, UnknownSuggestion
+from .gate import EDITS_WITHOUT_ASKING
+from .overlay import Overlay
+from .prompt import SCHEMA, SYSTEM, TIMEOUT_SECONDS, parse_suggestion, user_message
+from .state import Suggestion, Suggestions, UnknownSuggestion
 from ...llm.client import ChatClient
 from ...llm.content import Content
 from ...files.paths import project_state_dir

@@ -8,7 +8,7 @@ message, with the seed's limits: :data:`MAX_SPECULATION_TURNS` model
 turns and :data:`MAX_SPECULATION_MESSAGES` messages.
 
 Every declared tool is wrapped by the speculation gate
-(``followup/gate.py``): read tools run, writes land in the overlay, and
+(``features/followups/gate.py``): read tools run, writes land in the overlay, and
 anything else ends the run *at* that call — nobody is asked. The write
 tools are the main chat's own (``agent/tools/approved.py``) with an applier that
 writes into the overlay (:class:`OverlayApplier`), so even a write the
@@ -45,8 +45,8 @@ from typing import Any, Literal
 
 from ...agent.applier import Applier, ApplyError, Snapshot
 from ...agent.tools.approved import ApprovedEditTool, ApprovedWriteFileTool
-from ...followup.gate import gate
-from ...followup.overlay import OutsideWorkspace, Overlay
+from .gate import gate
+from .overlay import OutsideWorkspace, Overlay
 from ...llm.client import StreamEvent, UsageEvent
 from ...llm.content import Content
 from ...agent.approvals import Approval, ToolPermission

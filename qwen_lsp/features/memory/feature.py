@@ -23,7 +23,7 @@ from ...agent.fork import ParentRequest
 from ...agent.hooks import Feature, TurnDone, TurnPrefetch
 from ...agent.side_query import SideQuery
 from ...agent.tool import ManagedWrites, Tool
-from ...agent.tools.save_memory import SaveMemoryTool
+from .save_memory import SaveMemoryTool
 from ...background import BackgroundTasks
 from ...errors import EngineError
 from ...llm.client import ChatClient

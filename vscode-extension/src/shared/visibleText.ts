@@ -1,7 +1,7 @@
 /**
  * Text from the model or the repository shown as it is: the one escaping used by the approval
  * card (src/permission.ts, webview/approval.ts), the tool rows and the code blocks of answers
- * (webview/main.ts, webview/markdown.ts). It follows the server's qwen_lsp/visible_text.py
+ * (webview/main.ts, webview/markdown.ts). It follows the server's text/visible.py
  * (`visible`), applied again here so the panel never depends on the server having done it.
  *
  * Written out, because they do not show as themselves:

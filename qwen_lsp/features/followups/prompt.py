@@ -21,7 +21,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..llm.content import Content
+from ...llm.content import Content
 
 MAX_WORDS = 12
 MAX_CHARS = 100

@@ -31,11 +31,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from qwen_lsp.agent.tool import ToolContext, ToolResult
-from qwen_lsp.agent.tools.base import FileTool, Outcome, ToolArgs, ToolInputError, function_declaration
-from qwen_lsp.errors import EngineError
-from qwen_lsp.memory.model import Scope, Topic
-from qwen_lsp.memory.store import MemoryStore
+from ...agent.tool import ToolContext, ToolResult
+from ...agent.tools.base import FileTool, Outcome, ToolArgs, ToolInputError, function_declaration
+from ...errors import EngineError
+from ...memory.model import Scope, Topic
+from ...memory.store import MemoryStore
 
 PLAN_MODE_BLOCKED = (
     'Tool blocked by plan mode: "save_memory" is not a read-only tool. Only read-only tools (read_file, grep_search, '

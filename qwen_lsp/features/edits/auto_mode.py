@@ -5,7 +5,7 @@ In ``auto`` mode a call that would ask in ``default`` mode is first judged:
 1. fast paths, no model request: read-only shell commands (the command
    analyser, ``shell/analysis.py``, decided before this module is asked), and
    ``edit``/``write_file`` on a path inside the workspace that is not
-   protected — by the edit tools' own list (``protected_paths.py``: git's,
+   protected — by the edit tools' own list (``files/protected.py``: git's,
    the editor's and the tools' configuration, which always asks a person)
    nor by the build files 0.24.4's ``isAutoModeProtectedWritePath`` adds
    (``package.json``, ``Makefile``, CI workflows, ``QWEN.md``…), which go to
@@ -47,11 +47,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..llm.content import Content
-from ..protected_paths import protected_reason
-from .approvals import EDIT_TOOLS, SHELL_TOOL, ToolPermission
-from .side_query import SchemaModel, SideQueryError, respond_in_schema
-from .tools.workspace import resolved_inside
+from ...llm.content import Content
+from ...files.protected import protected_reason
+from ...agent.approvals import EDIT_TOOLS, SHELL_TOOL, ToolPermission
+from ...agent.side_query import SchemaModel, SideQueryError, respond_in_schema
+from ...agent.tools.workspace import resolved_inside
 
 DEFAULT_ALLOW = (
     "Read-only shell commands (ls, cat, git status, grep, ps, find, head, tail).",
@@ -163,7 +163,7 @@ def system_prompt() -> str:
 
 
 def protected_path(path: str) -> bool:
-    """A write auto mode's edit fast path never takes: the edit tools' protected list (``protected_paths.py``,
+    """A write auto mode's edit fast path never takes: the edit tools' protected list (``files/protected.py``,
     one list for every mode) or one of 0.24.4's auto-mode build files."""
     normalized = path.replace("\\", "/").lower()
     return protected_reason(path) is not None or any(p.search(normalized) for p in _build_files())

@@ -31,7 +31,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files.reading import atomic_write_text
+from ...files.reading import atomic_write_text
 
 
 class OutsideWorkspace(ValueError):

@@ -31,7 +31,7 @@ import re
 import unicodedata
 from typing import Any, TextIO
 
-from .text.ignorable import is_ignorable
+from .ignorable import is_ignorable
 
 NEWLINE_MARK = "⏎"
 _NAMED = {"\r": "\\r", "\t": "\\t", "\n": "\\n"}

@@ -25,9 +25,9 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from .approvals import PLAN_EXIT_TOOL, Approval, ApprovalMode, ToolPermission
-from .tool import ToolContext, ToolResult
-from .tools.base import ToolArgs, copy_declaration, describe_validation_error, function_declaration
+from ...agent.approvals import PLAN_EXIT_TOOL, Approval, ApprovalMode, ToolPermission
+from ...agent.tool import ToolContext, ToolResult
+from ...agent.tools.base import ToolArgs, copy_declaration, describe_validation_error, function_declaration
 
 NAME = PLAN_EXIT_TOOL
 MAX_PLAN_CHARS = 50_000

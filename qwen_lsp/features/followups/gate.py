@@ -7,7 +7,7 @@ so nobody can approve a call. Each call is therefore one of:
 * ``write`` — ``write_file``/``edit`` on a path inside the workspace, when
   the approval mode lets edits run without asking (``auto-edit``, ``yolo``):
   the write goes to the overlay, never to the workspace; a write to
-  configuration (``protected_paths.py``: ``.git/``, ``.qwen/``,
+  configuration (``files/protected.py``: ``.git/``, ``.qwen/``,
   ``.vscode/``…) asks in every mode but ``yolo``, so it stops instead;
 * ``stop`` — everything else: a write the mode would ask about, a write
   outside the workspace, any shell command (it would run against the real
@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..protected_paths import protected_reason
+from ...files.protected import protected_reason
 from .overlay import Overlay, OutsideWorkspace
 
 READ_TOOLS = frozenset({"read_file", "list_directory", "glob", "grep_search"})
