@@ -337,3 +337,19 @@ async def test_a_plain_denial_starts_no_after_turn_work(repo: Path, scripted: Sc
         await engine.drain()
     assert seen == (["stop"] if after_turn_runs else [])
     assert len(scripted.chat_requests()) == (2 if after_turn_runs else 1)
+
+
+async def test_a_rule_queued_at_open_reaches_the_first_request_when_the_context_was_dropped_meanwhile(repo: Path, scripted: ScriptedOpenAI) -> None:
+    """Between a new chat's opening and its first turn the workspace's context may be dropped (the watches
+    start, a context file changes): the opening no longer stands for the turn, which prepares anew, so the
+    rule the open file queued goes with the first message instead of waiting a turn."""
+    engine, _ = make_engine(repo, scripted, client_settings=NO_MEMORY)
+    try:
+        await engine.document_opened(repo / "src" / "app.py", (repo / "src" / "app.py").as_uri())
+        session = await engine.open_session(None)  # a fresh opening, the rule queued on it
+        engine.context.invalidate(None)
+        scripted.enqueue(Reply(chunks=["ok"]))
+        await engine.chat("first", session_id=session.id, emit=ignore)
+        assert "PY RULE: type hints." in user_parts(scripted)
+    finally:
+        await engine.drain()

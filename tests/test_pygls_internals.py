@@ -87,3 +87,8 @@ def test_no_other_module_touches_a_pygls_internal():
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert found == []
 
+
+
+def test_the_protocol_knows_its_server():
+    server = QwenLanguageServer()
+    assert server.protocol.owner is server

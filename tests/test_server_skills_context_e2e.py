@@ -212,7 +212,7 @@ async def test_files_opened_before_the_first_chat_shape_its_first_request(lsp, s
     texts = user_texts(scripted.chat_requests()[-1].body)
     listing = next(t for t in texts if "<available_skills>" in t)
     assert "api-helper" in listing
-    assert any("Use type hints in Python files." in t for t in texts)
+    assert any("Use type hints in Python files." in t for t in texts), texts
 
 
 async def test_an_edit_right_before_a_turn_reaches_that_turn(lsp, scripted, workspace):

@@ -100,9 +100,10 @@ class Preparation:
             raise as_turn_failure(opening.failure)
 
     async def for_turn(self, session: ChatSession) -> ManagedWrites | None:
-        """The context prepared and the features' managed write roots, in one worker hop (or from a fresh opening)."""
+        """The context prepared and the features' managed write roots, in one worker hop (or from a fresh opening,
+        unless the workspace's rules were dropped since and files opened meanwhile wait for them)."""
         opening = take_opening(session)
-        if opening is not None:
+        if opening is not None and not session.context.stale():
             if opening.failure is not None:
                 raise as_turn_failure(opening.failure)
             return opening.managed

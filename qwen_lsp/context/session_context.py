@@ -178,6 +178,11 @@ class SessionContext:
         self._pending.extend(newly)
         return [self._assembler.rule_name(r) for r in newly]
 
+    def stale(self) -> bool:
+        """Whether the workspace's context was dropped (a file changed, the watches started) since this chat was
+        prepared, or rules arrived meanwhile: a rebuild is due before a request, or queued rules would wait a turn."""
+        return bool(self._deferred) or self._assembler.loaded_conditional_rules() is None
+
     def replay_deferred(self) -> list[str]:
         """After :meth:`prepare` (on the event loop): activate what arrived while a rebuild was due."""
         deferred, self._deferred = self._deferred, []

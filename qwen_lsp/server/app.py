@@ -146,7 +146,7 @@ class QwenProtocol(InternalsProtocol):
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
         result = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {"qwen": {"version": __version__, "methods": custom_methods(cast("QwenLanguageServer", self._server).modules), "chatEvents": True, "permissionRequests": True}}
+        result.capabilities.experimental = {"qwen": {"version": __version__, "methods": custom_methods(cast("QwenLanguageServer", self.owner).modules), "chatEvents": True, "permissionRequests": True}}
         return result
 
 

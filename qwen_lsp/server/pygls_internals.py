@@ -33,6 +33,11 @@ class InternalsProtocol(LanguageServerProtocol):
         """Drop the pending answer to a server→client request that a cancel withdrew; a late answer is then logged and dropped."""
         self._request_futures.pop(msg_id, None)
 
+    @property
+    def owner(self) -> Any:
+        """The server this protocol serves (pygls keeps it as ``_server``), for handlers defined on the protocol."""
+        return self._server
+
     def client_error(self, error: ResponseError) -> ResponseError:
         """Rewrite every error answer before it is sent (subclasses override); pygls has no hook for it."""
         return error
