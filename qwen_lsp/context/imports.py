@@ -261,7 +261,7 @@ def _expand_tree(
     append = out.append
     last = 0
     add_dependency, parent_inside = trace.dependencies.add, trace.real_paths.parent_inside
-    resolved_dirs, reads = trace.real_paths.dirs_inside(root), trace._reads
+    resolved_dirs, load = trace.real_paths.dirs_inside(root), trace.load
     for start, end, path in refs:
         append(content[last:start])
         last = end
@@ -290,9 +290,7 @@ def _expand_tree(
         assert full is not None
         # Read first, ask about code after: most targets exist and are not in code,
         # so this costs one open() where a separate existence check would cost two calls.
-        data = reads.get(real)
-        if data is None:  # load()'s miss, without its second lookup
-            data = reads[real] = trace._read(real, root)
+        data = load(real, root)
         if isinstance(data, OSError):
             if data.errno == errno.ENOENT or (code or (code := CodeRegions(content))).contains(start):
                 append("@" + path)  # missing (kept silently, as 0.24) or in code
