@@ -41,7 +41,7 @@ def test_prompt_layout_and_output_language_block(repo: Path) -> None:
     assert "\n\n---\n\n--- Context from: ../../QWEN.md ---\nProject rules\n<!-- Imported from: ./docs/style.md -->" in prompt
     assert prompt.endswith("--- End of Context from: ../../../.qwen/output-language.md ---")
     assert (Path(os.environ["HOME"]) / ".qwen" / "output-language.md").read_text().startswith("# Output language preference: auto")
-    a.memory_block = "# auto memory\nx"
+    a.prompt_tail = "# auto memory\nx"
     assert a.system_prompt().endswith("output-language.md ---\n\n---\n\n# auto memory\nx")
     names = [s.name for s in a.sections()]
     assert names == ["base prompt", "context file", "context file", "memory"]
