@@ -42,6 +42,7 @@ from .features.editor_context.state import SelectionReader
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext, git_snapshot
 from .context.session_context import SetUpSnapshot
 from .context.attachments import Attachment
+from .context.file_index import FileIndex, match as match_files
 from .context.text import Problem
 from .engine import Engine, tool_list
 from .errors import EngineError
@@ -59,6 +60,8 @@ from .protocol import (
     ChatResult,
     CompressResult,
     ContextResult,
+    FileCompletionItem,
+    FileCompletionResult,
     ContextStatus,
     MemoryChanged,
     SessionDeleteResult,
@@ -135,6 +138,8 @@ class Workspace:
         self._client_settings: dict[str, Any] = dict(client_settings or {})
         self._mode_override: ApprovalMode | None = None
         """Set by an approved ``exit_plan_mode``; lies over the editor's mode until that changes."""
+        self._model_override: str | None = None
+        """Set by ``/model <id>`` (``commands/mode_cmds.py``): the model for the rest of the server's life."""
         self.loaded: LoadedSettings = load_settings(self.root, self._client_settings, env)
         self.endpoint = ModelEndpoint()
         self.skills = SkillManager(self.root, enabled=self.settings.skills.enabled)
@@ -146,6 +151,8 @@ class Workspace:
         self._background = BackgroundTasks()
         self._reload_lock = asyncio.Lock()
         self._reloading: asyncio.Task[None] | None = None
+        self.files = FileIndex(str(self.root))
+        """``@`` completion's listing (``context/file_index.py``)."""
         applier = applier or DiskApplier()
         listen = self.listeners
         settings = lambda: self.settings  # noqa: E731 - read at each use: a reload applies from the next turn
@@ -262,6 +269,16 @@ class Workspace:
         self._mode_override = mode
         self.update_client_settings(None)
 
+    async def set_approval_mode(self, mode: ApprovalMode) -> None:
+        """``/approval-mode``, ``/plan``: as an approved plan's switch, applied before this returns."""
+        self._switch_approval_mode(mode)
+        await self.settled()
+
+    async def set_model(self, model: str) -> None:
+        """``/model <id>``: the model for the following requests (not written to any settings file)."""
+        self._model_override = model
+        await self.update_client_settings(None)
+
     def apply_client_settings(self, client_settings: dict[str, Any]) -> None:
         """:meth:`update_client_settings` for a listener that does not wait (the editor's settings push)."""
         self.update_client_settings(client_settings)
@@ -277,6 +294,8 @@ class Workspace:
             client = self._client_settings
             if self._mode_override is not None:
                 client = overlay(client, {"tools": {"approvalMode": self._mode_override}})
+            if self._model_override is not None:
+                client = overlay(client, {"model": {"name": self._model_override}})
             self.loaded = await asyncio.to_thread(load_settings, self.root, client, self._env)
             for feature in self.engine.features:
                 feature.settings_changed()
@@ -549,6 +568,17 @@ class Workspace:
             await feature.chat_deleted(session_id)
         self.sessions.forget(session_id)
         return SessionDeleteResult(deleted=await asyncio.to_thread(self.sessions.delete, session_id))
+
+    async def complete_files(self, query: str, limit: int) -> FileCompletionResult:
+        """``@`` completion: the workspace's files and folders best matching ``query``."""
+        def find() -> FileCompletionResult:
+            listing = self.files.listing()
+            return FileCompletionResult(
+                items=[FileCompletionItem(path=p, kind="folder" if p.endswith("/") else "file") for p in match_files(listing, query, limit)],
+                truncated=listing.truncated,
+            )
+
+        return await asyncio.to_thread(find)
 
     async def context_report(self, session_id: str | None = None) -> ContextResult:
         """What the next request would hold; reading a chat from disk does not open it."""

@@ -8,10 +8,10 @@ entry in :data:`AREAS`.
 from __future__ import annotations
 
 from ..background import prepare_server_process
-from . import chats, code_actions, documents, editor_context, lifecycle, memory, skill_proposals, skills
+from . import chats, code_actions, commands, documents, editor_context, lifecycle, memory, skill_proposals, skills
 from .app import QwenLanguageServer
 
-AREAS = (lifecycle, documents, code_actions, memory, chats, skills, skill_proposals, editor_context)
+AREAS = (lifecycle, documents, code_actions, memory, chats, skills, skill_proposals, editor_context, commands)
 
 
 def register(server: QwenLanguageServer) -> None:
