@@ -160,6 +160,7 @@ class Workspace:
         self.memory_feature = MemoryFeature(
             self.root, settings=settings, model=self.model_client, bare_parent=self._bare_parent,
             on_change=lambda change: listen.memory_changed(change), progress=progress, env=env,
+            warning=lambda message: listen.warning(message),
         )
         self.edits = EditsFeature(
             self.root, settings=settings, ask=ask, warning=lambda message: listen.warning(message),
