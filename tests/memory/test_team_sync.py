@@ -226,3 +226,48 @@ def test_a_redirected_team_root_is_not_synced(remote: Path, home: Path, tmp_path
     (a / ".qwen" / "team-memory").symlink_to(elsewhere)
     result = sync_team_memory(store(a, home))
     assert result.skipped == "team-root-redirected" and not result.committed
+
+
+async def test_over_lsp_the_sync_shows_progress_warns_once_and_a_chat_goes_on(remote: Path, home: Path, tmp_path: Path) -> None:
+    """The server syncs as a folder opens (user settings only), shows progress, tells a failure once, and answers chats meanwhile."""
+    import json
+
+    from lsprotocol import types
+    from support.quiet_home import write_quiet_settings
+    from support.scripted_openai import Reply, ScriptedOpenAI
+
+    from lsp_harness import as_dict, chat, running_server, wait_for
+
+    a, b = clone(remote, "a"), clone(remote, "b")
+    (b / "theirs.txt").write_text("theirs\n")
+    git(b, "add", "theirs.txt")
+    git(b, "commit", "--quiet", "-m", "theirs")
+    git(b, "push", "--quiet")
+    (a / "ours.txt").write_text("ours\n")
+    git(a, "add", "ours.txt")
+    git(a, "commit", "--quiet", "-m", "ours")  # diverged: the sync must leave it alone and say so
+    store(a, home).remember(text="Entry waiting to sync", type="feedback", scope="team")
+    head = git(a, "rev-parse", "HEAD")
+    # A project asking for the sync is not enough: only the user's layer switches it on.
+    (a / ".qwen" / "settings.json").write_text(json.dumps({"memory": {"enableTeamMemorySync": True}}))
+    write_quiet_settings(home, {"folderTrust": True, "memory": {"autoExtract": False, "autoDream": False, "enableTeamMemory": True}})
+    with ScriptedOpenAI() as scripted:
+        async with running_server(home, a, scripted.base_url) as client:
+            scripted.enqueue(Reply(chunks=["hi"]))
+            await chat(client, "hello")
+        # shutdown drained the background work: a sync that had started would have been reported by now
+        assert not any("Team memory" in m.message for m in client.messages)
+        assert not any(isinstance(r[0], types.WorkDoneProgressBegin) and "team memory" in r[0].title for r in client.progress_reports.values())
+        write_quiet_settings(
+            home, {"folderTrust": True, "memory": {"autoExtract": False, "autoDream": False, "enableTeamMemory": True, "enableTeamMemorySync": True}}
+        )
+        async with running_server(home, a, scripted.base_url) as client:
+            scripted.enqueue(Reply(chunks=["still here"]))
+            assert as_dict(await chat(client, "hello again"))["text"] == "still here"
+            await wait_for(lambda: any("Team memory sync" in m.message for m in client.messages), "the sync's warning")
+            warnings = [m for m in client.messages if "Team memory sync" in m.message]
+            assert len(warnings) == 1 and warnings[0].type == types.MessageType.Warning and "could not fast-forward" in warnings[0].message
+            await wait_for(lambda: any(any(isinstance(r, types.WorkDoneProgressEnd) for r in rs) for rs in client.progress_reports.values()), "progress end")
+            titles = [r[0].title for r in client.progress_reports.values() if isinstance(r[0], types.WorkDoneProgressBegin)]
+            assert "Qwen: syncing team memory" in titles
+    assert git(a, "rev-parse", "HEAD") == head
