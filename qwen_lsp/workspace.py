@@ -43,6 +43,7 @@ from .context import ContextAssembler, ContextError, ContextSettings, SessionCon
 from .context.session_context import SetUpSnapshot
 from .context.attachments import Attachment
 from .context.file_index import FileIndex, match as match_files
+from .context.mentions import mentioned_files
 from .context.text import Problem
 from .engine import Engine, tool_list
 from .errors import EngineError
@@ -490,8 +491,11 @@ class Workspace:
         turn_id: str | None = None,
         editor_context: bool = True,
     ) -> ChatResult:
-        """One typed turn; ``editor_context=False`` leaves the editor's context out of this message only."""
+        """One typed turn; ``editor_context=False`` leaves the editor's context out of this message only.
+        Files named ``@path`` in the prompt are read into it (``context/mentions.py``)."""
         await self.settled()
+        if "@" in prompt:
+            attachments = [*attachments, *await asyncio.to_thread(mentioned_files, prompt, self.root)]
         return await self.engine.chat(
             prompt, session_id=session_id, attachments=attachments, emit=emit, turn_id=turn_id, editor_context=editor_context
         )

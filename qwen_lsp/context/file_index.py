@@ -4,26 +4,31 @@ The walk leaves out what the startup folder listing leaves out (``listing_ignore
 the ``.gitignore`` files in a git repository, ``.qwenignore``, ``.agentignore`` and
 ``.aiignore``), enters no symlinked folder (a link could lead out of the workspace, or in a loop)
 and stops at :data:`MAX_ENTRIES`. The list is kept and rebuilt in the background when it is older
-than :data:`FRESH_SECONDS`, so a keystroke never waits for a walk after the first; matching is a
-linear subsequence test per path (no regular expression is built from the query), best matches
-first: the query inside the file name, then inside the path, then as a subsequence, shorter paths
+than :data:`FRESH_SECONDS`, so a keystroke never waits for a walk after the first; matching is one
+RE2 pass (linear time, whatever the query) over all the paths for those holding the query as a
+subsequence, then a score for those only, best matches first: the query inside the file name, then inside the path, then as a subsequence, shorter paths
 first among equals.
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import os
+import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ..matching.linear_regex import compile_linear
 from .listing_ignore import ListingIgnore
 from .prompts import is_git_repository
 
 MAX_ENTRIES = 300_000
 """Files and folders listed at most; a larger tree is listed up to here, breadth first, and marked truncated."""
 FRESH_SECONDS = 10.0
+MAX_QUERY = 200
+"""Characters of a query that are matched; a longer one is cut (no path search needs more)."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,10 @@ class Listing:
     """Relative, ``/``-separated; folders end in ``/``."""
     lowered: tuple[str, ...]
     truncated: bool
+    joined: str = field(default="", repr=False)
+    """``lowered`` joined by newlines: one linear RE2 pass finds every path a query could match."""
+    starts: tuple[int, ...] = field(default=(), repr=False)
+    """Where each path begins in :attr:`joined`."""
 
 
 def list_files(root: str, max_entries: int = MAX_ENTRIES) -> Listing:
@@ -68,7 +77,12 @@ def list_files(root: str, max_entries: int = MAX_ENTRIES) -> Listing:
         if truncated:
             break
     entries = tuple(out)
-    return Listing(entries, tuple(e.lower() for e in entries), truncated)
+    lowered = tuple(e.lower() for e in entries)
+    starts, at = [], 0
+    for e in lowered:
+        starts.append(at)
+        at += len(e) + 1
+    return Listing(entries, lowered, truncated, "\n".join(lowered), tuple(starts))
 
 
 def _score(path: str, query: str) -> int | None:
@@ -97,8 +111,19 @@ def match(listing: Listing, query: str, limit: int) -> list[str]:
         q = q[2:]
     if not q:
         return [e for e in listing.entries if "/" not in e.rstrip("/")][:limit]
-    scored = ((s, -i) for i, p in enumerate(listing.lowered) if (s := _score(p, q)) is not None)
+    q = q[:MAX_QUERY]
+    scored = ((s, -i) for i in _candidates(listing, q) if (s := _score(listing.lowered[i], q)) is not None)
     return [listing.entries[-i] for _s, i in heapq.nlargest(limit, scored)]
+
+
+def _candidates(listing: Listing, q: str) -> list[int]:
+    """Indexes of the paths holding ``q`` as a subsequence, found by RE2 in one pass over all of them."""
+    if "\n" in q:
+        return []
+    gap = "[^\n]*"
+    pattern = "(?m)^" + gap + gap.join(re.escape(ch) for ch in q) + gap + "$"
+    found = compile_linear(pattern).finditer(listing.joined)
+    return [bisect.bisect_right(listing.starts, m.start()) - 1 for m in found]
 
 
 class FileIndex:
