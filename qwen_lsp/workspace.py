@@ -41,7 +41,7 @@ from .features.editor_context.feature import EditorContextFeature
 from .features.editor_context.state import SelectionReader
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext, git_snapshot
 from .context.session_context import SetUpSnapshot
-from .context.attachments import Attachment
+from .context.attachments import Attachment, attached_image
 from .context.file_index import FileIndex, match as match_files
 from .context.mentions import mentioned_files
 from .context.text import Problem
@@ -54,6 +54,7 @@ from .features.memory.feature import MemoryFeature
 from .features.skill_review.feature import SkillReviewFeature
 from .llm.client import ChatClient
 from .llm.client_cache import ModelEndpoint
+from .llm.modalities import accepts_images
 from .llm.tokens import TokenCounter
 from .memory.manager import MemoryManager
 from .sessions.recap import generate_recap
@@ -496,6 +497,15 @@ class Workspace:
         await self.settled()
         if "@" in prompt:
             attachments = [*attachments, *await asyncio.to_thread(mentioned_files, prompt, self.root)]
+        if attachments and not accepts_images(self.settings.model.name):
+            images = await asyncio.to_thread(lambda: [a.path.name for a in attachments if attached_image(a.path, self.root)])
+            if images:
+                raise EngineError(
+                    f"The model {self.settings.model.name or '(none)'} does not take images ({', '.join(images)}): "
+                    "leave the image out, or switch to a model that takes images (/model <id>).",
+                    kind="invalid_params",
+                    param="attachments",
+                )
         return await self.engine.chat(
             prompt, session_id=session_id, attachments=attachments, emit=emit, turn_id=turn_id, editor_context=editor_context
         )

@@ -103,3 +103,29 @@ def test_a_hundred_thousand_files_are_listed_once_and_matched_per_keystroke(tmp_
     bounded = list_files(str(root), max_entries=1_000)
     assert bounded.truncated and len(bounded.entries) == 1_000
     assert os.path.isdir(root)
+
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000") + b"\x1f\x15\xc4\x89" + b"\x00" * 20
+
+
+async def test_an_image_goes_as_an_image_part_to_a_model_that_takes_images_and_is_refused_otherwise(
+    lsp: Any, scripted: ScriptedOpenAI, workspace: Path
+) -> None:
+    (workspace / "shot.png").write_bytes(PNG)
+    (workspace / "disguised.txt").write_bytes(PNG)  # by content, not by name
+    from pygls.exceptions import JsonRpcException
+
+    for line, params in (("what is in @shot.png", {}), ("and this", {"attachments": [{"uri": (workspace / "disguised.txt").as_uri()}]})):
+        before = len(scripted.chat_requests())
+        with pytest.raises(JsonRpcException) as refused:
+            await chat(lsp, line, **params)
+        assert "does not take images" in str(refused.value) and "/model" in str(refused.value)
+        assert len(scripted.chat_requests()) == before  # nothing was sent
+
+    await lsp.protocol.send_request_async("qwen/command", {"text": "/model qwen3-vl-plus"})
+    scripted.enqueue(Reply(chunks=["a red pixel"]))
+    await chat(lsp, "what is in @shot.png")
+    [user] = [m for m in scripted.chat_requests()[-1].body["messages"] if m["role"] == "user"]
+    images = [p for p in user["content"] if p["type"] == "image_url"]
+    assert len(images) == 1 and images[0]["image_url"]["url"].startswith("data:image/png;base64,iVBORw0KGgo")
+    assert any("[image: image/png" in p.get("text", "") for p in user["content"])
