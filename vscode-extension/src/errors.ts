@@ -3,7 +3,7 @@
  * server's `data.kind` (the stable identifier), never on numeric codes, which are being moved.
  */
 import { METHOD_NOT_FOUND, REQUEST_CANCELLED } from './shared/protocol';
-import type { ErrorAction, InlineError } from './shared/messages';
+import type { ErrorAction, InlineError, InlineErrorKind } from './shared/messages';
 
 interface RpcErrorLike {
   code?: unknown;
@@ -21,7 +21,8 @@ export function isCancelled(err: unknown): boolean {
   return !!e && (e.code === REQUEST_CANCELLED || (e as { name?: string }).name === 'Canceled');
 }
 
-const ACTIONS: Record<string, ErrorAction[]> = {
+/** Every kind's fix, checked by the compiler against the generated ErrorKind: a new server kind needs a line here. */
+const ACTIONS: Record<InlineErrorKind, ErrorAction[]> = {
   auth: ['setApiKey', 'retry'],
   config: ['configureModel', 'setApiKey', 'retry'],
   connect: ['openSettings', 'retry'],
@@ -34,7 +35,22 @@ const ACTIONS: Record<string, ErrorAction[]> = {
   protocol: ['retry'],
   context: ['showLog'],
   server_down: ['restartServer', 'showLog'],
+  server_back: ['retry'],
+  engine: ['showLog'],
+  secret: ['showLog'],
+  memory_security: ['showLog'],
+  conflict: ['showLog'],
+  invalid_proposal: ['showLog'],
+  memory_busy: ['showLog'],
+  invalid_params: ['showLog'],
+  unsupported: ['retry'],
+  noAnswer: [],
+  unknown: ['showLog'],
 };
+
+function isKind(kind: unknown): kind is InlineErrorKind {
+  return typeof kind === 'string' && Object.hasOwn(ACTIONS, kind);
+}
 
 /**
  * What the panel says when no model is configured. The server's own message names its keys
@@ -58,7 +74,7 @@ export interface ServerFailureLike {
 export function describeError(err: unknown, failure?: ServerFailureLike): InlineError {
   const e = (err ?? {}) as RpcErrorLike;
   const data = e.data as { kind?: unknown } | undefined;
-  let kind = typeof data?.kind === 'string' ? data.kind : 'unknown';
+  let kind: InlineErrorKind = isKind(data?.kind) ? data.kind : 'unknown';
   let message = typeof e.message === 'string' && e.message ? e.message : String(err);
   // The language client rejects with these when the server process is gone.
   if (kind === 'unknown' && /connection (got disposed|is closed)|not running|Client is not running|Pending response rejected/i.test(message)) {
@@ -70,5 +86,5 @@ export function describeError(err: unknown, failure?: ServerFailureLike): Inline
     return { kind, message: `The qwen-lsp server is not running: ${failure.message}`, actions: failure.missing ? ['setServerPath', 'restartServer', 'showLog'] : ['restartServer', 'showLog'] };
   }
   if (kind === 'config') message = NO_MODEL_MESSAGE;
-  return { kind, message, actions: ACTIONS[kind] ?? ['showLog'] };
+  return { kind, message, actions: ACTIONS[kind] };
 }

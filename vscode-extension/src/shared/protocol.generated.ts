@@ -1,4 +1,5 @@
 // Generated from qwen_lsp/protocol.py by scripts/protocol_ts.py: do not edit; run `.venv/bin/python scripts/protocol_ts.py`.
+export type ErrorKind = 'config' | 'auth' | 'not_found' | 'connect' | 'timeout' | 'stall' | 'rate_limit' | 'server' | 'bad_request' | 'protocol' | 'engine' | 'context' | 'secret' | 'memory_security' | 'conflict' | 'invalid_proposal' | 'memory_busy' | 'invalid_params';
 export type Level = 'ok' | 'warn' | 'auto' | 'hard';
 export type FinishReason = 'stop' | 'length' | 'cancelled' | 'error';
 export type MemoryScope = 'user' | 'project' | 'team';
