@@ -301,6 +301,9 @@ class ContextResult(WireResult):
     window: int
     thresholds: ThresholdTokens
     problems: list[ContextProblem] = []
+    model: str | None = None
+    """The model the next request would go to; absent while no turn could run (no model name, or neither a base
+    URL nor an API key), so an editor shows no "% left" of a window that belongs to no model."""
 
 
 class ContextStatus(WireResult):

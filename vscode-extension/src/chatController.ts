@@ -61,7 +61,11 @@ export class ChatController implements vscode.Disposable {
   private readonly handlers: Handlers = {
     ready: async (_m, webview) => {
       this.hub.add(webview);
-      await this.session.restoreOnce();
+      const restored = this.session.restoreOnce();
+      // While the server starts (seconds after a reload) the panel shows what is known at once:
+      // the header, the composer, and that the last chat is on its way.
+      if (this.session.restoring) this.hub.post(webview, this.snapshot());
+      await restored;
       await this.setup.current();
       this.hub.post(webview, this.snapshot());
     },
@@ -103,7 +107,7 @@ export class ChatController implements vscode.Disposable {
       shown: reshow,
       deletedOpen: () => this.newChat(false),
     });
-    this.turns = new Turns({ hub: this.hub, transcript: this.transcript, server, session: this.session, outgoing: this.outgoing, followups: this.followups, approvals: this.approvals, reshow });
+    this.turns = new Turns({ hub: this.hub, transcript: this.transcript, server, session: this.session, outgoing: this.outgoing, followups: this.followups, approvals: this.approvals, reshow, answered: () => void this.setup.turnAnswered() });
   }
 
   /** Reads the welcome's steps (src/setup.ts, set by the extension's entry point). */
@@ -171,6 +175,7 @@ export class ChatController implements vscode.Disposable {
         ...(editorContext ? { editorContext } : {}),
         ...(this.contextFigure ? { contextFigure: this.contextFigure } : {}),
         ...(setup ? { setup } : {}),
+        ...(this.session.restoring ? { restoring: true } : {}),
       }),
     };
   }
@@ -205,6 +210,11 @@ export class ChatController implements vscode.Disposable {
   /** Settings or the API key changed: the welcome's steps are read again. */
   refreshSetup(): Promise<void> {
     return this.setup.refresh();
+  }
+
+  /** `qwen.model.*` changed: the welcome's steps are read again, its test step open until the next answer. */
+  modelSettingsChanged(): Promise<void> {
+    return this.setup.modelChanged();
   }
 
   stop(): void {

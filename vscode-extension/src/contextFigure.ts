@@ -87,7 +87,8 @@ export class ContextFigures implements vscode.Disposable {
   private publish(): void {
     const r = this.lastRound;
     if (r) this.figure = { promptTokens: r.promptTokens, window: r.window, percentLeft: r.percentLeft, level: r.level, thresholds: r.thresholds };
-    else this.figure = this.report ? figureOfReport(this.report, this.recorded) : undefined;
+    // No model configured (the report names none): no figure, the window would belong to no model.
+    else this.figure = this.report?.model ? figureOfReport(this.report, this.recorded) : undefined;
     this.emitter.fire();
   }
 

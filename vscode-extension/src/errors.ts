@@ -25,13 +25,13 @@ export function isCancelled(err: unknown): boolean {
 const ACTIONS: Record<InlineErrorKind, ErrorAction[]> = {
   auth: ['setApiKey', 'retry'],
   config: ['configureModel', 'setApiKey', 'retry'],
-  connect: ['openSettings', 'retry'],
+  connect: ['configureModel', 'openSettings', 'retry'],
   timeout: ['retry', 'openSettings'],
   stall: ['retry'],
-  not_found: ['openSettings'],
+  not_found: ['configureModel', 'openSettings'],
   rate_limit: ['retry'],
   server: ['retry'],
-  bad_request: ['openSettings'],
+  bad_request: ['configureModel', 'openSettings'],
   protocol: ['retry'],
   context: ['showLog'],
   server_down: ['restartServer', 'showLog'],
@@ -70,6 +70,14 @@ export interface ServerFailureLike {
   restricted?: boolean;
 }
 
+/**
+ * The server names its settings as ~/.qwen/settings.json spells them (`model.baseUrl`); in the
+ * editor they are the extension's (`qwen.model.baseUrl`), which is what a user searches for.
+ */
+export function editorSettingNames(message: string): string {
+  return message.replace(/(?<![\w.])model\.(baseUrl|name)\b/g, 'qwen.model.$1');
+}
+
 /** `failure`: why the server did not start, when a request failed because it is not running. */
 export function describeError(err: unknown, failure?: ServerFailureLike): InlineError {
   const e = (err ?? {}) as RpcErrorLike;
@@ -86,5 +94,6 @@ export function describeError(err: unknown, failure?: ServerFailureLike): Inline
     return { kind, message: `The qwen-lsp server is not running: ${failure.message}`, actions: failure.missing ? ['setServerPath', 'restartServer', 'showLog'] : ['restartServer', 'showLog'] };
   }
   if (kind === 'config') message = NO_MODEL_MESSAGE;
+  else message = editorSettingNames(message);
   return { kind, message, actions: ACTIONS[kind] };
 }

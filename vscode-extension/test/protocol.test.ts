@@ -128,7 +128,10 @@ test('errors carry data.kind: a dead endpoint maps to Open settings, an unknown 
   );
   const inline = describeError(err);
   assert.equal(inline.kind, 'connect');
-  assert.ok(inline.actions.includes('openSettings'));
+  assert.deepEqual(inline.actions, ['configureModel', 'openSettings', 'retry']);
+  // The setting is named as the editor has it (the server says model.baseUrl, as ~/.qwen/settings.json spells it).
+  assert.match(inline.message, /qwen\.model\.baseUrl/);
+  assert.doesNotMatch(inline.message, /(?<![\w.])model\.baseUrl/);
   const unknown = await s.conn.sendRequest('qwen/sessions/resume', { sessionId: 'nope' }).then(
     () => assert.fail('must fail'),
     (e: unknown) => e,

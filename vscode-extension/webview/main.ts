@@ -71,7 +71,9 @@ const proposals = h('div', { id: 'proposals', class: 'proposals', role: 'region'
 const scrollBox = h('div', { id: 'transcript', class: 'transcript', tabindex: '0', 'aria-label': 'Conversation' });
 const transcript = h('div', { id: 'messages', role: 'log', 'aria-label': 'Messages' });
 const welcome = h('div', { id: 'welcome', class: 'welcome', role: 'region', 'aria-label': 'Set up Qwen', hidden: '' });
-scrollBox.append(welcome, transcript);
+const restoring = h('div', { id: 'restoring', class: 'status-line pending', role: 'status', hidden: '' });
+restoring.append(h('span', { class: 'status-icon', 'aria-hidden': 'true' }), h('span', { class: 'status-text' }, 'Opening the last chat…'));
+scrollBox.append(welcome, restoring, transcript);
 const jumpBtn = button('Jump to latest ↓', { id: 'jump', class: 'jump', hidden: '', 'aria-label': 'Jump to latest' });
 const footer = h('div', { class: 'footer' });
 const chips = h('div', { id: 'attachments', class: 'chips', 'aria-label': 'Attachments' });
@@ -123,7 +125,8 @@ const history = new PromptHistory(prompt, saved.sent ?? []);
 function updateWelcome(): void {
   const empty = views.size === 0;
   const setup = state.setup;
-  welcome.hidden = !empty || !setup;
+  restoring.hidden = !state.restoring;
+  welcome.hidden = !empty || !setup || state.restoring;
   if (empty && setup) welcome.replaceChildren(...renderWelcome(setup, ACTION_LABELS));
 }
 
@@ -407,7 +410,9 @@ function applySnapshot(s: Snapshot): void {
   modePicker.value = s.approvalMode ?? 'default';
   showFigure(s.contextFigure);
   state.setup = s.setup;
+  state.restoring = !!s.restoring;
   updateWelcome();
+  if (s.restoring) return; // the scroll position is for the chat that follows
   scroller.restore(saved.scrollTop ?? 0, saved.pinned ?? true);
   saved.scrollTop = undefined;
   saved.pinned = undefined;
@@ -423,6 +428,8 @@ function send(): void {
   history.add(text);
   prompt.value = '';
   persist();
+  // A click on Send leaves the caret in the composer, as Enter does: the next message is typed at once.
+  prompt.focus();
 }
 
 function stop(): void {

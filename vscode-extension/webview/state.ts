@@ -32,6 +32,8 @@ export interface WebviewState {
   views: Map<string, View>;
   /** The welcome's steps, shown while the chat is empty. */
   setup: SetupState | undefined;
+  /** The last window's chat is on its way (the welcome waits for it). */
+  restoring: boolean;
   compact: CompactState;
   /** Stream patches that arrived since the last frame, applied together. */
   pendingPatches: StreamPatch[];
@@ -46,6 +48,7 @@ export function initialState(saved: SavedState | undefined): WebviewState {
     running: false,
     views: new Map(),
     setup: undefined,
+    restoring: false,
     compact: { available: false, compacting: false },
     pendingPatches: [],
     frame: undefined,

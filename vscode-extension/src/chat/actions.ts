@@ -16,7 +16,7 @@ const LOCAL_FS: ContainmentFs = { realpath: (p) => realpath(p), path, caseInsens
 /** The command each error action runs; Retry and Show log are the chat's own. */
 const ACTION_COMMANDS: Record<Exclude<ErrorAction, 'retry' | 'showLog'>, readonly [string, ...unknown[]]> = {
   setApiKey: ['qwen.setApiKey'],
-  openSettings: ['workbench.action.openSettings', 'qwen.'],
+  openSettings: ['workbench.action.openSettings', 'qwen.model'],
   restartServer: ['qwen.restartServer'],
   configureModel: ['qwen.configureModel'],
   setServerPath: ['qwen.setServerPath'],
@@ -26,7 +26,9 @@ const ACTION_COMMANDS: Record<Exclude<ErrorAction, 'retry' | 'showLog'>, readonl
 export async function runErrorAction(action: ErrorAction, own: { retry: () => Promise<void>; showLog: () => void }): Promise<void> {
   if (action === 'retry') return own.retry();
   if (action === 'showLog') return own.showLog();
-  const [command, ...args] = ACTION_COMMANDS[action];
+  // In a remote window (code-server, Remote-SSH, WSL) the machine-scoped qwen.model.baseUrl lives in
+  // the remote's settings: the User tab would not show the value the window reads.
+  const [command, ...args] = action === 'openSettings' && vscode.env.remoteName ? ['workbench.action.openRemoteSettings', { query: 'qwen.model' }] : ACTION_COMMANDS[action];
   await vscode.commands.executeCommand(command, ...args);
 }
 

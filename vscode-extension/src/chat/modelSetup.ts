@@ -10,6 +10,8 @@ import type { WebviewHub } from './hub';
 
 export class ModelSetup {
   private state: SetupState | undefined;
+  /** A turn was answered since the model settings last changed (the welcome's test step). */
+  private answered = false;
   /** Reads the welcome's steps (src/setup.ts, set by the extension's entry point). */
   read: (() => Promise<SetupState>) | undefined;
 
@@ -20,8 +22,26 @@ export class ModelSetup {
 
   /** The steps for a snapshot, read the first time a view asks. */
   async current(): Promise<SetupState | undefined> {
-    this.state ??= await this.read?.();
+    this.state ??= await this.readNow();
     return this.state;
+  }
+
+  /** A turn got an answer: the model works, whichever settings named it. */
+  async turnAnswered(): Promise<void> {
+    if (this.answered) return;
+    this.answered = true;
+    await this.refresh();
+  }
+
+  /** The model settings changed: the test step is open again. */
+  async modelChanged(): Promise<void> {
+    this.answered = false;
+    await this.refresh();
+  }
+
+  private async readNow(): Promise<SetupState | undefined> {
+    const s = await this.read?.();
+    return s && (this.answered ? { ...s, answered: true } : s);
   }
 
   /** The steps as last read, for a snapshot built without waiting. */
@@ -31,7 +51,7 @@ export class ModelSetup {
 
   /** Settings or the API key changed: the steps are read again. */
   async refresh(): Promise<void> {
-    this.state = await this.read?.();
+    this.state = await this.readNow();
     if (this.state) this.hub.broadcast({ type: 'setup', setup: this.state });
   }
 

@@ -15,6 +15,8 @@ export class SessionLink {
   /** The client the open session was last used with (see reopen). */
   private client: LanguageClient | undefined;
   private restored: Promise<void> | undefined;
+  /** restoreOnce is bringing a saved chat back. */
+  restoring = false;
   /** Called when the chat shown changes or a turn ends (the context figure follows it), with a resumed chat's recorded prompt size. */
   onChatShown: ((sessionId: string | undefined, promptTokens?: number) => void) | undefined;
 
@@ -43,8 +45,9 @@ export class SessionLink {
     return (this.restored ??= (async () => {
       const id = this.state.get<string>(SESSION_KEY);
       if (!id || this.transcript.sessionId || this.transcript.messages.length) return;
+      this.restoring = true;
       const client = await this.server.ready();
-      if (!client) return;
+      if (!client) return void (this.restoring = false);
       try {
         // A window reload brings back the chat the user was in: no recap (it would cost a model request each time).
         const r = await client.sendRequest(requests.sessionsResume, { sessionId: id, recap: false });
@@ -54,6 +57,7 @@ export class SessionLink {
       } catch {
         void this.state.update(SESSION_KEY, undefined); // deleted or unreadable: start fresh
       }
+      this.restoring = false;
       this.changed();
     })());
   }

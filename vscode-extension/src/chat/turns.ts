@@ -28,6 +28,8 @@ export interface TurnParts {
   approvals: Approvals;
   /** The transcript changed as a whole (a Retry took a turn back): the views get a snapshot. */
   reshow: () => void;
+  /** A turn ended with an answer (the welcome's test step is done). */
+  answered: () => void;
 }
 
 export class Turns {
@@ -112,6 +114,7 @@ export class Turns {
     this.cts = undefined;
     hub.patches.flush(); // everything streamed goes out before the final message
     const final = transcript.end(outcome);
+    if (final && !final.error && !final.interrupted) this.p.answered();
     session.remember();
     if (final) hub.broadcast({ type: 'message', message: final });
     hub.broadcast({ type: 'running', running: false });

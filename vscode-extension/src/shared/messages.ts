@@ -42,6 +42,8 @@ export interface SetupState {
   model?: string;
   baseUrl?: string;
   apiKey: boolean;
+  /** A model answered in this window since the model settings last changed: the test step is done. */
+  answered?: boolean;
 }
 
 /**
@@ -179,6 +181,11 @@ export interface Snapshot {
   /** The welcome's steps, shown while the chat is empty. */
   setup?: SetupState;
   contextFigure?: ContextFigureLine;
+  /**
+   * The chat of the last window is being brought back (the server may still be starting): the
+   * panel says so instead of staying blank, and a second snapshot follows with its messages.
+   */
+  restoring?: boolean;
 }
 
 /** The context figure under the composer: the status bar's, worded the same (src/meter.ts). */

@@ -207,6 +207,11 @@ export interface ContextResult {
   window: number;
   thresholds: ThresholdTokens;
   problems?: ContextProblem[];
+  /**
+   * The model the next request would go to; absent while no turn could run (no model name, or neither a base
+   * URL nor an API key), so an editor shows no "% left" of a window that belongs to no model.
+   */
+  model?: string;
 }
 
 /** `qwen/contextStatus`: how full the window was at the last model round. */
