@@ -23,6 +23,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .errors import ErrorKind as ErrorKind
+
 Level = Literal["ok", "warn", "auto", "hard"]
 FinishReason = Literal["stop", "length", "cancelled", "error"]
 MemoryScope = Literal["user", "project", "team"]
@@ -33,6 +35,8 @@ PermissionDecision = Literal["allow", "allowAlways", "deny"]
 """What the user answers to ``qwen/permission``."""
 ToolDecision = Literal["auto", "allow", "allowAlways", "deny"]
 """Who let a write or command run: ``auto`` (the approval mode allowed it) or the user's answer."""
+# ``ErrorKind`` (imported above from ``errors.py``, where each kind gets its code) is part of the
+# contract too: the error answer's ``data.kind``, which the extension keys its actions on.
 
 
 class WireParams(BaseModel):
@@ -325,6 +329,9 @@ class ContextResult(WireResult):
     window: int
     thresholds: ThresholdTokens
     problems: list[ContextProblem] = []
+    model: str | None = None
+    """The model the next request would go to; absent while no turn could run (no model name, or neither a base
+    URL nor an API key), so an editor shows no "% left" of a window that belongs to no model."""
 
 
 class ContextStatus(WireResult):

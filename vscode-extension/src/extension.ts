@@ -32,6 +32,7 @@ export function activate(context: vscode.ExtensionContext): void {
   figures.onDidChange(() => {
     const f = figures.figure;
     if (f) meter.showStatus(f);
+    else meter.clearStatus();
     const w = f && figureWords(f);
     chat.showContextFigure(w && f ? { left: w.left, title: `Context: ${w.tokens}, ${w.left}. ${w.limits} Click to see what fills it.`, level: f.level } : undefined);
     void contextView.refresh();
@@ -124,7 +125,7 @@ export function activate(context: vscode.ExtensionContext): void {
       else if (e.affectsConfiguration('qwen')) server.notifySettingsChanged();
       if (e.affectsConfiguration('qwen.model') || e.affectsConfiguration('qwen.compression')) void figures.refresh(); // the window or thresholds may change
       if (e.affectsConfiguration('qwen.tools.approvalMode')) chat.approvalModeChanged();
-      if (e.affectsConfiguration('qwen.model')) void chat.refreshSetup();
+      if (e.affectsConfiguration('qwen.model')) void chat.modelSettingsChanged();
     }),
     // Trust granted: the server that Restricted Mode held back starts now.
     vscode.workspace.onDidGrantWorkspaceTrust(() => void vscode.commands.executeCommand('qwen.restartServer')),

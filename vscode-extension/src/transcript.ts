@@ -6,7 +6,7 @@
  * without retainContextWhenHidden is destroyed when hidden. Keeping the transcript here means a
  * stream that arrived while the view was hidden is in the next snapshot, nothing to replay.
  */
-import type { ChatEvent, ResumeResult } from './shared/protocol';
+import type { ChatEvent, SessionResumeResult } from './shared/protocol';
 import type { InlineError, Snapshot, StatusTone, StreamPatch, ToolCard, TranscriptMessage } from './shared/messages';
 import { describeError } from './errors';
 import { shownTitle } from './shared/visibleText';
@@ -85,7 +85,7 @@ export class Transcript {
   }
 
   /** A resumed session's messages; its recap, when the server made one, as a quiet line after them. */
-  load(resume: ResumeResult): void {
+  load(resume: SessionResumeResult): void {
     this.reset(resume.sessionId);
     this.messages = resume.messages.map((m) => {
       const msg: TranscriptMessage = { id: newId(), role: m.role, text: m.text };

@@ -1,4 +1,5 @@
 // Generated from qwen_lsp/protocol.py by scripts/protocol_ts.py: do not edit; run `.venv/bin/python scripts/protocol_ts.py`.
+export type ErrorKind = 'config' | 'auth' | 'not_found' | 'connect' | 'timeout' | 'stall' | 'rate_limit' | 'server' | 'bad_request' | 'protocol' | 'engine' | 'context' | 'secret' | 'memory_security' | 'conflict' | 'invalid_proposal' | 'memory_busy' | 'invalid_params';
 export type Level = 'ok' | 'warn' | 'auto' | 'hard';
 export type FinishReason = 'stop' | 'length' | 'cancelled' | 'error';
 export type MemoryScope = 'user' | 'project' | 'team';
@@ -228,6 +229,11 @@ export interface ContextResult {
   window: number;
   thresholds: ThresholdTokens;
   problems?: ContextProblem[];
+  /**
+   * The model the next request would go to; absent while no turn could run (no model name, or neither a base
+   * URL nor an API key), so an editor shows no "% left" of a window that belongs to no model.
+   */
+  model?: string;
 }
 
 /** `qwen/contextStatus`: how full the window was at the last model round. */
