@@ -495,8 +495,8 @@ class Workspace:
         """One typed turn; ``editor_context=False`` leaves the editor's context out of this message only.
         Files named ``@path`` in the prompt are read into it (``context/mentions.py``)."""
         await self.settled()
-        if "@" in prompt:
-            attachments = [*attachments, *await asyncio.to_thread(mentioned_files, prompt, self.root)]
+        if "@" in prompt:  # a file both mentioned and attached (the panel's @ chip) is read once
+            attachments = [*attachments, *await asyncio.to_thread(mentioned_files, prompt, self.root, attachments)]
         if attachments and not accepts_images(self.settings.model.name):
             images = await asyncio.to_thread(lambda: [a.path.name for a in attachments if attached_image(a.path, self.root)])
             if images:

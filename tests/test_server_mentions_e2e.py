@@ -129,3 +129,10 @@ async def test_an_image_goes_as_an_image_part_to_a_model_that_takes_images_and_i
     images = [p for p in user["content"] if p["type"] == "image_url"]
     assert len(images) == 1 and images[0]["image_url"]["url"].startswith("data:image/png;base64,iVBORw0KGgo")
     assert any("[image: image/png" in p.get("text", "") for p in user["content"])
+
+
+async def test_a_file_both_attached_and_mentioned_is_read_once(lsp: Any, scripted: ScriptedOpenAI, workspace: Path) -> None:
+    scripted.enqueue(Reply(chunks=["ok"]))
+    uri = (workspace / "src" / "api" / "handlers.py").as_uri()
+    await chat(lsp, "explain @src/api/handlers.py", attachments=[{"uri": uri}])
+    assert str(scripted.chat_requests()[-1].body["messages"]).count("HANDLER-BODY") == 1

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from .attachments import Attachment
@@ -60,8 +61,9 @@ def parse_mentions(text: str) -> list[str]:
     return found
 
 
-def mentioned_files(text: str, root: Path) -> list[Attachment]:
-    """Blocking: the files ``text`` mentions, as attachments, each once; nothing outside ``root`` or ignored."""
+def mentioned_files(text: str, root: Path, attached: Sequence[Attachment] = ()) -> list[Attachment]:
+    """Blocking: the files ``text`` mentions, as attachments, each once; nothing outside ``root`` or ignored,
+    nothing already ``attached`` whole (the panel attaches the file an ``@`` completion picked)."""
     names = parse_mentions(text)[:MAX_MENTIONS] if "@" in text else []
     if not names:
         return []
@@ -69,6 +71,12 @@ def mentioned_files(text: str, root: Path) -> list[Attachment]:
     ignore = ListingIgnore.for_root(str(root), is_git_repository(str(root)))
     out: list[Attachment] = []
     seen: set[Path] = set()
+    for att in attached:
+        if att.start_line is None:
+            try:
+                seen.add(att.path.resolve())
+            except (OSError, RuntimeError):
+                pass
     for name in names:
         candidate = Path(name) if os.path.isabs(name) else root / name
         try:
