@@ -9,7 +9,6 @@ import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { Transcript } from './transcript';
 import { Followups } from './followups';
-import { notifications, permissionRequest } from './rpc.generated';
 import type { ServerManager, ServerState } from './server';
 import type { ContextFigureLine, HostToWebview, SetupState, WebviewToHost } from './shared/messages';
 import type { CompressMode, MemoryChanged, SessionListItem, SkillsChanged } from './shared/protocol';
@@ -23,6 +22,18 @@ import { ChatHistory } from './chat/history';
 import { Turns } from './chat/turns';
 import { ModelSetup } from './chat/modelSetup';
 import { openLink, runErrorAction } from './chat/actions';
+import { SlashCommands } from './chat/commands';
+import type { ChatEvent, CommandResult, PermissionAnswer, PermissionParams, SkillProposed, SuggestionNotice } from './shared/protocol';
+
+export interface ChatOptions {
+  /** A chat of its own in an editor tab (see the constructor). */
+  tab?: boolean;
+  /** History's "Open in a new editor tab". */
+  openInTab?: (sessionId: string) => void;
+}
+
+/** A tab's chat is not brought back after a reload: nothing of it is remembered in the workspace state. */
+const FORGETFUL: vscode.Memento = { keys: () => [], get: () => undefined, update: async () => undefined };
 
 /** One handler per webview message type, each given its own message: a missing one is a compile error. */
 type Handlers = { [K in WebviewToHost['type']]: (m: Extract<WebviewToHost, { type: K }>, webview: vscode.Webview) => unknown };
@@ -38,6 +49,7 @@ export class ChatController implements vscode.Disposable {
   private readonly history: ChatHistory;
   private readonly turns: Turns;
   private readonly setup = new ModelSetup(this.hub, this.transcript);
+  private readonly commands: SlashCommands;
   private contextFigure: ContextFigureLine | undefined;
   /** Called after a proposed skill was saved (the Skills view refreshes). */
   onSkillSaved: (() => void) | undefined;
@@ -68,6 +80,7 @@ export class ChatController implements vscode.Disposable {
       await restored;
       await this.setup.current();
       this.hub.post(webview, this.snapshot());
+      await this.commands.publish(webview);
     },
     send: (m) => this.turns.send(m.prompt),
     stop: () => this.turns.stop(),
@@ -90,14 +103,19 @@ export class ChatController implements vscode.Disposable {
     skillProposalReply: (m) => this.followups.answerProposal(m.id, m.accept),
     toggleEditorContext: () => this.outgoing.toggleEditorContext(),
     setApprovalMode: (m) => this.approvals.setMode(m.mode),
+    completeFiles: (m, webview) => this.commands.completeFiles(m.query, webview),
+    attachPath: (m) => this.outgoing.attachPath(m.path),
   };
 
+  /** `tab`: a chat of its own in an editor tab (not restored after a reload, its session made before its first message). */
   constructor(
     context: vscode.ExtensionContext,
     private readonly server: ServerManager,
+    private readonly options: ChatOptions = {},
   ) {
     this.compaction = new ChatCompaction(this.hub, this.transcript, server);
-    this.session = new SessionLink(context.workspaceState, this.transcript, server, () => this.compaction.publish());
+    this.commands = new SlashCommands(this.hub, server);
+    this.session = new SessionLink(options.tab ? FORGETFUL : context.workspaceState, this.transcript, server, () => this.compaction.publish());
     const reshow = (): void => this.hub.broadcast(this.snapshot());
     this.history = new ChatHistory(this.transcript, server, this.session, {
       leaving: () => {
@@ -106,8 +124,22 @@ export class ChatController implements vscode.Disposable {
       },
       shown: reshow,
       deletedOpen: () => this.newChat(false),
+      ...(options.openInTab ? { openInTab: options.openInTab } : {}),
     });
-    this.turns = new Turns({ hub: this.hub, transcript: this.transcript, server, session: this.session, outgoing: this.outgoing, followups: this.followups, approvals: this.approvals, reshow, answered: () => void this.setup.turnAnswered() });
+    this.turns = new Turns({ hub: this.hub, transcript: this.transcript, server, session: this.session, outgoing: this.outgoing, followups: this.followups, approvals: this.approvals, reshow, answered: () => void this.setup.turnAnswered(), commandDone: (r) => this.commandDone(r), note: (text) => void this.notices.add({ text }), ...(options.tab ? { ownSession: true } : {}) });
+  }
+
+  /** What a slash command changed beyond its message: `/clear` opens a new chat, `/resume <id>` shows the reopened one. */
+  private commandDone(r: CommandResult): void {
+    if (r.status !== 'done') return;
+    if (r.command === 'clear') this.newChat();
+    else if (r.command === 'resume' && r.resumed) {
+      this.followups.clear(true);
+      this.notices.clear();
+      this.transcript.load(r.resumed);
+      this.session.remember(r.resumed.promptTokens);
+      this.hub.broadcast(this.snapshot());
+    } else if (r.command === 'compress') void this.compaction.publish();
   }
 
   /** Reads the welcome's steps (src/setup.ts, set by the extension's entry point). */
@@ -125,16 +157,32 @@ export class ChatController implements vscode.Disposable {
     this.session.onChatShown = fn;
   }
 
-  /** Wires a new client's notifications (called before it starts). */
+  /** A new client (called before it starts); its notifications reach this chat through the ChatRouter (src/chat/router.ts). */
   bindClient(client: LanguageClient): void {
-    client.onNotification(notifications.chatEvent, (ev) => {
-      const patch = this.transcript.apply(ev);
-      if (patch) this.hub.patches.push(patch);
-    });
-    client.onRequest(permissionRequest, (params, token) => this.approvals.ask(params, token));
-    client.onNotification(notifications.suggestion, (p) => this.followups.onSuggestion(p));
-    client.onNotification(notifications.skillProposed, (p) => this.followups.onSkillProposed(p));
-    this.outgoing.bind(client);
+    this.commands.forget();
+    if (!this.options.tab) this.outgoing.bind(client); // the window's editor context is told once, by the side bar's chat
+  }
+
+  /** How surely a chat event belongs to this chat's running turn (Transcript.owns). */
+  owns(ev: ChatEvent): number {
+    return this.transcript.owns(ev);
+  }
+
+  onChatEvent(ev: ChatEvent): void {
+    const patch = this.transcript.apply(ev);
+    if (patch) this.hub.patches.push(patch);
+  }
+
+  askPermission(params: PermissionParams, token: vscode.CancellationToken): Promise<PermissionAnswer> {
+    return this.approvals.ask(params, token);
+  }
+
+  onSuggestion(p: SuggestionNotice): void {
+    this.followups.onSuggestion(p);
+  }
+
+  onSkillProposed(p: SkillProposed): void {
+    this.followups.onSkillProposed(p);
   }
 
   /** Shows the webview's messages in this chat; the webview asks for a snapshot when it loads. */

@@ -130,6 +130,17 @@ export class Transcript {
     return user.text;
   }
 
+  /**
+   * How surely `ev` belongs to this chat's running turn, for a window with several chats: 2 its
+   * turn, 1 a first event of its chat (or of a new chat, which has no session yet), 0 not its own.
+   */
+  owns(ev: ChatEvent): number {
+    const turn = this.turn;
+    if (!turn || turn.stopped) return 0;
+    if (turn.turnId !== undefined) return turn.turnId === ev.turnId ? 2 : 0;
+    return this.sessionId === undefined || this.sessionId === ev.sessionId ? 1 : 0;
+  }
+
   /** Folds one server event into the answer; returns what the webview must change, if anything. */
   apply(ev: ChatEvent): StreamPatch | undefined {
     const turn = this.turn;

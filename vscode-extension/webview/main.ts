@@ -16,6 +16,7 @@ import { EditorContextLine } from './editorContextChip';
 import { PromptHistory } from './promptHistory';
 import { renderWelcome, TEST_PROMPT } from './welcome';
 import { initialState } from './state';
+import { Completion } from './completion';
 import type { SavedState, View } from './state';
 
 interface VsCodeApi {
@@ -120,6 +121,11 @@ const suggestion = new SuggestionChip(
 );
 
 const history = new PromptHistory(prompt, saved.sent ?? []);
+
+const completion = new Completion(prompt, row, {
+  files: (query) => post({ type: 'completeFiles', query }),
+  pickedPath: (path) => post({ type: 'attachPath', path }),
+});
 
 /** The welcome's steps while the chat is empty (a new user's first stop); the transcript once it is not. */
 function updateWelcome(): void {
@@ -439,6 +445,7 @@ function stop(): void {
 prompt.value = saved.draft ?? '';
 prompt.addEventListener('input', persist);
 prompt.addEventListener('keydown', (e) => {
+  if (completion.key(e)) return;
   if (suggestion.handleKey(e)) return;
   if (history.handleKey(e)) return persist();
   if (e.key === 'Enter' && !e.shiftKey) {
@@ -555,6 +562,8 @@ const handlers: HostHandlers = {
     state.setup = m.setup;
     updateWelcome();
   },
+  commands: (m) => completion.setCommands(m.commands),
+  fileCompletions: (m) => completion.setFiles(m.query, m.items),
 };
 
 window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {

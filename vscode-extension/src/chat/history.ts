@@ -17,6 +17,8 @@ export interface HistoryHooks {
   shown(): void;
   /** The open chat was deleted. */
   deletedOpen(): void;
+  /** Opens a chat in a new editor tab (History asks where a picked chat opens when this is set). */
+  openInTab?: (sessionId: string) => void;
 }
 
 export class ChatHistory {
@@ -66,6 +68,17 @@ export class ChatHistory {
     }
   }
 
+  /** Where a picked chat opens: here, or (with an editor-tab opener) in a new editor tab, as the user chooses. */
+  private async open(sessionId: string): Promise<void> {
+    const openInTab = this.hooks.openInTab;
+    if (!openInTab) return this.resume(sessionId);
+    const here = 'Open here';
+    const tab = 'Open in a new editor tab';
+    const where = await vscode.window.showQuickPick([here, tab], { title: 'Qwen: Open chat', placeHolder: 'Where should the chat open?' });
+    if (where === here) await this.resume(sessionId);
+    else if (where === tab) openInTab(sessionId);
+  }
+
   /**
    * History as a quick pick, as Copilot Chat has it: it fits any side-bar width (titles whole, no
    * horizontal scrolling), filters as you type, and each row has a Delete button. Picking a chat
@@ -96,7 +109,7 @@ export class ChatHistory {
     qp.onDidAccept(() => {
       const pick = qp.selectedItems[0];
       qp.hide();
-      if (pick) void this.resume(pick.sessionId);
+      if (pick) void this.open(pick.sessionId);
     });
     qp.onDidHide(() => qp.dispose());
     qp.show();

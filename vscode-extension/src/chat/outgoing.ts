@@ -81,6 +81,14 @@ export class OutgoingContext implements vscode.Disposable {
     this.add({ uri: editor.document.uri.toString(), label: path.basename(editor.document.uri.fsPath) });
   }
 
+  /** An `@` completion picked a file (relative to the workspace folder): it goes along as a chip. */
+  attachPath(relative: string): void {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder || relative.endsWith('/')) return; // a folder stays an @mention in the text (the server reads its files)
+    const uri = vscode.Uri.joinPath(folder.uri, ...relative.split('/'));
+    this.add({ uri: uri.toString(), label: path.basename(relative) });
+  }
+
   remove(index: number): void {
     this.attachments = this.attachments.filter((_, i) => i !== index);
     this.publishAttachments();

@@ -9,7 +9,9 @@ import type { AcceptOutcome, Followups } from '../followups';
 import { requests } from '../rpc.generated';
 import type { Send } from '../rpc.generated';
 import type { ServerManager } from '../server';
-import type { ChatParams } from '../shared/protocol';
+import type { ChatParams, CommandResult } from '../shared/protocol';
+import { runCommand } from './commands';
+import { isSlashCommand } from '../shared/slash';
 import type { Transcript } from '../transcript';
 import type { Approvals } from './approvals';
 import type { WebviewHub } from './hub';
@@ -30,7 +32,17 @@ export interface TurnParts {
   reshow: () => void;
   /** A turn ended with an answer (the welcome's test step is done). */
   answered: () => void;
+  /** A slash command finished: what it changed beyond its message (a new chat, a reopened one). */
+  commandDone: (result: CommandResult) => void;
+  /** A command's own words when it also ran a turn ("Empty QWEN.md created…"), shown as a notice. */
+  note: (text: string) => void;
+  /**
+   * A chat in an editor tab gets its session before its first message (from `/clear`), so its
+   * streamed events are told apart from another new chat's by their session (src/chat/router.ts).
+   */
+  ownSession?: boolean;
 }
+
 
 export class Turns {
   private cts: vscode.CancellationTokenSource | undefined;
@@ -41,6 +53,7 @@ export class Turns {
     const { transcript, followups, outgoing } = this.p;
     if (transcript.running || !prompt.trim()) return;
     followups.clear(false); // the server aborts the suggestion's speculation on any new qwen/chat
+    if (isSlashCommand(prompt.trim())) return this.command(prompt.trim());
     const { attachments, leaveOutEditorContext } = outgoing.take();
     await this.run(prompt, async (send) => {
       const params: ChatParams = {
@@ -52,6 +65,21 @@ export class Turns {
       const r = await send(requests.chat, params);
       return { sessionId: r.sessionId, text: r.text, cancelled: r.finishReason === 'cancelled' };
     });
+  }
+
+  /** A slash command: its result is the answer's text, or the turn it ran streams as any other. */
+  private async command(line: string): Promise<void> {
+    let done: CommandResult | undefined;
+    await this.run(line, async (send) => {
+      const r = (done = await runCommand(send, line, this.p.transcript.sessionId));
+      if (r.chat) {
+        if (r.text) this.p.note(r.text);
+        return { sessionId: r.chat.sessionId, text: r.chat.text };
+      }
+      if (r.status === 'error') return { error: { kind: 'unknown', message: r.text, actions: [] } };
+      return { text: r.text };
+    });
+    if (done) this.p.commandDone(done);
   }
 
   /**
@@ -103,6 +131,7 @@ export class Turns {
     } else {
       try {
         await session.reopen(client);
+        if (this.p.ownSession && !transcript.sessionId) transcript.sessionId = (await client.sendRequest(requests.command, { text: '/clear' })).sessionId;
         outcome = await request((type, params) => client.sendRequest(type, params, cts.token));
       } catch (err) {
         outcome = isCancelled(err) || cts.token.isCancellationRequested ? { cancelled: true } : { error: describeError(err, server.failure) };

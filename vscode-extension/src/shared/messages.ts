@@ -3,7 +3,7 @@
  * The host owns the transcript of the open session (the server owns the durable copy); the
  * webview only renders it, so a hidden-then-shown or reloaded view is rebuilt from a snapshot.
  */
-import type { AttachmentParam, CompressMode, ErrorKind, Level, ToolDecision } from './protocol';
+import type { AttachmentParam, CommandInfo, CompressMode, ErrorKind, FileCompletionItem, Level, ToolDecision } from './protocol';
 
 export interface ToolCard {
   /** The model's tool-call id; several OpenAI-compatible servers reuse it every round (`call_0`). */
@@ -225,7 +225,11 @@ export type HostToWebview =
   | { type: 'approvalMode'; mode: ApprovalModeName }
   | { type: 'focusComposer' }
   | { type: 'contextFigure'; figure: ContextFigureLine | null }
-  | { type: 'setup'; setup: SetupState };
+  | { type: 'setup'; setup: SetupState }
+  /** The server's slash commands (qwen/commands/list), offered when the composer starts with `/`. */
+  | { type: 'commands'; commands: CommandInfo[] }
+  /** The answer to `completeFiles` for `query` (qwen/files/complete). */
+  | { type: 'fileCompletions'; query: string; items: FileCompletionItem[] };
 
 export type WebviewToHost =
   | { type: 'ready' }
@@ -249,4 +253,8 @@ export type WebviewToHost =
   | { type: 'dismissSuggestion'; id: string }
   | { type: 'skillProposalReply'; id: string; accept: boolean }
   | { type: 'toggleEditorContext' }
-  | { type: 'setApprovalMode'; mode: ApprovalModeName };
+  | { type: 'setApprovalMode'; mode: ApprovalModeName }
+  /** `@` typed in the composer: the workspace files and folders matching `query`. */
+  | { type: 'completeFiles'; query: string }
+  /** An `@` completion was picked: the file goes along as a chip (relative to the workspace folder). */
+  | { type: 'attachPath'; path: string };
