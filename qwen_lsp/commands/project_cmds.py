@@ -39,10 +39,13 @@ Finally write the complete content to the `{filename}` file as well-formatted Ma
 
 
 def _has_text(path: Path) -> bool:
+    """Whether the file has text; a link is not followed (it may lead out of the workspace) and counts as text."""
     try:
-        return bool(read_bytes(path, _MAX_EXISTING).strip())
+        return bool(read_bytes(path, _MAX_EXISTING, follow_links=False).strip())
+    except FileNotFoundError:
+        return False
     except (OSError, ValueError):
-        return os.path.lexists(path)  # too large or unreadable: still something a user would not want replaced
+        return os.path.lexists(path)  # a link, too large or unreadable: still something a user would not want replaced
 
 
 async def init(inv: Invocation) -> CommandResult:

@@ -115,10 +115,14 @@ e2e('/init asks before replacing QWEN.md, then the model explores and writes it 
   await dialog.locator('a.monaco-button, button', { hasText: 'Yes' }).first().click();
   const card = wb.chat().locator('.approval');
   await card.waitFor({ timeout: LONG });
-  assert.ok(lastUserText(requests().pop()!).includes('write a QWEN.md file'));
+  assert.ok(lastUserText(requests().pop()!).includes('write a QWEN.md file'), 'the model got the analysis prompt');
+  assert.equal(readFileSync(path.join(wb.workspace, 'QWEN.md'), 'utf8'), '', 'the old file was emptied, as 0.24.4 does before the model writes');
+  await wb.page.locator('.tabs-container .tab', { hasText: 'proposed change' }).waitFor({ timeout: LONG });
   await wb.page.waitForTimeout(700); // past the card's arming delay
   await card.locator('button[data-option="allow"]').click();
+  await wb.chat().locator('.tool', { hasText: 'QWEN.md' }).locator('.tool-decision', { hasText: 'allowed' }).waitFor({ timeout: LONG });
   await wb.chat().locator('#send:not([disabled])').waitFor({ timeout: LONG });
+  await wb.openFile('QWEN.md'); // the write went through the editor (applyEdit): its buffer holds the model's text
   await wb.page.locator('.monaco-editor .view-line', { hasText: 'Written by /init.' }).first().waitFor({ timeout: LONG });
   await wb.shot('init-written');
 });
