@@ -21,10 +21,17 @@ function requests(): Body[] {
   return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Body) : [];
 }
 
+/** The main request of the turn whose message ends with `text` (recall, extraction and suggestions make requests too). */
+function turnRequest(text: string): Body {
+  const found = requests().filter((b) => lastUserText(b).trimEnd().endsWith(text));
+  assert.ok(found.length, `a request for ${JSON.stringify(text)}`);
+  return found[found.length - 1];
+}
+
 function lastUserText(body: Body): string {
   const user = body.messages.filter((m) => m.role === 'user').pop();
   const content = user?.content;
-  return typeof content === 'string' ? content : JSON.stringify(content);
+  return typeof content === 'string' ? content : ((content ?? []) as { text?: string }[]).map((p) => p.text ?? '').join('\n');
 }
 
 before(async () => {
@@ -43,12 +50,17 @@ function e2e(name: string, minutes: number, fn: () => Promise<void>): void {
   e2eIn(() => wb, name, minutes, fn);
 }
 
+/** Sends `text` and waits for its answer: a new finished assistant message (after /clear: an empty chat). */
 async function send(text: string): Promise<void> {
-  const prompt = wb.chat().locator('#prompt');
+  const chat = wb.chat();
+  const prompt = chat.locator('#prompt');
+  const answers = chat.locator('.msg.assistant:not(.streaming)');
+  const before = await answers.count();
   await prompt.fill(text);
   await prompt.press('Escape'); // close a completion list the text opened
   await prompt.press('Enter');
-  await wb.chat().locator('#send:not([disabled])').waitFor({ timeout: LONG });
+  await waitFor(async () => (text === '/clear' ? (await chat.locator('.msg').count()) === 0 : (await answers.count()) > before), `the answer to ${text}`, LONG);
+  await chat.locator('#send:not([disabled])').waitFor({ timeout: LONG });
 }
 
 function lastAnswer(): Promise<string> {
@@ -92,7 +104,7 @@ e2e('/compress, /remember and /model do what they say', 6, async () => {
   await send('/model other-model');
   assert.equal(await lastAnswer(), 'Model switched to other-model for this session.');
   await send('which model now');
-  assert.equal(requests().pop()!.model, 'other-model');
+  assert.equal(turnRequest('which model now').model, 'other-model');
   await send('/nosuch');
   await wb.chat().locator('.msg.assistant .error', { hasText: 'Unknown command: /nosuch' }).waitFor({ timeout: LONG });
 });
@@ -101,8 +113,7 @@ e2e('/clear starts a new chat; the next message carries none of the old one', 4,
   await send('/clear');
   await waitFor(async () => (await wb.chat().locator('.msg').count()) === 0, 'an empty transcript', LONG);
   await send('fresh start');
-  const last = requests().pop()!;
-  assert.ok(!JSON.stringify(last.messages).includes('hello again'), 'the new chat holds none of the old one');
+  assert.ok(!JSON.stringify(turnRequest('fresh start').messages).includes('hello again'), 'the new chat holds none of the old one');
 });
 
 e2e('/init asks before replacing QWEN.md, then the model explores and writes it through the approval', 6, async () => {
@@ -115,7 +126,7 @@ e2e('/init asks before replacing QWEN.md, then the model explores and writes it 
   await dialog.locator('a.monaco-button, button', { hasText: 'Yes' }).first().click();
   const card = wb.chat().locator('.approval');
   await card.waitFor({ timeout: LONG });
-  assert.ok(lastUserText(requests().pop()!).includes('write a QWEN.md file'), 'the model got the analysis prompt');
+  assert.ok(requests().some((b) => lastUserText(b).includes('write a QWEN.md file')), 'the model got the analysis prompt');
   assert.equal(readFileSync(path.join(wb.workspace, 'QWEN.md'), 'utf8'), '', 'the old file was emptied, as 0.24.4 does before the model writes');
   await wb.page.locator('.tabs-container .tab', { hasText: 'proposed change' }).waitFor({ timeout: LONG });
   await wb.page.waitForTimeout(700); // past the card's arming delay
@@ -139,20 +150,29 @@ e2e('@ completes a workspace file into a chip, and the model request holds its t
   await wb.chat().locator('#attachments .chip', { hasText: 'users.py' }).waitFor({ timeout: LONG });
   await wb.shot('at-completion');
   await prompt.press('Enter');
+  await waitFor(() => requests().some((b) => lastUserText(b).includes('explain @src/api/users.py')), 'the request', LONG);
   await wb.chat().locator('#send:not([disabled])').waitFor({ timeout: LONG });
-  const sent = lastUserText(requests().pop()!);
+  const sent = JSON.stringify(turnRequest('explain @src/api/users.py').messages.filter((m) => m.role === 'user').pop());
   assert.ok(sent.includes('USERS-FILE-BODY'), 'the file text is in the request');
   assert.equal(sent.split('USERS-FILE-BODY').length - 1, 1, 'read once, though both mentioned and attached');
 });
 
 e2e('two chats in two editor tabs stream at once, each its own', 6, async () => {
+  await wb.page.locator('.tabs-container .tab').first().click(); // the workbench has the focus, not a webview
   await wb.command('Qwen: New Chat in Editor Tab');
+  // From the new chat's own tab (its group active, the workbench focused), the next opens beside it.
+  const first = wb.page.locator('.tabs-container .tab', { hasText: 'Qwen Chat' });
+  await first.waitFor({ timeout: LONG });
+  await first.click();
   await wb.command('Qwen: New Chat in Editor Tab');
-  await wb.command('View: Close Primary Side Bar');
-  const frames = wb.page.frameLocator('iframe.webview.ready');
-  const tabA = wb.page.frameLocator('iframe.webview.ready >> nth=0').frameLocator('#active-frame');
-  const tabB = wb.page.frameLocator('iframe.webview.ready >> nth=1').frameLocator('#active-frame');
-  void frames;
+  await wb.page.locator('.editor-group-container').nth(2).locator('.tab', { hasText: 'Qwen Chat' }).waitFor({ timeout: LONG });
+  // The side bar's chat and the two tabs: the tabs are the two right-most webviews.
+  const frames = wb.page.locator('iframe.webview.ready');
+  await waitFor(async () => (await frames.count()) >= 3, 'three chat webviews', LONG);
+  const xs = await frames.evaluateAll((els) => els.map((e) => e.getBoundingClientRect().x));
+  const [ia, ib] = xs.map((x, i) => [x, i]).sort((a, b) => a[0] - b[0]).slice(-2).map(([, i]) => i);
+  const tabA = wb.page.frameLocator(`iframe.webview.ready >> nth=${ia}`).frameLocator('#active-frame');
+  const tabB = wb.page.frameLocator(`iframe.webview.ready >> nth=${ib}`).frameLocator('#active-frame');
   await tabA.locator('#prompt').waitFor({ timeout: LONG });
   await tabB.locator('#prompt').waitFor({ timeout: LONG });
   await tabA.locator('#prompt').fill('stream slowly A');
