@@ -305,6 +305,10 @@ export class ChatController implements vscode.Disposable {
     this.outgoing.attachFile();
   }
 
+  pickFiles(): Promise<void> {
+    return this.outgoing.pickFiles();
+  }
+
   onSkillsChanged(p: SkillsChanged): void {
     this.notices.skillsChanged(p);
   }

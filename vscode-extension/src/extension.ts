@@ -124,6 +124,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('qwen.newChatInEditor', () => openInTab()),
     vscode.commands.registerCommand('qwen.attachSelection', () => chat.attachSelection()),
     vscode.commands.registerCommand('qwen.attachFile', () => chat.attachFile()),
+    vscode.commands.registerCommand('qwen.attachFiles', () => chat.pickFiles()),
     vscode.commands.registerCommand('qwen.showContext', async () => {
       await vscode.commands.executeCommand('qwen.context.focus');
       await figures.refresh();

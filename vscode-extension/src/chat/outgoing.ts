@@ -81,6 +81,22 @@ export class OutgoingContext implements vscode.Disposable {
     this.add({ uri: editor.document.uri.toString(), label: path.basename(editor.document.uri.fsPath) });
   }
 
+  /**
+   * "Attach Files…": the system file picker, several at once (images too: the server sends them as
+   * image parts to a model that takes images, and refuses them with a clear message otherwise).
+   * Files outside the workspace are not offered to the server, which would refuse them.
+   */
+  async pickFiles(): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const picked = await vscode.window.showOpenDialog({ canSelectMany: true, openLabel: 'Attach', title: 'Qwen: Attach files to the chat', ...(folder ? { defaultUri: folder.uri } : {}) });
+    const outside: string[] = [];
+    for (const uri of picked ?? []) {
+      if (vscode.workspace.getWorkspaceFolder(uri)) this.add({ uri: uri.toString(), label: path.basename(uri.fsPath) });
+      else outside.push(path.basename(uri.fsPath));
+    }
+    if (outside.length) void vscode.window.showWarningMessage(`Only files inside the workspace can be attached: ${outside.join(', ')}`);
+  }
+
   /** An `@` completion picked a file (relative to the workspace folder): it goes along as a chip. */
   attachPath(relative: string): void {
     const folder = vscode.workspace.workspaceFolders?.[0];
