@@ -23,6 +23,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .errors import ErrorKind as ErrorKind
+
 Level = Literal["ok", "warn", "auto", "hard"]
 FinishReason = Literal["stop", "length", "cancelled", "error"]
 MemoryScope = Literal["user", "project", "team"]
@@ -33,6 +35,8 @@ PermissionDecision = Literal["allow", "allowAlways", "deny"]
 """What the user answers to ``qwen/permission``."""
 ToolDecision = Literal["auto", "allow", "allowAlways", "deny"]
 """Who let a write or command run: ``auto`` (the approval mode allowed it) or the user's answer."""
+# ``ErrorKind`` (imported above from ``errors.py``, where each kind gets its code) is part of the
+# contract too: the error answer's ``data.kind``, which the extension keys its actions on.
 
 
 class WireParams(BaseModel):
@@ -168,6 +172,34 @@ class ForgetParams(WireParams):
     workspace_uri: str | None = Field(None, alias="workspaceUri")
 
 
+class CommandParams(WireParams):
+    """``qwen/command``: a line the user typed that starts with ``/`` (docs/protocol.md, "Commands").
+
+    The server decides whether it is a command as Qwen Code 0.24.4's ``isSlashCommand`` does: a
+    line like ``/usr/lib is missing`` (a path) is not, and goes to the model as a chat message."""
+
+    text: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
+    session_id: str | None = Field(None, alias="sessionId")
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+    confirm: str | None = Field(None, max_length=64)
+    """The token of a ``confirm`` answer: the user said yes, so the command goes ahead."""
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be empty")
+        return v
+
+
+class FileCompletionParams(WireParams):
+    """``qwen/files/complete``: workspace files and folders for an ``@`` mention, best first."""
+
+    query: str = Field("", max_length=1_000)
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+    limit: int = Field(50, ge=1, le=500)
+
+
 class SkillProposalParams(WireParams):
     proposal_id: str = Field(alias="proposalId", pattern=r"^[0-9a-f]{32}$")
     workspace_uri: str | None = Field(None, alias="workspaceUri")
@@ -297,6 +329,9 @@ class ContextResult(WireResult):
     window: int
     thresholds: ThresholdTokens
     problems: list[ContextProblem] = []
+    model: str | None = None
+    """The model the next request would go to; absent while no turn could run (no model name, or neither a base
+    URL nor an API key), so an editor shows no "% left" of a window that belongs to no model."""
 
 
 class ContextStatus(WireResult):
@@ -538,6 +573,58 @@ class EmptyResult(WireResult):
     """``{}``: a request that only acknowledges (``qwen/suggestion/dismiss``)."""
 
 
+# ---------------------------------------------------------------- qwen/commands/list, qwen/command
+
+
+class CommandInfo(WireResult):
+    name: str
+    """Without the ``/``."""
+    description: str
+    argument_hint: str | None = Field(None, alias="argumentHint")
+    alt_names: list[str] | None = Field(None, alias="altNames")
+
+
+class CommandsListResult(WireResult):
+    commands: list[CommandInfo]
+
+
+CommandStatus = Literal["done", "error", "confirm"]
+
+
+class CommandResult(WireResult):
+    """What a command did. ``text`` is always shown; the optional fields say what else changed.
+
+    ``confirm``: the command asks first (``text`` is the question); sending the same ``text`` again
+    with this token goes ahead. ``sessionId``: the chat the client shows from now on (a new one
+    after ``/clear``, the reopened one after ``/resume <id>``, the one a turn ran in)."""
+
+    status: CommandStatus
+    text: str
+    command: str | None = None
+    """The command that ran, without ``/``; absent when the line was a chat message (a path)."""
+    session_id: str | None = Field(None, alias="sessionId")
+    chat: ChatResult | None = None
+    """When the command sent a prompt to the model (``/init``, ``/remember``, ``/plan <task>``…): the turn's result; its events streamed as ``qwen/chatEvent``."""
+    confirm: str | None = None
+    resumed: SessionResumeResult | None = None
+    path: str | None = None
+    """A file the command wrote (``/export``, ``/init``)."""
+    commands: list[CommandInfo] | None = None
+    """For an unknown command and ``/help``: the commands there are."""
+
+
+class FileCompletionItem(WireResult):
+    path: str
+    """Relative to the workspace folder, ``/``-separated; a folder ends in ``/``."""
+    kind: Literal["file", "folder"]
+
+
+class FileCompletionResult(WireResult):
+    items: list[FileCompletionItem]
+    truncated: bool
+    """The walk stopped at its bound before seeing every file (a very large tree): refine the query."""
+
+
 # ---------------------------------------------------------------- the method table
 
 ParamsT = TypeVar("ParamsT", bound=BaseModel)
@@ -576,6 +663,9 @@ SKILL_PROPOSAL_ACCEPT = Request("qwen/skillProposal/accept", SkillProposalParams
 SKILL_PROPOSAL_DISCARD = Request("qwen/skillProposal/discard", SkillProposalParams, SkillProposalDiscardResult)
 SUGGESTION_ACCEPT = Request("qwen/suggestion/accept", SuggestionParams, SuggestionAcceptResult)
 SUGGESTION_DISMISS = Request("qwen/suggestion/dismiss", SuggestionParams, EmptyResult)
+COMMANDS_LIST = Request("qwen/commands/list", WorkspaceParams, CommandsListResult)
+COMMAND = Request("qwen/command", CommandParams, CommandResult)
+FILES_COMPLETE = Request("qwen/files/complete", FileCompletionParams, FileCompletionResult)
 
 CLIENT_REQUESTS: tuple[Request[Any, Any], ...] = (
     CHAT,
@@ -593,6 +683,9 @@ CLIENT_REQUESTS: tuple[Request[Any, Any], ...] = (
     SKILL_PROPOSAL_DISCARD,
     SUGGESTION_ACCEPT,
     SUGGESTION_DISMISS,
+    COMMANDS_LIST,
+    COMMAND,
+    FILES_COMPLETE,
 )
 """Every ``qwen/*`` request a client sends; the server registers exactly these."""
 

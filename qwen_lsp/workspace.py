@@ -41,17 +41,22 @@ from .features.catalog import FEATURES
 from .features.editor_context.state import SelectionReader
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext, git_snapshot
 from .context.session_context import SetUpSnapshot
-from .context.attachments import Attachment
+from .context.attachments import Attachment, attached_image
+from .context.file_index import FileIndex, match as match_files
+from .context.mentions import mentioned_files
 from .context.text import Problem
 from .engine import Engine, tool_list
 from .errors import EngineError
 from .llm.client import ChatClient
 from .llm.client_cache import ModelEndpoint
+from .llm.modalities import accepts_images
 from .llm.tokens import TokenCounter
 from .sessions.recap import generate_recap
 from .protocol import (
     ChatResult,
     ContextResult,
+    FileCompletionItem,
+    FileCompletionResult,
     ContextStatus,
     SessionDeleteResult,
     SessionListItem,
@@ -112,6 +117,8 @@ class Workspace:
         self._client_settings: dict[str, Any] = dict(client_settings or {})
         self._mode_override: ApprovalMode | None = None
         """Set by an approved ``exit_plan_mode``; lies over the editor's mode until that changes."""
+        self._model_override: str | None = None
+        """Set by ``/model <id>`` (``commands/mode_cmds.py``): the model for the rest of the server's life."""
         self.loaded: LoadedSettings = load_settings(self.root, self._client_settings, env)
         self.endpoint = ModelEndpoint()
         self.skills = SkillManager(self.root, enabled=self.settings.skills.enabled)
@@ -123,6 +130,8 @@ class Workspace:
         self._background = BackgroundTasks()
         self._reload_lock = asyncio.Lock()
         self._reloading: asyncio.Task[None] | None = None
+        self.files = FileIndex(str(self.root))
+        """``@`` completion's listing (``context/file_index.py``)."""
         self.applier = applier or DiskApplier()
         self.ask = ask
         self.selection_reader: SelectionReader | None = None
@@ -246,6 +255,16 @@ class Workspace:
         self._mode_override = mode
         self.update_client_settings(None)
 
+    async def set_approval_mode(self, mode: ApprovalMode) -> None:
+        """``/approval-mode``, ``/plan``: as an approved plan's switch, applied before this returns."""
+        self.switch_approval_mode(mode)
+        await self.settled()
+
+    async def set_model(self, model: str) -> None:
+        """``/model <id>``: the model for the following requests (not written to any settings file)."""
+        self._model_override = model
+        await self.update_client_settings(None)
+
     def apply_client_settings(self, client_settings: dict[str, Any]) -> None:
         """:meth:`update_client_settings` for a listener that does not wait (the editor's settings push)."""
         self.update_client_settings(client_settings)
@@ -261,6 +280,8 @@ class Workspace:
             client = self._client_settings
             if self._mode_override is not None:
                 client = overlay(client, {"tools": {"approvalMode": self._mode_override}})
+            if self._model_override is not None:
+                client = overlay(client, {"model": {"name": self._model_override}})
             self.loaded = await asyncio.to_thread(load_settings, self.root, client, self.env)
             for feature in self.features:
                 feature.settings_changed()
@@ -436,8 +457,20 @@ class Workspace:
         turn_id: str | None = None,
         leave_out: frozenset[str] = frozenset(),
     ) -> ChatResult:
-        """One typed turn; ``leave_out`` names features whose part this message goes without (the editor's context)."""
+        """One typed turn; ``leave_out`` names features whose part this message goes without (the editor's context).
+        Files named ``@path`` in the prompt are read into it (``context/mentions.py``)."""
         await self.settled()
+        if "@" in prompt:  # a file both mentioned and attached (the panel's @ chip) is read once
+            attachments = [*attachments, *await asyncio.to_thread(mentioned_files, prompt, self.root, attachments)]
+        if attachments and not accepts_images(self.settings.model.name):
+            images = await asyncio.to_thread(lambda: [a.path.name for a in attachments if attached_image(a.path, self.root)])
+            if images:
+                raise EngineError(
+                    f"The model {self.settings.model.name or '(none)'} does not take images ({', '.join(images)}): "
+                    "leave the image out, or switch to a model that takes images (/model <id>).",
+                    kind="invalid_params",
+                    param="attachments",
+                )
         return await self.engine.chat(
             prompt, session_id=session_id, attachments=attachments, emit=emit, turn_id=turn_id, leave_out=leave_out
         )
@@ -498,6 +531,17 @@ class Workspace:
             await feature.chat_deleted(session_id)
         self.sessions.forget(session_id)
         return SessionDeleteResult(deleted=await asyncio.to_thread(self.sessions.delete, session_id))
+
+    async def complete_files(self, query: str, limit: int) -> FileCompletionResult:
+        """``@`` completion: the workspace's files and folders best matching ``query``."""
+        def find() -> FileCompletionResult:
+            listing = self.files.listing()
+            return FileCompletionResult(
+                items=[FileCompletionItem(path=p, kind="folder" if p.endswith("/") else "file") for p in match_files(listing, query, limit)],
+                truncated=listing.truncated,
+            )
+
+        return await asyncio.to_thread(find)
 
     async def context_report(self, session_id: str | None = None) -> ContextResult:
         """What the next request would hold; reading a chat from disk does not open it."""

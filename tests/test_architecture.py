@@ -22,7 +22,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "qwen_lsp"
 CORES = ("context", "memory", "skills", "compaction", "sessions", "llm", "matching", "text", "settings", "files", "shell")
-ABOVE_FEATURES = ("qwen_lsp.server", "qwen_lsp.engine", "qwen_lsp.workspace", "qwen_lsp.cli", "pygls", "lsprotocol")
+ABOVE_FEATURES = ("qwen_lsp.server", "qwen_lsp.commands", "qwen_lsp.engine", "qwen_lsp.workspace", "qwen_lsp.cli", "pygls", "lsprotocol")
 ABOVE_AGENT = (*ABOVE_FEATURES, "qwen_lsp.features")
 ABOVE_CORES = (*ABOVE_AGENT, "qwen_lsp.agent")
 
@@ -140,7 +140,12 @@ def test_features_import_no_adapter_or_engine() -> None:
 def test_every_package_is_classified() -> None:
     """A new top-level package must be placed in a layer here, or the checks above would not see it."""
     packages = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    assert packages == {*CORES, "agent", "features", "server"}
+    assert packages == {*CORES, "agent", "features", "commands", "server"}
+
+
+def test_commands_import_no_adapter() -> None:
+    """The slash commands sit between the adapters and the workspace: any client runs them, none is imported."""
+    assert _offending([PACKAGE / "commands"], ("qwen_lsp.server", "qwen_lsp.cli", "pygls", "lsprotocol")) == []
 
 
 def test_the_checker_sees_cycles_and_relative_imports() -> None:

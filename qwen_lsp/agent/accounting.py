@@ -22,6 +22,7 @@ from ..llm.tokens import TokenCeiling, TokenCounter
 from ..protocol import ContextResult, ContextStatus, ThresholdTokens
 from ..sessions.registry import ChatSession
 from ..settings.config import Settings
+from ..settings.endpoint import configured_model
 from ..skills import SkillListingTracker, SkillManager
 from .tool import DeclarationCache, Tool
 
@@ -60,8 +61,9 @@ class RequestAccounting:
         )
 
     def count(self, context: SessionContext, tracker: SkillListingTracker, history: list[Content], editor: str | None = None) -> ContextResult:
-        """What a request with this chat view, listing tracker, history (and editor reminder) would hold, section by section."""
-        return count_request(
+        """What a request with this chat view, listing tracker, history (and editor reminder) would hold, section by
+        section, and the model it would go to."""
+        result = count_request(
             self._counter,
             thresholds=self.thresholds(),
             problems=[*self._settings_problems(), *self._context.problems],
@@ -69,6 +71,7 @@ class RequestAccounting:
             editor_context=editor,
             **self._request(context, tracker, history),
         )
+        return result.model_copy(update={"model": configured_model(self._settings())})
 
     def ceiling(self, context: SessionContext, tracker: SkillListingTracker, history: list[Content]) -> int:
         """An upper bound of :meth:`count`'s total from bytes: no vocabulary to load, and no result models to

@@ -15,14 +15,18 @@ from __future__ import annotations
 
 from ..llm.content import Part
 
+import base64
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..files.reading import read_bytes
 from ..files.text import DEFAULT_LINE_LIMIT, looks_binary, read_head, read_window, size_refusal
 from ..text.visible import prompt_name
 
+MAX_IMAGE_BYTES = 10 * 1024 * 1024
+"""Qwen Code's 10 MB read limit, for an image too."""
 BLOCK_START = "--- Content from referenced files ---"
 BLOCK_END = "--- End of content ---"
 TRUNCATED_WARNING = (
@@ -39,13 +43,53 @@ class Attachment:
     end_line: int | None = None
 
 
+def image_mime(head: bytes) -> str | None:
+    """The image type a file's first bytes show (PNG, JPEG, GIF, WebP), else None. By content, never by name."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def attached_image(path: Path, root: Path) -> str | None:
+    """Blocking: the mime type when ``path`` is an image inside ``root`` that will be sent as one, else None."""
+    try:
+        resolved = path.resolve()
+        if not resolved.is_relative_to(root.resolve()) or size_refusal(resolved):
+            return None
+        return image_mime(read_head(resolved)[:16])
+    except OSError:
+        return None
+
+
 def attachment_parts(attachments: Sequence[Attachment], root: Path) -> list[Part]:
-    """Attached files as one text part (none when nothing is attached)."""
+    """Attached files as one text part, then each whole-file image as an image part (none when nothing is attached).
+
+    An image goes as Qwen Code's ``inlineData`` part (base64), named in the text block; whether the
+    model takes images is decided before the turn (``llm/modalities.py``)."""
     if not attachments:
         return []
     root = root.resolve()
-    blocks = [f"Content from @{_shown(att.path, root)}:\n{_content(att, root)}" for att in attachments]
-    return [{"text": f"{BLOCK_START}\n" + "\n".join(blocks) + f"\n{BLOCK_END}"}]
+    blocks: list[str] = []
+    images: list[Part] = []
+    for att in attachments:
+        mime = attached_image(att.path, root) if att.start_line is None else None
+        if mime is not None:
+            try:
+                data = base64.b64encode(read_bytes(att.path.resolve(), MAX_IMAGE_BYTES)).decode("ascii")
+            except (OSError, ValueError) as exc:
+                blocks.append(f"Content from @{_shown(att.path, root)}:\n[unreadable: {exc}]")
+                continue
+            images.append({"inlineData": {"mimeType": mime, "data": data}})
+            blocks.append(f"Content from @{_shown(att.path, root)}:\n[image: {mime}, sent as an image part]")
+            continue
+        blocks.append(f"Content from @{_shown(att.path, root)}:\n{_content(att, root)}")
+    return [{"text": f"{BLOCK_START}\n" + "\n".join(blocks) + f"\n{BLOCK_END}"}, *images]
 
 
 def _content(att: Attachment, root: Path) -> str:

@@ -131,9 +131,11 @@ class _Shadow:
         self._config: str | None = None
 
     @contextlib.contextmanager
-    def synced(self) -> Iterator[Path]:
-        """The directory, brought in line with the repository; held (not removed) until the block ends."""
-        config = _our_config(self._common / "config")
+    def synced(self, extra: str = "") -> Iterator[Path]:
+        """The directory, brought in line with the repository; held (not removed) until the block ends.
+
+        ``extra`` is appended to our config (``git_sync.py``'s carried remote and branch keys)."""
+        config = _our_config(self._common / "config") + extra
         with self._lock:
             if config != self._config:
                 staged = self.path / "config.new"
@@ -150,18 +152,19 @@ class _Shadow:
         yield self.path
 
 
-_SHADOWS: OrderedDict[Path, _Shadow] = OrderedDict()
+_SHADOWS: OrderedDict[tuple[Path, str], _Shadow] = OrderedDict()
 _SHADOWS_LOCK = threading.Lock()
 _MAX_SHADOWS = 16
 """Repositories whose shadow is kept; an older one is removed once no snapshot uses it."""
 
 
-def _shadow_for(common: Path) -> _Shadow:
+def _shadow_for(common: Path, purpose: str = "read") -> _Shadow:
+    """``purpose`` keeps the snapshot's shadow apart from a sync's, whose config differs (``git_sync.py``)."""
     with _SHADOWS_LOCK:
-        shadow = _SHADOWS.pop(common, None)
+        shadow = _SHADOWS.pop((common, purpose), None)
         if shadow is None or not shadow.path.is_dir():  # new, or removed under us (a /tmp cleaner)
             shadow = _Shadow(common)
-        _SHADOWS[common] = shadow
+        _SHADOWS[(common, purpose)] = shadow
         while len(_SHADOWS) > _MAX_SHADOWS:
             _SHADOWS.popitem(last=False)  # removed by its finalizer when its last user lets go
         return shadow

@@ -38,13 +38,21 @@ class FunctionResponse(TypedDict):
     response: FunctionResponseBody
 
 
+class InlineData(TypedDict):
+    mimeType: str
+    data: str
+    """Base64."""
+
+
 class Part(TypedDict, total=False):
-    """One part of a Content; exactly one of ``text``/``functionCall``/``functionResponse`` is set."""
+    """One part of a Content; exactly one of ``text``/``functionCall``/``functionResponse``/``inlineData`` is set."""
 
     text: str
     thought: bool
     functionCall: FunctionCall
     functionResponse: FunctionResponse
+    inlineData: InlineData
+    """An attached image (``context/attachments.py``)."""
 
 
 class Content(TypedDict):
@@ -54,7 +62,7 @@ class Content(TypedDict):
 
 class OpenAIMessage(TypedDict):
     role: Literal["system", "user", "assistant", "tool"]
-    content: NotRequired[str | list[dict[str, str]] | None]
+    content: NotRequired[str | list[dict[str, Any]] | None]
     tool_calls: NotRequired[list[dict[str, Any]]]
     tool_call_id: NotRequired[str]
 
@@ -143,7 +151,11 @@ def _user_messages(parts: list[Part]) -> list[OpenAIMessage]:
         if "functionResponse" in p
     ]
     texts = [p["text"] for p in parts if "text" in p and not is_thought(p)]
-    if len(texts) == 1:
+    if any(_image_url(p) for p in parts):  # an attached image: text and image parts in their order
+        content = [{"type": "text", "text": p["text"]} if "text" in p else {"type": "image_url", "image_url": {"url": url}}
+                   for p in parts if ("text" in p and not is_thought(p)) or (url := _image_url(p))]
+        messages.append({"role": "user", "content": content})
+    elif len(texts) == 1:
         messages.append({"role": "user", "content": texts[0]})
     elif texts:
         # Several text parts (e.g. a <system-reminder> block and the prompt) stay
@@ -151,6 +163,17 @@ def _user_messages(parts: list[Part]) -> list[OpenAIMessage]:
         # glued together without a separator.
         messages.append({"role": "user", "content": [{"type": "text", "text": t} for t in texts]})
     return messages
+
+
+def _image_url(part: Part) -> str | None:
+    """An ``inlineData`` image part as the data URL Chat Completions takes (``image_url``), else None."""
+    body: Any = part.get("inlineData")
+    if not isinstance(body, dict):
+        return None
+    mime, data = body.get("mimeType"), body.get("data")
+    if not (isinstance(mime, str) and mime.startswith("image/") and isinstance(data, str)):
+        return None
+    return f"data:{mime};base64,{data}"
 
 
 def to_openai_messages(system: str | None, history: list[Content]) -> list[OpenAIMessage]:

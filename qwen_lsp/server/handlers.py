@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from ..agent.services import FeatureModule
 from ..background import prepare_server_process
 from ..features.catalog import FEATURES
-from . import chats, code_actions, documents, features, lifecycle, skills
+from . import chats, code_actions, commands, documents, features, lifecycle, skills
 from .app import QwenLanguageServer
 
-AREAS = (lifecycle, documents, code_actions, chats, skills, features)
+AREAS = (lifecycle, documents, code_actions, chats, skills, features, commands)
 
 
 def register(server: QwenLanguageServer) -> None:

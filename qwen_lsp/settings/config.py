@@ -136,6 +136,12 @@ class MemorySettings(_Section):
         alias="enableTeamMemory",
         description="Use the repository's committed .qwen/team-memory (trusted folders only); QWEN_CODE_MEMORY_TEAM=1/0 overrides.",
     )
+    enable_team_memory_sync: bool = Field(
+        False,
+        alias="enableTeamMemorySync",
+        description="With team memory on: at start, fast-forward-pull, commit and push .qwen/team-memory (Qwen Code 0.24.4); "
+        "QWEN_CODE_MEMORY_TEAM_SYNC=1/0 overrides. Only the user's settings may switch it on.",
+    )
 
 
 class ShellSettings(_Section):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import LoadedSettings
+from .config import LoadedSettings, Settings
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 """Used when an API key is set but no base URL: the OpenAI SDK's own default, as Qwen Code."""
@@ -46,6 +46,13 @@ class Endpoint:
         if not self.api_key:
             message += " Set OPENAI_API_KEY (or model.apiKey) too if the endpoint needs a key."
         return message
+
+
+def configured_model(settings: Settings) -> str | None:
+    """The model a turn would use, or None when :meth:`Endpoint.missing` would refuse it (no name, or no base URL
+    and no key for the default one)."""
+    model = settings.model
+    return model.name if model.name and (model.base_url or settings.api_key()) else None
 
 
 def resolve_endpoint(loaded: LoadedSettings) -> Endpoint:

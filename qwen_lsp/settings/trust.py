@@ -64,6 +64,7 @@ _FORBIDDEN: dict[tuple[str, ...], str] = {
 
 _OFF_ONLY: dict[str, tuple[tuple[tuple[str, ...], ...], bool]] = {
     "team memory": ((("memory", "enableTeamMemory"),), False),
+    "team memory sync": ((("memory", "enableTeamMemorySync"),), False),
     "speculation": ((("followup", "speculate"), ("ui", "enableSpeculation")), False),
     "automatic skill review": ((("skills", "review", "enabled"), ("memory", "enableAutoSkill")), False),
     "follow-up suggestions": ((("followup", "enabled"), ("ui", "enableFollowupSuggestions")), True),

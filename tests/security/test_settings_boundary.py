@@ -99,6 +99,7 @@ def test_the_upward_scan_stops_at_home(tmp_path: Path, home: Path) -> None:
 SWITCHES = [
     # (key path, how the loaded settings show it is on)
     (("memory", "enableTeamMemory"), lambda s: s.memory.enable_team_memory),
+    (("memory", "enableTeamMemorySync"), lambda s: s.memory.enable_team_memory_sync),
     (("followup", "speculate"), lambda s: s.followup.speculate),
     (("ui", "enableSpeculation"), lambda s: s.followup.speculate),
     (("skills", "review", "enabled"), lambda s: s.skills.review.enabled),

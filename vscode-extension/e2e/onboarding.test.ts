@@ -50,6 +50,12 @@ e2e('a new user with nothing configured reaches a streamed answer from the panel
   assert.match((await model.textContent())!, /qwen\.model\.name.*qwen\.model\.baseUrl/);
   await welcome.locator('[data-step="model"] button', { hasText: 'Set up model' }).waitFor();
   await wb.shot('onboarding-welcome');
+  // No model yet: no context figure in the status bar or the panel (it would be the window of no model).
+  await waitFor(() => /Received response 'qwen\/context/.test(wb.qwenLog()), 'the first qwen/context answered', LONG);
+  await wb.page.locator('.statusbar-item', { hasText: /Qwen/ }).first().waitFor({ timeout: LONG });
+  assert.deepEqual((await wb.page.locator('.statusbar-item').allTextContents()).filter((t) => /% left/.test(t)), [], 'no "% left" before a model is set');
+  assert.equal(await chat.locator('#context-figure').isHidden(), true, 'no context figure under the composer');
+  await wb.shot('onboarding-no-figure');
 
   // Sending anyway: the error names the extension's settings and offers the fixes and Retry.
   const prompt = chat.locator('#prompt');
@@ -85,6 +91,9 @@ e2e('a new user with nothing configured reaches a streamed answer from the panel
   assert.equal(await answer.locator('.error').count(), 0, `no error on the retried turn: ${await answer.textContent()}`);
   assert.equal((await answer.locator('pre code').textContent())?.trim(), 'def hello(name):\n    return f"Hello, {name}!"');
   await chat.locator('#compact:not([disabled])').waitFor({ timeout: 30_000 });
+  // With a model the figure is there, in the status bar and under the composer.
+  await wb.page.locator('.statusbar-item', { hasText: /Qwen \d+% left/ }).first().waitFor({ timeout: LONG });
+  await chat.locator('#context-figure:not([hidden])', { hasText: /% left/ }).waitFor({ timeout: LONG });
 
   // Up in the empty composer brings the prompt back; Down clears it again.
   await chat.locator('#send:not([disabled])').waitFor({ timeout: 30_000 });
@@ -113,6 +122,10 @@ e2e('a new user with nothing configured reaches a streamed answer from the panel
   await chat.locator('#new-chat').click();
   await welcome.locator('.setup-step.done[data-step="model"]').waitFor({ timeout: 30_000 });
   await welcome.locator('.setup-step.done[data-step="apiKey"]').waitFor({ timeout: 30_000 });
+  // The checklist finishes: the model answered, so the test step is done too and the welcome says so.
+  await welcome.locator('.setup-step.done[data-step="test"]').waitFor({ timeout: 30_000 });
+  await welcome.locator('.welcome-title', { hasText: 'Qwen is set up' }).waitFor({ timeout: 30_000 });
+  assert.equal(await welcome.locator('.setup-step.todo').count(), 0, 'no step left to do');
   await wb.shot('onboarding-welcome-done');
   await welcome.locator('button[data-setup="test"]').click();
   await chat.locator('.msg.assistant:not(.streaming) .markdown', { hasText: 'Here is a greeting function' }).waitFor({ timeout: LONG });

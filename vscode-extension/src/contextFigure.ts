@@ -11,7 +11,7 @@ import { figureOfReport } from './meter';
 import type { ContextFigure } from './meter';
 import { requests } from './rpc.generated';
 import type { ServerManager } from './server';
-import type { ContextReport, ContextStatus } from './shared/protocol';
+import type { ContextResult, ContextStatus } from './shared/protocol';
 
 export class ContextFigures implements vscode.Disposable {
   private sessionId: string | undefined;
@@ -19,7 +19,7 @@ export class ContextFigures implements vscode.Disposable {
   private lastRound: ContextStatus | undefined;
   /** The resumed chat's recorded prompt size, until a round of this window replaces it. */
   private recorded: number | undefined;
-  report: ContextReport | undefined;
+  report: ContextResult | undefined;
   /** Why the last report could not be had (the Context view says it). */
   error: unknown;
   figure: ContextFigure | undefined;
@@ -87,7 +87,8 @@ export class ContextFigures implements vscode.Disposable {
   private publish(): void {
     const r = this.lastRound;
     if (r) this.figure = { promptTokens: r.promptTokens, window: r.window, percentLeft: r.percentLeft, level: r.level, thresholds: r.thresholds };
-    else this.figure = this.report ? figureOfReport(this.report, this.recorded) : undefined;
+    // No model configured (the report names none): no figure, the window would belong to no model.
+    else this.figure = this.report?.model ? figureOfReport(this.report, this.recorded) : undefined;
     this.emitter.fire();
   }
 

@@ -3,7 +3,7 @@
  * server's `data.kind` (the stable identifier), never on numeric codes, which are being moved.
  */
 import { METHOD_NOT_FOUND, REQUEST_CANCELLED } from './shared/protocol';
-import type { ErrorAction, InlineError } from './shared/messages';
+import type { ErrorAction, InlineError, InlineErrorKind } from './shared/messages';
 
 interface RpcErrorLike {
   code?: unknown;
@@ -21,20 +21,36 @@ export function isCancelled(err: unknown): boolean {
   return !!e && (e.code === REQUEST_CANCELLED || (e as { name?: string }).name === 'Canceled');
 }
 
-const ACTIONS: Record<string, ErrorAction[]> = {
+/** Every kind's fix, checked by the compiler against the generated ErrorKind: a new server kind needs a line here. */
+const ACTIONS: Record<InlineErrorKind, ErrorAction[]> = {
   auth: ['setApiKey', 'retry'],
   config: ['configureModel', 'setApiKey', 'retry'],
-  connect: ['openSettings', 'retry'],
+  connect: ['configureModel', 'openSettings', 'retry'],
   timeout: ['retry', 'openSettings'],
   stall: ['retry'],
-  not_found: ['openSettings'],
+  not_found: ['configureModel', 'openSettings'],
   rate_limit: ['retry'],
   server: ['retry'],
-  bad_request: ['openSettings'],
+  bad_request: ['configureModel', 'openSettings'],
   protocol: ['retry'],
   context: ['showLog'],
   server_down: ['restartServer', 'showLog'],
+  server_back: ['retry'],
+  engine: ['showLog'],
+  secret: ['showLog'],
+  memory_security: ['showLog'],
+  conflict: ['showLog'],
+  invalid_proposal: ['showLog'],
+  memory_busy: ['showLog'],
+  invalid_params: ['showLog'],
+  unsupported: ['retry'],
+  noAnswer: [],
+  unknown: ['showLog'],
 };
+
+function isKind(kind: unknown): kind is InlineErrorKind {
+  return typeof kind === 'string' && Object.hasOwn(ACTIONS, kind);
+}
 
 /**
  * What the panel says when no model is configured. The server's own message names its keys
@@ -54,11 +70,19 @@ export interface ServerFailureLike {
   restricted?: boolean;
 }
 
+/**
+ * The server names its settings as ~/.qwen/settings.json spells them (`model.baseUrl`); in the
+ * editor they are the extension's (`qwen.model.baseUrl`), which is what a user searches for.
+ */
+export function editorSettingNames(message: string): string {
+  return message.replace(/(?<![\w.])model\.(baseUrl|name)\b/g, 'qwen.model.$1');
+}
+
 /** `failure`: why the server did not start, when a request failed because it is not running. */
 export function describeError(err: unknown, failure?: ServerFailureLike): InlineError {
   const e = (err ?? {}) as RpcErrorLike;
   const data = e.data as { kind?: unknown } | undefined;
-  let kind = typeof data?.kind === 'string' ? data.kind : 'unknown';
+  let kind: InlineErrorKind = isKind(data?.kind) ? data.kind : 'unknown';
   let message = typeof e.message === 'string' && e.message ? e.message : String(err);
   // The language client rejects with these when the server process is gone.
   if (kind === 'unknown' && /connection (got disposed|is closed)|not running|Client is not running|Pending response rejected/i.test(message)) {
@@ -70,5 +94,6 @@ export function describeError(err: unknown, failure?: ServerFailureLike): Inline
     return { kind, message: `The qwen-lsp server is not running: ${failure.message}`, actions: failure.missing ? ['setServerPath', 'restartServer', 'showLog'] : ['restartServer', 'showLog'] };
   }
   if (kind === 'config') message = NO_MODEL_MESSAGE;
-  return { kind, message, actions: ACTIONS[kind] ?? ['showLog'] };
+  else message = editorSettingNames(message);
+  return { kind, message, actions: ACTIONS[kind] };
 }

@@ -6,6 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { ChatController } from './chatController';
+import { ChatRouter } from './chat/router';
 import { ChatViewProvider, openChatPanel } from './chatView';
 import { PANEL_TYPE } from './panelType';
 import { API_KEY_SECRET, ServerManager } from './server';
@@ -21,7 +22,19 @@ import { configureModel, setServerPath, setupState } from './setup';
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel('Qwen', { log: true });
   const server = new ServerManager(context, output);
-  const chat = new ChatController(context, server);
+  // The side bar's chat; "New Chat in Editor Tab" opens more, each its own (src/chat/router.ts).
+  const openInTab = (sessionId?: string): void => {
+    const tabChat = new ChatController(context, server, { tab: true });
+    router.add(tabChat);
+    const panel = openChatPanel(context.extensionUri, tabChat);
+    panel.onDidDispose(() => {
+      router.remove(tabChat);
+      tabChat.dispose();
+    });
+    if (sessionId) void tabChat.resume(sessionId);
+  };
+  const chat = new ChatController(context, server, { openInTab });
+  const router = new ChatRouter(chat);
   chat.readSetup = () => setupState(server, context.secrets);
   const meter = new StatusMeter();
   // One context figure for the status bar, the Context view and the panel (contextFigure.ts).
@@ -32,6 +45,7 @@ export function activate(context: vscode.ExtensionContext): void {
   figures.onDidChange(() => {
     const f = figures.figure;
     if (f) meter.showStatus(f);
+    else meter.clearStatus();
     const w = f && figureWords(f);
     chat.showContextFigure(w && f ? { left: w.left, title: `Context: ${w.tokens}, ${w.left}. ${w.limits} Click to see what fills it.`, level: f.level } : undefined);
     void contextView.refresh();
@@ -47,7 +61,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const provider = new ChatViewProvider(context.extensionUri, chat);
 
   server.onDidCreateClient((client) => {
-    chat.bindClient(client);
+    router.bindClient(client);
     client.onNotification(notifications.contextStatus, (s) => figures.onStatus(s, chat.transcript.sessionId));
     client.onNotification(notifications.skillsChanged, (p) => {
       chat.onSkillsChanged(p);
@@ -107,8 +121,10 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('qwen.configureModel', () => configureModel()),
     vscode.commands.registerCommand('qwen.setServerPath', () => setServerPath()),
     vscode.commands.registerCommand('qwen.openChatInEditor', () => openChatPanel(context.extensionUri, chat)),
+    vscode.commands.registerCommand('qwen.newChatInEditor', () => openInTab()),
     vscode.commands.registerCommand('qwen.attachSelection', () => chat.attachSelection()),
     vscode.commands.registerCommand('qwen.attachFile', () => chat.attachFile()),
+    vscode.commands.registerCommand('qwen.attachFiles', () => chat.pickFiles()),
     vscode.commands.registerCommand('qwen.showContext', async () => {
       await vscode.commands.executeCommand('qwen.context.focus');
       await figures.refresh();
@@ -124,7 +140,7 @@ export function activate(context: vscode.ExtensionContext): void {
       else if (e.affectsConfiguration('qwen')) server.notifySettingsChanged();
       if (e.affectsConfiguration('qwen.model') || e.affectsConfiguration('qwen.compression')) void figures.refresh(); // the window or thresholds may change
       if (e.affectsConfiguration('qwen.tools.approvalMode')) chat.approvalModeChanged();
-      if (e.affectsConfiguration('qwen.model')) void chat.refreshSetup();
+      if (e.affectsConfiguration('qwen.model')) void chat.modelSettingsChanged();
     }),
     // Trust granted: the server that Restricted Mode held back starts now.
     vscode.workspace.onDidGrantWorkspaceTrust(() => void vscode.commands.executeCommand('qwen.restartServer')),

@@ -8,7 +8,7 @@
  * so it becomes one friendly line instead of a red item or an error toast.
  */
 import { isMethodNotFound } from './errors';
-import type { ForgetCandidate, MemoryChanged, MemoryEntry, MemoryList, RememberResult } from './shared/protocol';
+import type { ForgetCandidate, MemoryChanged, MemoryItem, MemoryListResult, MemoryRememberResult } from './shared/protocol';
 import { commands, requests } from './rpc.generated';
 import type { Send } from './rpc.generated';
 
@@ -49,7 +49,7 @@ export interface MemoryGroup {
 
 export type MemoryTree = { kind: 'groups'; groups: MemoryGroup[] } | { kind: 'message'; text: string; icon: 'info' | 'error' };
 
-export function memoryRow(m: MemoryEntry): MemoryRow {
+export function memoryRow(m: MemoryItem): MemoryRow {
   const age = m.age; // Qwen Code's memoryAge words, worded by the server
   const label = m.name?.trim() || baseName(m.path).replace(/\.md$/i, '');
   const description = [m.description?.trim(), age].filter(Boolean).join(' · ');
@@ -58,7 +58,7 @@ export function memoryRow(m: MemoryEntry): MemoryRow {
 }
 
 /** One group per scope that has memories, user → project → team; rows keep the server's order. */
-export function groupMemories(memories: MemoryEntry[]): MemoryGroup[] {
+export function groupMemories(memories: MemoryItem[]): MemoryGroup[] {
   const byScope = new Map<string, MemoryRow[]>();
   for (const m of memories) {
     const rows = byScope.get(m.scope) ?? [];
@@ -73,7 +73,7 @@ export function groupMemories(memories: MemoryEntry[]): MemoryGroup[] {
 
 /** The view's content: the groups, an empty-state hint, or the no-memory-support line. Other errors propagate. */
 export async function loadMemoryTree(send: Send): Promise<MemoryTree> {
-  let r: MemoryList;
+  let r: MemoryListResult;
   try {
     r = await send(requests.memoryList, {});
   } catch (err) {
@@ -85,7 +85,7 @@ export async function loadMemoryTree(send: Send): Promise<MemoryTree> {
 }
 
 export type RememberOutcome =
-  | { kind: 'saved'; result: RememberResult }
+  | { kind: 'saved'; result: MemoryRememberResult }
   | { kind: 'unsupported' }
   | { kind: 'refused'; message: string }
   | { kind: 'failed'; error: unknown };

@@ -6,7 +6,7 @@
  * holds. Every surface words it the same way ("92% left"), so none can say "100% left" while
  * another says "8% used".
  */
-import type { ContextReport, ContextStatus, Level } from './shared/protocol';
+import type { ContextResult, ContextStatus, Level } from './shared/protocol';
 
 /** What the surfaces show: qwen/contextStatus without its session id. */
 export type ContextFigure = Omit<ContextStatus, 'sessionId'>;
@@ -16,7 +16,7 @@ export type ContextFigure = Omit<ContextStatus, 'sessionId'>;
  * resumed chat's recorded count), else the report's total. Percent and level as the server's
  * `Thresholds.percent_left` and `Thresholds.level`.
  */
-export function figureOfReport(r: ContextReport, promptTokens?: number): ContextFigure {
+export function figureOfReport(r: ContextResult, promptTokens?: number): ContextFigure {
   const used = promptTokens ?? r.totalTokens;
   const t = r.thresholds;
   const level: Level = used >= t.hard ? 'hard' : used >= t.auto ? 'auto' : used >= t.warn ? 'warn' : 'ok';

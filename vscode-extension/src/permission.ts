@@ -17,7 +17,7 @@
  * Allow is ignored); a diff that is not whole (cut short, malformed) can only be denied.
  */
 import type { ApprovalOption, ApprovalRequest } from './shared/messages';
-import type { PermissionDecision, PermissionParams, PermissionResult } from './shared/protocol';
+import type { PermissionDecision, PermissionParams, PermissionAnswer } from './shared/protocol';
 import { shownTitle, visible } from './shared/visibleText';
 import { diffIsWhole, diffStats } from './unifiedDiff';
 
@@ -90,7 +90,7 @@ export function approvalRequestFor(id: string, params: PermissionParams, relativ
 }
 
 /** The answer for a card option; anything unknown is a Deny, and only a Deny carries a reason. */
-export function decisionFor(optionId: string, reason?: string): PermissionResult {
+export function decisionFor(optionId: string, reason?: string): PermissionAnswer {
   const decision: PermissionDecision = optionId === 'allow' || optionId === 'allowAlways' ? optionId : 'deny';
   const why = decision === 'deny' ? reason?.trim().slice(0, MAX_REASON_CHARS) : undefined;
   return why ? { decision, reason: why } : { decision };
@@ -99,7 +99,7 @@ export function decisionFor(optionId: string, reason?: string): PermissionResult
 interface Pending {
   request: ApprovalRequest;
   params: PermissionParams;
-  resolve: (r: PermissionResult) => void;
+  resolve: (r: PermissionAnswer) => void;
   diff?: DiffView;
   done: boolean;
   cancelSub?: { dispose(): void };
@@ -120,7 +120,7 @@ export class PermissionBroker {
   }
 
   /** Puts the question to the user; resolves with their answer (or Deny, see the module doc). */
-  ask(params: PermissionParams, token?: Cancellation): Promise<PermissionResult> {
+  ask(params: PermissionParams, token?: Cancellation): Promise<PermissionAnswer> {
     return new Promise((resolve) => {
       const p: Pending = { request: approvalRequestFor(`perm${this.counter++}`, params, this.relative), params, resolve, done: false };
       if (token?.isCancellationRequested) return resolve({ decision: 'deny' });
@@ -172,7 +172,7 @@ export class PermissionBroker {
     if (this.queue[0] === p) this.ui.card(p.request);
   }
 
-  private settle(p: Pending, result: PermissionResult): void {
+  private settle(p: Pending, result: PermissionAnswer): void {
     if (p.done) return;
     p.done = true;
     p.cancelSub?.dispose();

@@ -19,6 +19,9 @@ export const requests = {
   skillProposalDiscard: new RequestType<P.SkillProposalParams, P.SkillProposalDiscardResult, void>('qwen/skillProposal/discard'),
   suggestionAccept: new RequestType<P.SuggestionParams, P.SuggestionAcceptResult, void>('qwen/suggestion/accept'),
   suggestionDismiss: new RequestType<P.SuggestionParams, P.EmptyResult, void>('qwen/suggestion/dismiss'),
+  commandsList: new RequestType<P.WorkspaceParams, P.CommandsListResult, void>('qwen/commands/list'),
+  command: new RequestType<P.CommandParams, P.CommandResult, void>('qwen/command'),
+  filesComplete: new RequestType<P.FileCompletionParams, P.FileCompletionResult, void>('qwen/files/complete'),
 } as const;
 
 /** The `qwen/*` notifications the server sends. */

@@ -7,6 +7,7 @@ import type { ContextFigure } from './meter';
 export class StatusMeter implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('qwen.contextMeter', vscode.StatusBarAlignment.Left, 50);
   private last: ContextFigure | undefined;
+  private state: ServerState = 'starting';
 
   constructor() {
     this.item.name = 'Qwen context';
@@ -16,6 +17,7 @@ export class StatusMeter implements vscode.Disposable {
   }
 
   showServer(state: ServerState): void {
+    this.state = state;
     if (state === 'running' && this.last) return this.showStatus(this.last);
     const icon = state === 'starting' ? '$(sync~spin)' : state === 'failed' ? '$(error)' : state === 'restricted' ? '$(shield)' : '$(comment-discussion)';
     this.item.text = `${icon} Qwen`;
@@ -34,6 +36,12 @@ export class StatusMeter implements vscode.Disposable {
     this.item.text = v.text;
     this.item.tooltip = v.tooltip;
     this.item.backgroundColor = v.background ? new vscode.ThemeColor(v.background) : undefined;
+  }
+
+  /** The chat has no figure (no model is configured): the item shows the server's state again. */
+  clearStatus(): void {
+    this.last = undefined;
+    this.showServer(this.state);
   }
 
   dispose(): void {

@@ -6,7 +6,7 @@
  * without retainContextWhenHidden is destroyed when hidden. Keeping the transcript here means a
  * stream that arrived while the view was hidden is in the next snapshot, nothing to replay.
  */
-import type { ChatEvent, ResumeResult } from './shared/protocol';
+import type { ChatEvent, SessionResumeResult } from './shared/protocol';
 import type { InlineError, Snapshot, StatusTone, StreamPatch, ToolCard, TranscriptMessage } from './shared/messages';
 import { describeError } from './errors';
 import { shownTitle } from './shared/visibleText';
@@ -85,7 +85,7 @@ export class Transcript {
   }
 
   /** A resumed session's messages; its recap, when the server made one, as a quiet line after them. */
-  load(resume: ResumeResult): void {
+  load(resume: SessionResumeResult): void {
     this.reset(resume.sessionId);
     this.messages = resume.messages.map((m) => {
       const msg: TranscriptMessage = { id: newId(), role: m.role, text: m.text };
@@ -128,6 +128,17 @@ export class Transcript {
     if (this.turn || user?.role !== 'user' || !answer?.error?.actions.includes('retry')) return undefined;
     this.messages.splice(-2, 2);
     return user.text;
+  }
+
+  /**
+   * How surely `ev` belongs to this chat's running turn, for a window with several chats: 2 its
+   * turn, 1 a first event of its chat (or of a new chat, which has no session yet), 0 not its own.
+   */
+  owns(ev: ChatEvent): number {
+    const turn = this.turn;
+    if (!turn || turn.stopped) return 0;
+    if (turn.turnId !== undefined) return turn.turnId === ev.turnId ? 2 : 0;
+    return this.sessionId === undefined || this.sessionId === ev.sessionId ? 1 : 0;
   }
 
   /** Folds one server event into the answer; returns what the webview must change, if anything. */

@@ -139,7 +139,7 @@ test('accept as a turn: -32601 is the friendly line with Retry; a cancelled acce
   const stale = recorder({ 'qwen/suggestion/accept': () => { throw new ResponseError(-32602, 'No suggestion a (it was dismissed or has expired).', { kind: 'bad_request' }); } });
   const r = await acceptSuggestionTurn(stale.send, 'a');
   assert.equal(r.error?.message, 'No suggestion a (it was dismissed or has expired).');
-  assert.deepEqual(r.error?.actions, ['retry', 'openSettings']);
+  assert.deepEqual(r.error?.actions, ['retry', 'configureModel', 'openSettings']);
   const auth = recorder({ 'qwen/suggestion/accept': () => { throw new ResponseError(-32001, 'bad key', { kind: 'auth' }); } });
   assert.deepEqual((await acceptSuggestionTurn(auth.send, 'a')).error?.actions, ['setApiKey', 'retry'], 'Retry is not added twice');
 });

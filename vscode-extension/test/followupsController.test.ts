@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ResponseError } from 'vscode-jsonrpc/node';
 import { ChatController } from '../src/chatController';
+import { ChatRouter } from '../src/chat/router';
 import { NO_SUGGESTION_SUPPORT } from '../src/followups';
 import type { ServerManager } from '../src/server';
 import type { HostToWebview, WebviewToHost } from '../src/shared/messages';
@@ -77,7 +78,7 @@ function setup() {
   const server = { ready: async () => client, output: { show() {} } } as unknown as ServerManager;
   const context = { workspaceState: { get: () => undefined, update: async () => undefined } } as unknown as vscode.ExtensionContext;
   const chat = new ChatController(context, server);
-  chat.bindClient(client as unknown as LanguageClient);
+  new ChatRouter(chat).bindClient(client as unknown as LanguageClient); // the window's notifications reach their chat through the router
   const view = new FakeWebview();
   chat.attach(view as unknown as vscode.Webview);
   return { client, chat, view };

@@ -20,11 +20,11 @@ import {
   tildify,
 } from '../src/memory';
 import type { Send } from '../src/rpc.generated';
-import type { MemoryEntry, MemoryScope } from '../src/shared/protocol';
+import type { MemoryItem, MemoryScope } from '../src/shared/protocol';
 
 const HOME = '/home/ann';
 const P = `${HOME}/.qwen/projects/-w/memory`;
-const mem = (scope: MemoryScope, name: string, extra: Partial<MemoryEntry> = {}): MemoryEntry => ({
+const mem = (scope: MemoryScope, name: string, extra: Partial<MemoryItem> = {}): MemoryItem => ({
   path: `${P}/feedback/${name}.md`,
   scope,
   type: 'feedback',

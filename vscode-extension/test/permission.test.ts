@@ -10,7 +10,7 @@ import type { Cancellation, PermissionUi } from '../src/permission';
 import { qwenCapabilitiesFeature } from '../src/qwenCapabilities';
 import { Transcript } from '../src/transcript';
 import type { ApprovalRequest } from '../src/shared/messages';
-import type { PermissionParams, PermissionResult } from '../src/shared/protocol';
+import type { PermissionParams, PermissionAnswer } from '../src/shared/protocol';
 import type { ClientCapabilities } from 'vscode-languageclient/node';
 
 // ---- the diff applier (diffs as the server's difflib.unified_diff writes them) ----
@@ -228,7 +228,7 @@ test('broker: a shell command shows the card only (no diff editor); requests que
   assert.equal(ui.opened.length, 1);
   const third = b.ask(editParams({ toolCallId: 'e3' }));
   b.denyAll();
-  assert.deepEqual(await Promise.all([second, third]), [{ decision: 'deny' }, { decision: 'deny' }] satisfies PermissionResult[]);
+  assert.deepEqual(await Promise.all([second, third]), [{ decision: 'deny' }, { decision: 'deny' }] satisfies PermissionAnswer[]);
   assert.equal(ui.shown, null);
 });
 

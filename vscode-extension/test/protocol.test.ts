@@ -14,7 +14,7 @@ import { describeError, isCancelled } from '../src/errors';
 import { forget, forgetCandidates, isMethodNotFound, loadMemoryTree, memoryNotice, NO_MEMORY_SUPPORT, rememberSelection } from '../src/memory';
 import type { MemoryTree } from '../src/memory';
 import type { Send } from '../src/rpc.generated';
-import type { ChatEvent, ChatResult, ContextReport, ContextStatus, MemoryChanged, ResumeResult, SkillsChanged, SkillsList } from '../src/shared/protocol';
+import type { ChatEvent, ChatResult, ContextResult, ContextStatus, MemoryChanged, SessionResumeResult, SkillsChanged, SkillsListResult } from '../src/shared/protocol';
 
 const ANSWER = 'Here is code:\n\n```python\nprint("hi")\n```\n\nDone.';
 let fast: Scripted;
@@ -69,10 +69,10 @@ test('qwen/chat streams text events in seq order; folded into the transcript the
   assert.ok(status.window > 0 && status.percentLeft > 0 && status.percentLeft <= 100);
   assert.ok(['ok', 'warn', 'auto', 'hard'].includes(status.level));
   // the session resumes with both messages
-  const resumed: ResumeResult = await s.conn.sendRequest('qwen/sessions/resume', { sessionId: r.sessionId });
+  const resumed: SessionResumeResult = await s.conn.sendRequest('qwen/sessions/resume', { sessionId: r.sessionId });
   assert.deepEqual(resumed.messages.map((m) => m.role), ['user', 'assistant']);
   assert.equal(resumed.messages[1].text, ANSWER);
-  const ctx: ContextReport = await s.conn.sendRequest('qwen/context', { sessionId: r.sessionId });
+  const ctx: ContextResult = await s.conn.sendRequest('qwen/context', { sessionId: r.sessionId });
   assert.ok(ctx.sections.length > 0 && ctx.totalTokens > 0 && ctx.thresholds.hard > ctx.thresholds.warn);
 });
 
@@ -98,14 +98,14 @@ test('Stop: cancelling through the token answers -32800 and the partial answer i
   assert.ok(final.text.startsWith('word0 word1'), 'the partial answer stays');
   assert.ok(!final.text.includes('word399'), 'the answer was cut short');
   const sessionId = events(s)[0].sessionId;
-  const resumed: ResumeResult = await s.conn.sendRequest('qwen/sessions/resume', { sessionId });
+  const resumed: SessionResumeResult = await s.conn.sendRequest('qwen/sessions/resume', { sessionId });
   assert.ok(resumed.messages.some((m) => m.role === 'assistant' && m.text.startsWith('word0')), 'the interrupted answer was recorded');
 });
 
 test('opening a file under paths: sends qwen/skillsChanged naming the skill and the trigger; skills/list shows errors', async () => {
   const ws = workspace();
   const s = await server(fast, ws);
-  const list: SkillsList = await s.conn.sendRequest('qwen/skills/list', {});
+  const list: SkillsListResult = await s.conn.sendRequest('qwen/skills/list', {});
   assert.ok(list.skills.some((k) => k.name === 'api-helper' && k.conditional && !k.active));
   assert.ok(list.errors.some((e) => e.path.includes('broken')), 'the broken skill is reported with its path');
   const file = path.join(ws, 'src', 'api', 'users.py');
@@ -128,7 +128,10 @@ test('errors carry data.kind: a dead endpoint maps to Open settings, an unknown 
   );
   const inline = describeError(err);
   assert.equal(inline.kind, 'connect');
-  assert.ok(inline.actions.includes('openSettings'));
+  assert.deepEqual(inline.actions, ['configureModel', 'openSettings', 'retry']);
+  // The setting is named as the editor has it (the server says model.baseUrl, as ~/.qwen/settings.json spells it).
+  assert.match(inline.message, /qwen\.model\.baseUrl/);
+  assert.doesNotMatch(inline.message, /(?<![\w.])model\.baseUrl/);
   const unknown = await s.conn.sendRequest('qwen/sessions/resume', { sessionId: 'nope' }).then(
     () => assert.fail('must fail'),
     (e: unknown) => e,

@@ -5,7 +5,7 @@
  * server cannot know: the draft, the scroll position and whether the reader was following.
  */
 import { APPROVAL_MODES } from '../src/shared/messages';
-import type { ApprovalModeName, HostToWebview, Snapshot, StreamPatch, ToolCard, TranscriptMessage, WebviewToHost, AttachmentChip, Notice, InlineError, ErrorAction, CompactState, ContextFigureLine, SetupState } from '../src/shared/messages';
+import type { ApprovalModeName, HostToWebview, Snapshot, StreamPatch, ToolCard, TranscriptMessage, WebviewToHost, AttachmentChip, Notice, InlineError, ErrorAction, CompactState, ContextFigureLine } from '../src/shared/messages';
 import { MarkdownView } from './markdown';
 import { visible } from '../src/shared/visibleText';
 import { AutoScroller } from './scroll';
@@ -15,6 +15,9 @@ import { SkillProposalCards } from './skillProposals';
 import { EditorContextLine } from './editorContextChip';
 import { PromptHistory } from './promptHistory';
 import { renderWelcome, TEST_PROMPT } from './welcome';
+import { initialState } from './state';
+import { Completion } from './completion';
+import type { SavedState, View } from './state';
 
 interface VsCodeApi {
   postMessage(msg: unknown): void;
@@ -23,17 +26,10 @@ interface VsCodeApi {
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
-interface SavedState {
-  draft?: string;
-  scrollTop?: number;
-  pinned?: boolean;
-  /** Prompts sent from this view, oldest first, for Up/Down in the empty composer. */
-  sent?: string[];
-}
-
 const vscode = acquireVsCodeApi();
 const post = (msg: WebviewToHost): void => vscode.postMessage(msg);
-const saved: SavedState = (vscode.getState() as SavedState | undefined) ?? {};
+const state = initialState(vscode.getState() as SavedState | undefined);
+const saved = state.saved;
 
 const ACTION_LABELS: Record<ErrorAction, string> = {
   setApiKey: 'Set API key',
@@ -76,7 +72,9 @@ const proposals = h('div', { id: 'proposals', class: 'proposals', role: 'region'
 const scrollBox = h('div', { id: 'transcript', class: 'transcript', tabindex: '0', 'aria-label': 'Conversation' });
 const transcript = h('div', { id: 'messages', role: 'log', 'aria-label': 'Messages' });
 const welcome = h('div', { id: 'welcome', class: 'welcome', role: 'region', 'aria-label': 'Set up Qwen', hidden: '' });
-scrollBox.append(welcome, transcript);
+const restoring = h('div', { id: 'restoring', class: 'status-line pending', role: 'status', hidden: '' });
+restoring.append(h('span', { class: 'status-icon', 'aria-hidden': 'true' }), h('span', { class: 'status-text' }, 'Opening the last chat…'));
+scrollBox.append(welcome, restoring, transcript);
 const jumpBtn = button('Jump to latest ↓', { id: 'jump', class: 'jump', hidden: '', 'aria-label': 'Jump to latest' });
 const footer = h('div', { class: 'footer' });
 const chips = h('div', { id: 'attachments', class: 'chips', 'aria-label': 'Attachments' });
@@ -99,9 +97,8 @@ const main = h('div', { class: 'main' });
 main.append(scrollBox, jumpBtn);
 app.append(header, proposals, main, footer, live);
 
-// ---- state --------------------------------------------------------------------------------
-let running = false;
-const views = new Map<string, View>();
+// ---- parts --------------------------------------------------------------------------------
+const views = state.views;
 const scroller = new AutoScroller(scrollBox, transcript, (pinned) => {
   if (pinned) jumpBtn.hidden = true;
   persist();
@@ -120,26 +117,31 @@ const suggestion = new SuggestionChip(
     accept: (id) => post({ type: 'acceptSuggestion', id }),
     dismiss: (id) => post({ type: 'dismissSuggestion', id }),
   },
-  () => running,
+  () => state.running,
 );
 
 const history = new PromptHistory(prompt, saved.sent ?? []);
 
+const completion = new Completion(prompt, row, {
+  files: (query) => post({ type: 'completeFiles', query }),
+  pickedPath: (path) => post({ type: 'attachPath', path }),
+});
+
 /** The welcome's steps while the chat is empty (a new user's first stop); the transcript once it is not. */
-let setup: SetupState | undefined;
 function updateWelcome(): void {
   const empty = views.size === 0;
-  welcome.hidden = !empty || !setup;
+  const setup = state.setup;
+  restoring.hidden = !state.restoring;
+  welcome.hidden = !empty || !setup || state.restoring;
   if (empty && setup) welcome.replaceChildren(...renderWelcome(setup, ACTION_LABELS));
 }
 
 const skillCards = new SkillProposalCards(proposals, (id, accept) => post({ type: 'skillProposalReply', id, accept }));
 
-let persistTimer: number | undefined;
 function persist(): void {
-  if (persistTimer !== undefined) return;
-  persistTimer = window.setTimeout(() => {
-    persistTimer = undefined;
+  if (state.persistTimer !== undefined) return;
+  state.persistTimer = window.setTimeout(() => {
+    state.persistTimer = undefined;
     vscode.setState({ draft: prompt.value, scrollTop: scrollBox.scrollTop, pinned: scroller.pinned, sent: history.entries } satisfies SavedState);
   }, 100);
 }
@@ -154,16 +156,15 @@ function announce(text: string): void {
  * locked by it. While it runs the button is aria-disabled rather than disabled, so a keyboard user
  * who pressed it keeps focus there instead of being dropped to the page.
  */
-let compactState: CompactState = { available: false, compacting: false };
-function setCompactState(state: CompactState | undefined): void {
-  compactState = state ?? { available: false, compacting: false };
-  compactBtn.disabled = !compactState.available && !compactState.compacting;
-  compactBtn.setAttribute('aria-disabled', String(compactState.compacting));
-  compactBtn.textContent = compactState.compacting ? 'Compacting…' : 'Compact';
+function setCompactState(compact: CompactState | undefined): void {
+  const c = (state.compact = compact ?? { available: false, compacting: false });
+  compactBtn.disabled = !c.available && !c.compacting;
+  compactBtn.setAttribute('aria-disabled', String(c.compacting));
+  compactBtn.textContent = c.compacting ? 'Compacting…' : 'Compact';
 }
 
 function setRunning(r: boolean): void {
-  running = r;
+  state.running = r;
   sendBtn.disabled = r;
   stopBtn.disabled = !r;
   document.body.classList.toggle('running', r);
@@ -207,13 +208,6 @@ function renderTool(card: ToolCard): HTMLElement {
 /** A file: URI for an absolute path (the host opens it only inside the workspace). */
 function fileHref(p: string): string {
   return 'file://' + p.split('/').map(encodeURIComponent).join('/');
-}
-
-interface View {
-  el: HTMLElement;
-  msg: TranscriptMessage;
-  /** An answer's body: its text split at the tool rows, one Markdown view and one row group per part. */
-  parts?: { md: MarkdownView; tools: HTMLElement }[];
 }
 
 /**
@@ -421,8 +415,10 @@ function applySnapshot(s: Snapshot): void {
   skillCards.show(s.skillProposals);
   modePicker.value = s.approvalMode ?? 'default';
   showFigure(s.contextFigure);
-  setup = s.setup;
+  state.setup = s.setup;
+  state.restoring = !!s.restoring;
   updateWelcome();
+  if (s.restoring) return; // the scroll position is for the chat that follows
   scroller.restore(saved.scrollTop ?? 0, saved.pinned ?? true);
   saved.scrollTop = undefined;
   saved.pinned = undefined;
@@ -432,21 +428,24 @@ function applySnapshot(s: Snapshot): void {
 // ---- events -------------------------------------------------------------------------------
 function send(): void {
   const text = prompt.value.trim();
-  if (!text || running) return;
+  if (!text || state.running) return;
   post({ type: 'send', prompt: text });
   suggestion.show(null); // a sent prompt replaces the suggestion (the host drops it too)
   history.add(text);
   prompt.value = '';
   persist();
+  // A click on Send leaves the caret in the composer, as Enter does: the next message is typed at once.
+  prompt.focus();
 }
 
 function stop(): void {
-  if (running) post({ type: 'stop' });
+  if (state.running) post({ type: 'stop' });
 }
 
 prompt.value = saved.draft ?? '';
 prompt.addEventListener('input', persist);
 prompt.addEventListener('keydown', (e) => {
+  if (completion.key(e)) return;
   if (suggestion.handleKey(e)) return;
   if (history.handleKey(e)) return persist();
   if (e.key === 'Enter' && !e.shiftKey) {
@@ -454,7 +453,7 @@ prompt.addEventListener('keydown', (e) => {
     if (e.isComposing || e.keyCode === 229) return;
     e.preventDefault();
     send();
-  } else if (e.key === 'Escape' && running) {
+  } else if (e.key === 'Escape' && state.running) {
     e.preventDefault();
     stop();
   }
@@ -463,7 +462,7 @@ sendBtn.addEventListener('click', send);
 stopBtn.addEventListener('click', stop);
 newChatBtn.addEventListener('click', () => post({ type: 'newChat' }));
 compactBtn.addEventListener('click', () => {
-  if (compactState.available && !compactState.compacting) post({ type: 'compact', mode: 'full' });
+  if (state.compact.available && !state.compact.compacting) post({ type: 'compact', mode: 'full' });
 });
 historyBtn.addEventListener('click', () => post({ type: 'showHistory' }));
 figureBtn.addEventListener('click', () => post({ type: 'showContext' }));
@@ -508,7 +507,7 @@ document.addEventListener('click', (e) => {
       announce('Copied');
     }
   } else if (d.action) post({ type: 'action', action: d.action as ErrorAction });
-  else if (d.setup === 'test' && !running) post({ type: 'send', prompt: TEST_PROMPT });
+  else if (d.setup === 'test' && !state.running) post({ type: 'send', prompt: TEST_PROMPT });
   else if (d.removeAttachment !== undefined) post({ type: 'removeAttachment', index: Number(d.removeAttachment) });
   else if (d.dismissNotice) post({ type: 'dismissNotice', id: d.dismissNotice });
   else if (d.openNotice) post({ type: 'openNotice', id: d.openNotice });
@@ -516,78 +515,62 @@ document.addEventListener('click', (e) => {
 
 // Patches are applied once per animation frame however many messages arrived in it; any other
 // message first applies what is pending, so a turn's final message never races its patches.
-let pendingPatches: StreamPatch[] = [];
-let frame: number | undefined;
 function flushPatches(): void {
-  if (frame !== undefined) cancelAnimationFrame(frame);
-  frame = undefined;
-  const batch = pendingPatches;
-  pendingPatches = [];
+  if (state.frame !== undefined) cancelAnimationFrame(state.frame);
+  state.frame = undefined;
+  const batch = state.pendingPatches;
+  state.pendingPatches = [];
   if (batch.length) applyPatches(batch);
 }
 
+/** One handler per host message type, each given its own message: a missing one is a compile error. */
+type HostHandlers = { [K in HostToWebview['type']]: (m: Extract<HostToWebview, { type: K }>) => void };
+
+const handlers: HostHandlers = {
+  patches: (m) => {
+    state.pendingPatches.push(...m.patches);
+    state.frame ??= requestAnimationFrame(flushPatches);
+  },
+  snapshot: (m) => applySnapshot(m.snapshot),
+  message: (m) => {
+    const wasRunning = state.running;
+    upsertMessage(m.message);
+    updateWelcome();
+    afterContent();
+    if (m.message.role === 'assistant' && !m.message.streaming && wasRunning) {
+      announce(m.message.error ? `Error: ${m.message.error.message}` : m.message.interrupted ? 'Stopped' : 'Response complete');
+    }
+    if (m.message.role === 'status') announce(m.message.text);
+  },
+  compactState: (m) => setCompactState(m.state),
+  approval: (m) => {
+    approvalCard.show(m.approval);
+    if (m.approval) announce(`Approval needed: ${m.approval.title}`);
+  },
+  suggestion: (m) => suggestion.show(m.suggestion),
+  skillProposals: (m) => skillCards.show(m.proposals),
+  running: (m) => setRunning(m.running),
+  attachments: (m) => renderChips(m.attachments),
+  editorContext: (m) => editorContext.show(m.chip),
+  notices: (m) => renderNotices(m.notices),
+  approvalMode: (m) => {
+    modePicker.value = m.mode;
+  },
+  focusComposer: () => prompt.focus(),
+  contextFigure: (m) => showFigure(m.figure),
+  setup: (m) => {
+    state.setup = m.setup;
+    updateWelcome();
+  },
+  commands: (m) => completion.setCommands(m.commands),
+  fileCompletions: (m) => completion.setFiles(m.query, m.items),
+};
+
 window.addEventListener('message', (event: MessageEvent<HostToWebview>) => {
   const m = event.data;
-  if (m.type === 'patches') {
-    pendingPatches.push(...m.patches);
-    frame ??= requestAnimationFrame(flushPatches);
-    return;
-  }
-  flushPatches();
-  switch (m.type) {
-    case 'snapshot':
-      applySnapshot(m.snapshot);
-      break;
-    case 'message': {
-      const wasRunning = running;
-      upsertMessage(m.message);
-      updateWelcome();
-      afterContent();
-      if (m.message.role === 'assistant' && !m.message.streaming && wasRunning) {
-        announce(m.message.error ? `Error: ${m.message.error.message}` : m.message.interrupted ? 'Stopped' : 'Response complete');
-      }
-      if (m.message.role === 'status') announce(m.message.text);
-      break;
-    }
-    case 'compactState':
-      setCompactState(m.state);
-      break;
-    case 'approval':
-      approvalCard.show(m.approval);
-      if (m.approval) announce(`Approval needed: ${m.approval.title}`);
-      break;
-    case 'suggestion':
-      suggestion.show(m.suggestion);
-      break;
-    case 'skillProposals':
-      skillCards.show(m.proposals);
-      break;
-    case 'running':
-      setRunning(m.running);
-      break;
-    case 'attachments':
-      renderChips(m.attachments);
-      break;
-    case 'editorContext':
-      editorContext.show(m.chip);
-      break;
-    case 'notices':
-      renderNotices(m.notices);
-      break;
-    case 'approvalMode':
-      modePicker.value = m.mode;
-      break;
-    case 'focusComposer':
-      prompt.focus();
-      break;
-    case 'contextFigure':
-      showFigure(m.figure);
-      break;
-    case 'setup':
-      setup = m.setup;
-      updateWelcome();
-      break;
-  }
+  if (m.type !== 'patches') flushPatches();
+  const handle = handlers[m.type] as ((m: HostToWebview) => void) | undefined;
+  handle?.(m);
 });
 
 // "Focus on Chat View", Qwen: Focus Chat Input, a click on the view's title: VS Code focuses the

@@ -44,18 +44,29 @@ export function renderWelcome(s: SetupState, labels: Record<ErrorAction, string>
         ? [...(s.serverProblem?.missing !== false ? [action('setServerPath')] : []), action('restartServer'), action('showLog')]
         : [];
   const modelSet = !!(s.model && s.baseUrl);
+  const answered = !!s.answered;
   const modelText = modelSet
     ? `Model: ${s.model} at ${s.baseUrl}.`
-    : `Model: ${[!s.model ? 'no model name (qwen.model.name)' : '', !s.baseUrl ? 'no base URL (qwen.model.baseUrl)' : ''].filter(Boolean).join(', ')} set in VS Code. OPENAI_MODEL / OPENAI_BASE_URL or ~/.qwen/settings.json work too.`;
-  const keyText = s.apiKey ? 'API key: stored in VS Code\'s secret storage.' : 'API key: none stored (needed only if the endpoint asks for one; OPENAI_API_KEY works too).';
-  const test = el('button', { type: 'button', class: 'primary', 'data-setup': 'test' }, 'Send a test message');
+    : answered
+      ? 'Model: answering, set outside VS Code (OPENAI_MODEL / OPENAI_BASE_URL or ~/.qwen/settings.json).'
+      : `Model: ${[!s.model ? 'no model name (qwen.model.name)' : '', !s.baseUrl ? 'no base URL (qwen.model.baseUrl)' : ''].filter(Boolean).join(', ')} set in VS Code. OPENAI_MODEL / OPENAI_BASE_URL or ~/.qwen/settings.json work too.`;
+  const keyText = s.apiKey
+    ? 'API key: stored in VS Code\'s secret storage.'
+    : answered
+      ? 'API key: none stored, and the endpoint answered without one (or with OPENAI_API_KEY).'
+      : 'API key: none stored (needed only if the endpoint asks for one; OPENAI_API_KEY works too).';
+  const test = el('button', { type: 'button', class: answered ? '' : 'primary', 'data-setup': 'test' }, 'Send a test message');
   if (s.server !== 'running') test.disabled = true;
   const steps = el('ol', { class: 'setup-steps' });
   steps.append(
     step('server', s.server === 'running', serverText, serverButtons),
-    step('model', modelSet, modelText, [action('configureModel', modelSet ? 'Change model' : labels.configureModel)]),
-    step('apiKey', s.apiKey, keyText, [action('setApiKey', s.apiKey ? 'Change API key' : labels.setApiKey)]),
-    step('test', false, 'Test: a short message; the answer streams here.', [test]),
+    step('model', modelSet || answered, modelText, [action('configureModel', modelSet ? 'Change model' : labels.configureModel)]),
+    step('apiKey', s.apiKey || answered, keyText, [action('setApiKey', s.apiKey ? 'Change API key' : labels.setApiKey)]),
+    step('test', answered, answered ? 'Test: the model answered.' : 'Test: a short message; the answer streams here.', [test]),
   );
+  // An answer proves the model, its endpoint and its key: every step is done.
+  if (s.server === 'running' && answered) {
+    return [el('h2', { class: 'welcome-title' }, 'Qwen is set up'), el('p', { class: 'welcome-lead' }, 'Every step is done. Type below to start a chat.'), steps];
+  }
   return [el('h2', { class: 'welcome-title' }, 'Welcome to Qwen'), el('p', { class: 'welcome-lead' }, 'Set up in four steps, each one click. Or just type below.'), steps];
 }

@@ -15,6 +15,7 @@ def setup(services: Services) -> MemoryFeature:
         on_change=lambda change: listen.memory_changed(change),
         progress=lambda title: listen.progress(title),
         env=services.env,
+        warning=lambda message: listen.warning(message),
     )
 
 

@@ -51,6 +51,7 @@ from ...protocol import (
 from ...sessions.registry import ChatSession, Slot
 from ...settings.config import Settings
 from .fork import MemoryForks
+from .team_sync import FAILURES, describe, sync_enabled, sync_team_memory
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +85,12 @@ class MemoryFeature(Feature):
         on_change: Callable[[MemoryChanged], None],
         progress: Callable[[str], Callable[[str], None]],
         env: Mapping[str, str] | None = None,
+        warning: Callable[[str], None] = lambda _message: None,
     ) -> None:
+        self._env: Mapping[str, str] = {**os.environ, **env} if env is not None else os.environ
+        self._settings = settings
+        self._progress = progress
+        self._warning = warning
         self.manager = MemoryManager(
             root,
             settings=lambda: settings().memory,
@@ -122,8 +128,22 @@ class MemoryFeature(Feature):
         self.manager.after_turn(done.session.id, done.capture)
 
     async def start(self) -> None:
-        """Bring the indexes in line with the files (a run stopped mid-write leaves them behind)."""
+        """Bring the indexes in line with the files (a run stopped mid-write leaves them behind); sync team memory."""
         self._background.spawn(asyncio.to_thread(self.manager.rebuild_indexes))
+        if self.manager.team_in_use() and sync_enabled(self._settings().memory.enable_team_memory_sync, self._env):
+            self._background.spawn(self._sync_team())
+
+    async def _sync_team(self) -> None:
+        """``team_sync.py``, in the background with progress; a failure is told once (this runs once per start)."""
+        end = self._progress("Qwen: syncing team memory")
+        result = await asyncio.to_thread(sync_team_memory, self.manager.store)
+        message = describe(result)
+        end(message)
+        log.info("%s", message)
+        if result.skipped in FAILURES:
+            self._warning(message)
+        if result.pulled or result.committed:
+            self.manager.changed("team", [self.manager.store.root("team")])
 
     async def drain(self) -> None:
         await self.manager.drain()

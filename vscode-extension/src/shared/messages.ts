@@ -3,7 +3,7 @@
  * The host owns the transcript of the open session (the server owns the durable copy); the
  * webview only renders it, so a hidden-then-shown or reloaded view is rebuilt from a snapshot.
  */
-import type { Attachment, CompressMode } from './protocol';
+import type { AttachmentParam, CommandInfo, CompressMode, ErrorKind, FileCompletionItem, Level, ToolDecision } from './protocol';
 
 export interface ToolCard {
   /** The model's tool-call id; several OpenAI-compatible servers reuse it every round (`call_0`). */
@@ -24,7 +24,7 @@ export interface ToolCard {
   output?: string;
   isError?: boolean;
   /** For writes and commands: how it was approved (`auto`: the approval mode allowed it). */
-  decision?: 'auto' | 'allow' | 'allowAlways' | 'deny';
+  decision?: ToolDecision;
 }
 
 export type ErrorAction = 'setApiKey' | 'openSettings' | 'restartServer' | 'retry' | 'showLog' | 'configureModel' | 'setServerPath' | 'manageTrust';
@@ -42,10 +42,19 @@ export interface SetupState {
   model?: string;
   baseUrl?: string;
   apiKey: boolean;
+  /** A model answered in this window since the model settings last changed: the test step is done. */
+  answered?: boolean;
 }
 
+/**
+ * What an inline error is about: the server's `data.kind` (generated from qwen_lsp/errors.py), or
+ * one the extension finds itself: the server is down or back, a feature the server lacks, a
+ * recorded error without a kind, or a failure nobody named.
+ */
+export type InlineErrorKind = ErrorKind | 'server_down' | 'server_back' | 'unsupported' | 'noAnswer' | 'unknown';
+
 export interface InlineError {
-  kind: string;
+  kind: InlineErrorKind;
   message: string;
   actions: ErrorAction[];
 }
@@ -71,7 +80,7 @@ export interface TranscriptMessage {
   error?: InlineError;
 }
 
-export interface AttachmentChip extends Attachment {
+export interface AttachmentChip extends AttachmentParam {
   label: string;
 }
 
@@ -172,6 +181,11 @@ export interface Snapshot {
   /** The welcome's steps, shown while the chat is empty. */
   setup?: SetupState;
   contextFigure?: ContextFigureLine;
+  /**
+   * The chat of the last window is being brought back (the server may still be starting): the
+   * panel says so instead of staying blank, and a second snapshot follows with its messages.
+   */
+  restoring?: boolean;
 }
 
 /** The context figure under the composer: the status bar's, worded the same (src/meter.ts). */
@@ -180,7 +194,7 @@ export interface ContextFigureLine {
   left: string;
   /** The tokens and where each level starts, for the tooltip. */
   title: string;
-  level: 'ok' | 'warn' | 'auto' | 'hard';
+  level: Level;
 }
 
 /** Whether "Compact" can run now (a chat with a session exists) and whether it is running. */
@@ -211,7 +225,11 @@ export type HostToWebview =
   | { type: 'approvalMode'; mode: ApprovalModeName }
   | { type: 'focusComposer' }
   | { type: 'contextFigure'; figure: ContextFigureLine | null }
-  | { type: 'setup'; setup: SetupState };
+  | { type: 'setup'; setup: SetupState }
+  /** The server's slash commands (qwen/commands/list), offered when the composer starts with `/`. */
+  | { type: 'commands'; commands: CommandInfo[] }
+  /** The answer to `completeFiles` for `query` (qwen/files/complete). */
+  | { type: 'fileCompletions'; query: string; items: FileCompletionItem[] };
 
 export type WebviewToHost =
   | { type: 'ready' }
@@ -235,4 +253,8 @@ export type WebviewToHost =
   | { type: 'dismissSuggestion'; id: string }
   | { type: 'skillProposalReply'; id: string; accept: boolean }
   | { type: 'toggleEditorContext' }
-  | { type: 'setApprovalMode'; mode: ApprovalModeName };
+  | { type: 'setApprovalMode'; mode: ApprovalModeName }
+  /** `@` typed in the composer: the workspace files and folders matching `query`. */
+  | { type: 'completeFiles'; query: string }
+  /** An `@` completion was picked: the file goes along as a chip (relative to the workspace folder). */
+  | { type: 'attachPath'; path: string };

@@ -1,4 +1,5 @@
 // Generated from qwen_lsp/protocol.py by scripts/protocol_ts.py: do not edit; run `.venv/bin/python scripts/protocol_ts.py`.
+export type ErrorKind = 'config' | 'auth' | 'not_found' | 'connect' | 'timeout' | 'stall' | 'rate_limit' | 'server' | 'bad_request' | 'protocol' | 'engine' | 'context' | 'secret' | 'memory_security' | 'conflict' | 'invalid_proposal' | 'memory_busy' | 'invalid_params';
 export type Level = 'ok' | 'warn' | 'auto' | 'hard';
 export type FinishReason = 'stop' | 'length' | 'cancelled' | 'error';
 export type MemoryScope = 'user' | 'project' | 'team';
@@ -7,6 +8,7 @@ export type CompressMode = 'full' | 'fast';
 export type ChatEventKind = 'text' | 'thought' | 'toolCall' | 'toolResult' | 'status' | 'error';
 export type PermissionDecision = 'allow' | 'allowAlways' | 'deny';
 export type ToolDecision = 'auto' | 'allow' | 'allowAlways' | 'deny';
+export type CommandStatus = 'done' | 'error' | 'confirm';
 
 export interface Position {
   line: number;
@@ -95,6 +97,27 @@ export interface ForgetCandidatesParams {
 export interface ForgetParams {
   paths: string[];
   workspaceUri?: string | null;
+}
+
+/**
+ * `qwen/command`: a line the user typed that starts with `/` (docs/protocol.md, "Commands").
+ *
+ * The server decides whether it is a command as Qwen Code 0.24.4's `isSlashCommand` does: a
+ * line like `/usr/lib is missing` (a path) is not, and goes to the model as a chat message.
+ */
+export interface CommandParams {
+  text: string;
+  sessionId?: string | null;
+  workspaceUri?: string | null;
+  /** The token of a `confirm` answer: the user said yes, so the command goes ahead. */
+  confirm?: string | null;
+}
+
+/** `qwen/files/complete`: workspace files and folders for an `@` mention, best first. */
+export interface FileCompletionParams {
+  query?: string;
+  workspaceUri?: string | null;
+  limit?: number;
 }
 
 export interface SkillProposalParams {
@@ -206,6 +229,11 @@ export interface ContextResult {
   window: number;
   thresholds: ThresholdTokens;
   problems?: ContextProblem[];
+  /**
+   * The model the next request would go to; absent while no turn could run (no model name, or neither a base
+   * URL nor an API key), so an editor shows no "% left" of a window that belongs to no model.
+   */
+  model?: string;
 }
 
 /** `qwen/contextStatus`: how full the window was at the last model round. */
@@ -433,4 +461,51 @@ export interface SuggestionAcceptResult {
 
 /** `{}`: a request that only acknowledges (`qwen/suggestion/dismiss`). */
 export interface EmptyResult {
+}
+
+export interface CommandInfo {
+  /** Without the `/`. */
+  name: string;
+  description: string;
+  argumentHint?: string;
+  altNames?: string[];
+}
+
+export interface CommandsListResult {
+  commands: CommandInfo[];
+}
+
+/**
+ * What a command did. `text` is always shown; the optional fields say what else changed.
+ *
+ * `confirm`: the command asks first (`text` is the question); sending the same `text` again
+ * with this token goes ahead. `sessionId`: the chat the client shows from now on (a new one
+ * after `/clear`, the reopened one after `/resume <id>`, the one a turn ran in).
+ */
+export interface CommandResult {
+  status: CommandStatus;
+  text: string;
+  /** The command that ran, without `/`; absent when the line was a chat message (a path). */
+  command?: string;
+  sessionId?: string;
+  /** When the command sent a prompt to the model (`/init`, `/remember`, `/plan <task>`…): the turn's result; its events streamed as `qwen/chatEvent`. */
+  chat?: ChatResult;
+  confirm?: string;
+  resumed?: SessionResumeResult;
+  /** A file the command wrote (`/export`, `/init`). */
+  path?: string;
+  /** For an unknown command and `/help`: the commands there are. */
+  commands?: CommandInfo[];
+}
+
+export interface FileCompletionItem {
+  /** Relative to the workspace folder, `/`-separated; a folder ends in `/`. */
+  path: string;
+  kind: 'file' | 'folder';
+}
+
+export interface FileCompletionResult {
+  items: FileCompletionItem[];
+  /** The walk stopped at its bound before seeing every file (a very large tree): refine the query. */
+  truncated: boolean;
 }

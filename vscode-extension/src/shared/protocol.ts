@@ -1,24 +1,12 @@
 /**
  * The qwen/* wire types (docs/protocol.md). They are generated from the server's models
- * (`protocol.generated.ts`, from qwen_lsp/protocol.py), so the two sides cannot drift; this module
- * only gives some of them the names the extension reads best and adds the JSON-RPC codes it keys on.
+ * (`protocol.generated.ts`, from qwen_lsp/protocol.py), so the two sides cannot drift; the extension
+ * uses them under their generated names (no second name to keep in step) and this module adds only
+ * the JSON-RPC codes it keys on.
  * Shared by the extension host, the webview and the protocol tests.
  */
 
 export type * from './protocol.generated';
-export type {
-  AttachmentParam as Attachment,
-  ContextResult as ContextReport,
-  ForgetCandidatesResult as ForgetCandidates,
-  MemoryForgetResult as ForgetResult,
-  MemoryItem as MemoryEntry,
-  MemoryListResult as MemoryList,
-  MemoryRememberResult as RememberResult,
-  PermissionAnswer as PermissionResult,
-  SessionListItem as SessionSummary,
-  SessionResumeResult as ResumeResult,
-  SkillsListResult as SkillsList,
-} from './protocol.generated';
 
 /** JSON-RPC RequestCancelled. */
 export const REQUEST_CANCELLED = -32800;
