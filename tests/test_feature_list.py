@@ -33,6 +33,9 @@ from lsp_harness import as_dict, chat, initialize, server_env
 EXAMPLE_SERVER = Path(__file__).resolve().parent / "support" / "example_server.py"
 
 
+NO_BACKGROUND = {"memory": {"enabled": False}}
+
+
 def ignore(_event: TurnEvent) -> None:
     pass
 
@@ -51,13 +54,14 @@ def test_no_two_features_answer_the_same_method() -> None:
 
 
 def _tool_results(scripted: ScriptedOpenAI) -> list[str]:
-    """What ``count_turns`` answered, in every request the endpoint got (background requests hold none)."""
+    """What ``count_turns`` answered, in every request the endpoint got."""
     return [m["content"] for r in scripted.chat_requests() for m in r.body["messages"] if m["role"] == "tool"]
 
 
 async def test_the_example_feature_runs_in_a_workspace(tmp_path: Path, scripted: ScriptedOpenAI) -> None:
     env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
-    ws = Workspace(tmp_path, counter=TokenCounter(), env=env, modules=(*FEATURES, EXAMPLE))
+    # Memory extraction off: its background request would take a scripted reply meant for the chat.
+    ws = Workspace(tmp_path, counter=TokenCounter(), env=env, modules=(*FEATURES, EXAMPLE), client_settings=NO_BACKGROUND)
     try:
         scripted.enqueue(Reply(chunks=["first"]), Reply(chunks=[], tool_calls=[ToolCallSpec("count_turns")]), Reply(chunks=["done"]))
         first = await ws.chat("one", emit=ignore)
