@@ -279,31 +279,43 @@ def httpx_posts(model: ScriptedOpenAI, arrivals: Arrivals, raw: bytes, turns: in
     return samples
 
 
-def timed_chat(lsp: RawLsp, arrivals: Arrivals, session_id: str | None) -> tuple[float, str]:
+def timed_chat(lsp: RawLsp, arrivals: Arrivals, session_id: str | None) -> tuple[float, str, str]:
+    """Seconds from ``qwen/chat`` sent to its model request, the chat's id, and the marker its prompt carried."""
     arrivals.reset()
-    arrivals.marker = f"bench-turn-{uuid.uuid4().hex}"
-    params = {"prompt": f"hello {arrivals.marker}", **({"sessionId": session_id} if session_id else {})}
+    marker = arrivals.marker = f"bench-turn-{uuid.uuid4().hex}"
+    params = {"prompt": f"hello {marker}", **({"sessionId": session_id} if session_id else {})}
     start = time.perf_counter()
     try:
         result = lsp.request("qwen/chat", params)
-        return arrivals.first() - start, result["sessionId"]
+        return arrivals.first() - start, result["sessionId"], marker
     finally:
         arrivals.marker = None
+
+
+def request_holding(model: ScriptedOpenAI, marker: str) -> bytes:
+    """The body of the last model request whose last message holds ``marker``: the turn's own, not a background
+    one (with defaults on, memory extraction and follow-ups send requests of other sizes after each turn, and
+    those hold the chat's history, marker included, under their own instruction)."""
+    return next(r.raw for r in reversed(model.chat_requests()) if marker in json.dumps((r.body.get("messages") or [{}])[-1].get("content")))
 
 
 def grow(lsp: RawLsp, model: ScriptedOpenAI, arrivals: Arrivals, session_id: str, workspace: Path,
          target: int, texts: list[str], used: int) -> int:
     """Turns of ~2k tokens of prompt plus a ~2k-token read_file result until the last request holds ``target`` tokens."""
     arrivals.tool_turns = True
+    marker = f"bench-grow-{uuid.uuid4().hex}"
+    sent = False
     try:
         while True:
-            prompt_tokens = len(model.chat_requests()[-1].raw) // 4 if model.chat_requests() else 0
+            # The chat's own last request (its prompt carries the marker), never a background request's size.
+            prompt_tokens = len(request_holding(model, marker)) // 4 if sent else 0
             if prompt_tokens >= target:
                 return used
             path = workspace / f"file{used}.py"
             path.write_text(texts[(used + 1) % len(texts)])
             arrivals.next_file = str(path)
-            lsp.request("qwen/chat", {"prompt": f"Look at this:\n{texts[used % len(texts)]}", "sessionId": session_id})
+            lsp.request("qwen/chat", {"prompt": f"Look at this ({marker}):\n{texts[used % len(texts)]}", "sessionId": session_id})
+            sent = True
             used += 2
     finally:
         arrivals.tool_turns = False
@@ -326,6 +338,7 @@ def run_warm(root: Path, model: ScriptedOpenAI, arrivals: Arrivals, turns: int, 
             lsp.request("qwen/context", {})  # returns once the background vocabulary load is done
             for _ in range(3):  # warm-up: first turns of chats that are not measured
                 timed_chat(lsp, arrivals, None)
+            marker = ""
             session_id: str | None = None
             used = 0
             for name, tokens in sizes:
@@ -337,12 +350,12 @@ def run_warm(root: Path, model: ScriptedOpenAI, arrivals: Arrivals, turns: int, 
                 cpu_before = cpu_seconds(lsp.proc.pid)
                 for _ in range(turns):
                     time.sleep(spacing)  # a person reads the answer: background work after a turn runs, caches cool
-                    took, sid = timed_chat(lsp, arrivals, None if fresh else session_id)
+                    took, sid, marker = timed_chat(lsp, arrivals, None if fresh else session_id)
                     samples.append(took)
                     if session_id is None:
                         session_id = sid
                 cpu_per_turn = (cpu_seconds(lsp.proc.pid) - cpu_before) / turns  # with defaults on, background work too
-                raw = model.chat_requests()[-1].raw
+                raw = request_holding(model, marker)  # the measured turn's body: the baseline POSTs the same bytes
                 posts = httpx_posts(model, arrivals, raw, turns)
                 trips = bare_pygls_round_trip(env, turns, stderr)
                 base = median(trips) + median(posts)
