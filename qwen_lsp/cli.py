@@ -71,6 +71,9 @@ def _quiet(logger: str) -> None:
 
 # ------------------------------------------------------------------ commands
 def cmd_serve(args: argparse.Namespace) -> int:
+    from .background import defer_collections
+
+    defer_collections()  # until create_server is done: importing the server is most of the time to initialize
     from .server.handlers import create_server
 
     server = create_server()

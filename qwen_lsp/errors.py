@@ -55,7 +55,7 @@ ERROR_CODES: Final[Mapping[ErrorKind, int]] = {
     "memory_busy": -31014,
     "invalid_params": INVALID_PARAMS,
 }
-"""The code each kind answers with; ``tests/test_errors.py`` checks every kind has one and the docs table agrees.
+"""The code each kind answers with; ``tests/test_error_codes.py`` checks every kind has one and the docs table agrees.
 
 Application codes lie outside JSON-RPC's reserved range (-32768…-32000, which
 holds LSP's -32099…-32000 and -32899…-32800), so a client never mistakes a

@@ -1,7 +1,7 @@
 """Slow first uses, done on a worker thread as the server starts, so the event loop never pays for them.
 
-Some things cost a lot the first time only: importing watchdog (~60 ms), the
-asyncio half of httpx's transport (anyio, ~20 ms), loading Qwen's vocabulary
+Some things cost a lot the first time only: importing watchdog (~60 ms),
+httpx and the asyncio half of its transport (~50 ms and anyio's ~20 ms), loading Qwen's vocabulary
 (~250 ms). Done lazily on the event loop, each holds it; done lazily on a
 worker thread, the loop still waits when it reaches the same import (the
 import lock) or the same load (the counter's lock) while the worker is at it:
@@ -39,7 +39,8 @@ log = logging.getLogger(__name__)
 WATCHING = "watching"
 """watchdog and the platform's observer (``files/watching.py``)."""
 HTTP = "http"
-"""The asyncio side of httpx's transport: httpcore's async pool and anyio's asyncio backend, imported at the first request."""
+"""httpx itself (``llm/client.py`` imports it at first use) and the asyncio side of its transport: httpcore's
+async pool and anyio's asyncio backend, imported at the first request."""
 VOCABULARY = "vocabulary"
 """Qwen's BPE vocabulary (``llm/tokens.py``)."""
 SHELL_PARSER = "shell_parser"
@@ -115,6 +116,6 @@ def server_steps(load_vocabulary: Callable[[], object]) -> list[Step]:
     return [
         Step(VOCABULARY, load_vocabulary, before_initialize=True),
         Step(WATCHING, imports("qwen_lsp.files.watching")),
-        Step(HTTP, imports("httpcore", "anyio", "anyio._backends._asyncio", "anyio.streams.tls", "anyio.streams.memory")),
+        Step(HTTP, imports("httpx", "httpcore", "anyio", "anyio._backends._asyncio", "anyio.streams.tls", "anyio.streams.memory")),
         Step(SHELL_PARSER, imports("tree_sitter", "tree_sitter_bash")),
     ]

@@ -114,7 +114,26 @@ def test_the_server_steps_load_the_vocabulary_first_and_import_what_the_loop_wou
     for step in steps:
         step.run()
     assert counter.loaded
-    assert {"qwen_lsp.files.watching", "anyio._backends._asyncio", "tree_sitter_bash"} <= set(sys.modules)
+    assert {"qwen_lsp.files.watching", "httpx", "anyio._backends._asyncio", "tree_sitter_bash"} <= set(sys.modules)
+
+
+START_PROBE = """
+import gc, sys
+from qwen_lsp.background import defer_collections
+defer_collections()
+from qwen_lsp.server.handlers import create_server
+imported_before_warmup = sorted(m for m in ("httpx", "watchdog", "tree_sitter_bash") if m in sys.modules)
+create_server()
+print(imported_before_warmup, gc.isenabled())
+"""
+
+
+def test_the_server_is_built_without_what_the_warm_up_imports_and_collects_again_after() -> None:
+    """As ``qwen-lsp serve`` builds it: what the warm-up thread imports is not imported by the server's own
+    modules (else ``initialize`` waits for it), and the collector that was off while the server was imported
+    is on again once it is built (``background.py``)."""
+    probe = subprocess.run([sys.executable, "-c", START_PROBE], capture_output=True, text=True, timeout=120, check=True)
+    assert probe.stdout.split("\n")[0] == "[] True"
 
 
 # ----------------------------------------------------------------- the workspace waits without holding the loop

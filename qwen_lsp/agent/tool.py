@@ -43,7 +43,7 @@ class ToolContext:
     applier: Applier | None = None
     """How the main chat's write tools change files: through the editor, or on disk in the CLI."""
     read_cache: ReadCache[ToolResult] | None = None
-    """The chat's ``read_file`` cache (``tools/read_cache.py``); write tools forget what they change."""
+    """The chat's ``read_file`` cache (``agent/tools/read_cache.py``); write tools forget what they change."""
     managed_writes: ManagedWrites | None = None
     """Folders outside the workspace the main chat's write tools may also write (the managed memory folders)."""
 

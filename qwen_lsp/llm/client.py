@@ -27,6 +27,11 @@ Settings can change between turns.  The client is cheap to build, so the
 engine simply makes a new ``ChatClient`` (and ``aclose``s the old one) when the
 base URL, key, model or timeouts change, instead of this class mutating itself
 under an in-flight stream.
+
+``httpx`` is imported at first use, not with this module: its import (with
+``rich`` and ``click`` when they are installed, through httpx's command line)
+costs the server's start about 80 ms of CPU before ``initialize`` can be
+answered, and the server's warm-up thread imports it anyway (``warmup.py``).
 """
 
 from __future__ import annotations
@@ -44,9 +49,8 @@ import time
 import urllib.request
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import httpx
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from ..text.json_depth import loads_bounded
 from .errors import (
@@ -64,6 +68,16 @@ from .errors import (
 from .request_json import RequestEncoder
 from .sse import EventTooLarge, sse_data
 from .sampling import Sampling
+
+if TYPE_CHECKING:
+    import httpx
+
+
+def _httpx() -> ModuleType:
+    """The ``httpx`` module, imported on first use (see the module docstring); a dictionary lookup after."""
+    import httpx
+
+    return httpx
 
 log = logging.getLogger(__name__)
 
@@ -370,7 +384,7 @@ async def _read_to_end(source: AsyncIterator[Any]) -> None:
             for _ in range(AFTER_DONE_EVENTS):
                 if await anext(source, None) is None:
                     return
-    except (TimeoutError, EventTooLarge, httpx.TransportError) as exc:
+    except (TimeoutError, EventTooLarge, _httpx().TransportError) as exc:
         log.debug("not reusing the connection: %s after [DONE]", type(exc).__name__)
 
 
@@ -454,12 +468,12 @@ class ChatClient:
         headers: dict[str, str] = {}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        self._http = httpx.AsyncClient(
+        self._http = _httpx().AsyncClient(
             headers=headers,
             transport=transport,
             verify=_tls_verification(self.base_url),
             # Reads are bounded per event by asyncio.timeout (first_byte / stall), not by httpx.
-            timeout=httpx.Timeout(connect=timeouts.connect, read=None, write=timeouts.first_byte, pool=timeouts.first_byte),
+            timeout=_httpx().Timeout(connect=timeouts.connect, read=None, write=timeouts.first_byte, pool=timeouts.first_byte),
         )
 
     async def aclose(self) -> None:
@@ -499,14 +513,14 @@ class ChatClient:
                     response = await self._http.send(request, stream=True)
             except TimeoutError:
                 raise first_byte_timeout(self.base_url, self.timeouts.first_byte) from None
-            except httpx.ConnectTimeout:
+            except _httpx().ConnectTimeout:
                 raise connect_timeout(self.base_url, self.timeouts.connect) from None
-            except httpx.ConnectError as exc:
+            except _httpx().ConnectError as exc:
                 log.debug("connect to %s failed: %s", url, exc)
                 raise (dns_error if _is_dns_failure(exc) else connect_error)(self.base_url) from None
-            except httpx.TimeoutException:
+            except _httpx().TimeoutException:
                 raise first_byte_timeout(self.base_url, self.timeouts.first_byte) from None
-            except httpx.TransportError as exc:
+            except _httpx().TransportError as exc:
                 # Dropped before any answer (e.g. a stale keep-alive socket): safe to repeat.
                 error = protocol_error(self.base_url, f"connection dropped before a response: {exc}")
             else:
@@ -525,7 +539,7 @@ class ChatClient:
         try:
             async with asyncio.timeout(self.timeouts.first_byte):
                 body, _ = await _read_capped(response, MAX_ERROR_BODY)  # only its start is quoted
-        except (TimeoutError, httpx.HTTPError):
+        except (TimeoutError, _httpx().HTTPError):
             body = b""
         finally:
             await response.aclose()
@@ -616,7 +630,7 @@ class ChatClient:
                 raise protocol_error(self.base_url, f"a completion larger than {MAX_COMPLETION_BYTES} bytes")
         except TimeoutError:
             raise first_byte_timeout(self.base_url, self.timeouts.first_byte) from None
-        except httpx.TransportError as exc:
+        except _httpx().TransportError as exc:
             raise protocol_error(self.base_url, f"connection lost: {exc}") from None
         finally:
             await response.aclose()
@@ -655,7 +669,7 @@ class ChatClient:
                     raise stall_error(self.base_url, self.timeouts.stall) from None
                 except EventTooLarge as exc:
                     raise reader.too_large_event(exc) from None
-                except httpx.TransportError as exc:
+                except _httpx().TransportError as exc:
                     if reader.finish_reason is not None:
                         break  # everything that matters arrived; only [DONE] was lost
                     raise protocol_error(self.base_url, f"connection lost: {exc}") from None
@@ -695,7 +709,7 @@ class ChatClient:
                 raise LLMError("protocol", f"{self.base_url} answered GET /models with more than {MAX_MODELS_BODY:,} bytes; that is not a model list.")
         except TimeoutError:
             raise first_byte_timeout(self.base_url, self.timeouts.first_byte) from None
-        except httpx.TransportError as exc:
+        except _httpx().TransportError as exc:
             raise protocol_error(self.base_url, f"connection lost: {exc}") from None
         finally:
             await response.aclose()

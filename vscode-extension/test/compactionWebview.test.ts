@@ -116,7 +116,7 @@ test('Compaction failures and the old-server line render as quiet status lines w
     { id: 's3', role: 'status', text: 'Compaction failed: Nothing is listening. Nothing was lost.', tone: 'error' },
   ];
   await p.host(snapshot([...CONVERSATION(), ...lines], { compact: { available: true, compacting: false } }));
-  assert.deepEqual(await p.page.locator('.status-line').evaluateAll((els) => els.map((e) => e.className)), [
+  assert.deepEqual(await p.page.locator('.status-line:visible').evaluateAll((els) => els.map((e) => e.className)), [
     'status-line tone-warning',
     'status-line tone-info',
     'status-line tone-error',

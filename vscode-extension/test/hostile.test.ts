@@ -3,7 +3,7 @@
 // run; checked with the real server process), links from the transcript open only files really
 // inside the workspace (the family of escapes: .. segments, percent-encoded dots, symlinks,
 // other hosts, backslashes, case, prefixes), the one visible-text escaping writes out every class
-// of hidden character (and hides exactly what the server's qwen_lsp/visible_text.py hides), and
+// of hidden character (and hides exactly what the server's qwen_lsp/text/visible.py hides), and
 // an approval never offers Allow for less than it approves (a cut diff, a diff editor that did
 // not open it).
 import { test } from 'node:test';
@@ -249,11 +249,11 @@ test('visible text: what shows as itself stays; newlines and tabs follow the lay
   assert.match(toolDetail({ command: 'x'.repeat(2000) }), /… \[\+\d+ characters\]$/, 'a long command says how much is left out');
 });
 
-test('visible text: hides exactly what the server\'s qwen_lsp/visible_text.py hides, with the same escapes', () => {
+test('visible text: hides exactly what the server\'s qwen_lsp/text/visible.py hides, with the same escapes', () => {
   // Every code point (but surrogates, which Python strings from JSON do not carry), through both.
   const script = [
     'import json, unicodedata',
-    'from qwen_lsp.visible_text import visible',
+    'from qwen_lsp.text.visible import visible',
     'hides = {c: visible(chr(c)) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and visible(chr(c)) != chr(c)}',
     'unknown = [c for c in range(0x110000) if unicodedata.category(chr(c)) == "Cn"]',
     'print(json.dumps({"hides": hides, "unknown": unknown}))',
