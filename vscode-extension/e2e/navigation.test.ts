@@ -154,6 +154,9 @@ e2e('History is a quick pick that fits: whole titles, a Delete button on each ch
   await doomed.locator('.action-label[aria-label="Delete chat"]').click();
   await doomed.waitFor({ state: 'detached', timeout: LONG });
   await waitFor(() => files().length === 2, 'the deleted chat\'s file is gone', 30_000);
+  // A row also opens its chat in an editor tab, by a button: picking the row asks nothing more.
+  await row('Write a greeting function').hover();
+  await row('Write a greeting function').locator('.action-label[aria-label="Open in Editor Tab"]').waitFor();
   await row('Write a greeting function').click();
   await picker.waitFor({ state: 'hidden', timeout: 15_000 });
   await wb.chat().locator('.msg.user', { hasText: 'Write a greeting function' }).waitFor({ timeout: LONG });
@@ -163,8 +166,10 @@ e2e('History is a quick pick that fits: whole titles, a Delete button on each ch
 e2e('New chat, History and Compact are offered once (in the panel), not again in the view title; Jump to latest is an opaque pill', 3, async () => {
   const sidebar = wb.page.locator('.part.sidebar');
   assert.ok((await sidebar.locator('[aria-label^="Open Chat in Editor Tab"]').count()) > 0, 'the view title still has its own action');
+  // "New Chat in Editor Tab" is another action (a chat of its own in a tab); "New Chat" itself is the panel's.
   for (const title of ['New Chat', 'Chat History', 'Compact Conversation']) {
-    assert.equal(await sidebar.locator(`.actions-container [aria-label^="${title}"]`).count(), 0, `${title} is not in the view title too`);
+    const same = sidebar.locator(`.actions-container [aria-label="${title}"], .actions-container [aria-label^="${title} ("]`);
+    assert.equal(await same.count(), 0, `${title} is not in the view title too`);
   }
   await wb.chat().locator('#new-chat').waitFor();
   await wb.chat().locator('#history').waitFor();

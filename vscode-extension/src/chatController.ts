@@ -28,7 +28,7 @@ import type { ChatEvent, CommandResult, PermissionAnswer, PermissionParams, Skil
 export interface ChatOptions {
   /** A chat of its own in an editor tab (see the constructor). */
   tab?: boolean;
-  /** History's "Open in a new editor tab". */
+  /** History's "Open in Editor Tab" button on each chat. */
   openInTab?: (sessionId: string) => void;
 }
 

@@ -17,7 +17,7 @@ export interface HistoryHooks {
   shown(): void;
   /** The open chat was deleted. */
   deletedOpen(): void;
-  /** Opens a chat in a new editor tab (History asks where a picked chat opens when this is set). */
+  /** Opens a chat in a new editor tab (each History row then has a button for it). */
   openInTab?: (sessionId: string) => void;
 }
 
@@ -68,21 +68,11 @@ export class ChatHistory {
     }
   }
 
-  /** Where a picked chat opens: here, or (with an editor-tab opener) in a new editor tab, as the user chooses. */
-  private async open(sessionId: string): Promise<void> {
-    const openInTab = this.hooks.openInTab;
-    if (!openInTab) return this.resume(sessionId);
-    const here = 'Open here';
-    const tab = 'Open in a new editor tab';
-    const where = await vscode.window.showQuickPick([here, tab], { title: 'Qwen: Open chat', placeHolder: 'Where should the chat open?' });
-    if (where === here) await this.resume(sessionId);
-    else if (where === tab) openInTab(sessionId);
-  }
-
   /**
    * History as a quick pick, as Copilot Chat has it: it fits any side-bar width (titles whole, no
-   * horizontal scrolling), filters as you type, and each row has a Delete button. Picking a chat
-   * resumes it; deleting one keeps the list open.
+   * horizontal scrolling), filters as you type, and each row has a Delete button and, where chats
+   * open in editor tabs, an "Open in Editor Tab" button. Picking a chat resumes it here, with no
+   * second question; deleting one keeps the list open.
    */
   async show(): Promise<void> {
     const qp = vscode.window.createQuickPick<vscode.QuickPickItem & { sessionId: string }>();
@@ -90,6 +80,9 @@ export class ChatHistory {
     qp.placeholder = 'Pick a chat to resume; type to filter';
     qp.matchOnDescription = true;
     const remove: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Delete chat' };
+    const openInTab = this.hooks.openInTab;
+    const inTab: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('link-external'), tooltip: 'Open in Editor Tab' };
+    const buttons = openInTab ? [inTab, remove] : [remove];
     const fill = async (): Promise<void> => {
       qp.busy = true;
       const sessions = await this.list();
@@ -97,19 +90,24 @@ export class ChatHistory {
         sessionId: s.sessionId,
         label: s.title || '(untitled)',
         description: `${s.sessionId === this.transcript.sessionId ? 'current · ' : ''}${s.messageCount} messages · ${new Date(s.updatedAt).toLocaleString()}`,
-        buttons: [remove],
+        buttons,
       }));
       if (!sessions.length) qp.placeholder = 'No saved chats yet';
       qp.busy = false;
     };
     qp.onDidTriggerItemButton(async (e) => {
+      if (e.button === inTab && openInTab) {
+        qp.hide();
+        openInTab(e.item.sessionId);
+        return;
+      }
       await this.delete(e.item.sessionId);
       await fill();
     });
     qp.onDidAccept(() => {
       const pick = qp.selectedItems[0];
       qp.hide();
-      if (pick) void this.open(pick.sessionId);
+      if (pick) void this.resume(pick.sessionId);
     });
     qp.onDidHide(() => qp.dispose());
     qp.show();
