@@ -127,9 +127,16 @@ export interface SkillProposalParams {
 
 /** Arguments of `qwen.addToProjectRules` / `qwen.rememberSelection`. */
 export interface SelectionArgs {
+  /** The selected text, as the editor has it. */
   text: string;
   uri?: string | null;
   scope?: 'project' | 'user' | null;
+  /**
+   * `qwen.rememberSelection` only: the convention in the user's words (VS Code asks for them,
+   * prefilled from the selection). A selected code line is no rule a later chat can follow; a client
+   * that sends no words (Neovim's code action) gets the selection remembered as before.
+   */
+  convention?: string | null;
 }
 
 export interface Usage {
@@ -382,6 +389,9 @@ export interface MemoryRememberResult {
   path: string;
   scope: MemoryScope;
   type: MemoryType;
+  /** The saved memory's name (its frontmatter `name`), so the editor can say what it wrote. */
+  name: string;
+  description: string;
 }
 
 export interface ForgetCandidate {
