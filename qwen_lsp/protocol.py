@@ -92,6 +92,9 @@ class ChatParams(WireParams):
     workspace_uri: str | None = Field(None, alias="workspaceUri")
     editor_context: bool = Field(True, alias="editorContext")
     """False: this message goes without the editor's context (the panel's "leave it out"; docs/editor-context.md)."""
+    retry: bool = False
+    """True: a Retry of the chat's last turn, which failed. That turn is taken back first (off the session file's
+    active branch and out of the history), so the model and a reopened chat see the prompt once."""
 
     @field_validator("prompt")
     @classmethod

@@ -476,7 +476,9 @@ class Workspace:
         )
 
     async def open_session(self, session_id: str | None) -> ChatSession:
-        return await self.engine.open_session(session_id)
+        """The editor's chat: after a server restart one saved on disk is resumed by its id, one with nothing saved
+        yet (its only turns failed before reaching the model) continues under its id, never "No session"."""
+        return await self.engine.open_session(session_id, missing_ok=True)
 
     async def list_sessions(self) -> SessionsListResult:
         rows = await asyncio.to_thread(self.sessions.listing)
@@ -491,6 +493,11 @@ class Workspace:
                 for s in rows
             ]
         )
+
+    async def take_back_failed_turn(self, session: ChatSession) -> bool:
+        """``qwen/chat`` with ``retry``: the failed last turn goes before the prompt is sent again (``ChatSession.take_back_failed_turn``)."""
+        async with session.lock:
+            return await asyncio.to_thread(session.take_back_failed_turn)
 
     async def resume(self, session_id: str, *, recap: bool = True) -> SessionResumeResult:
         """Reload a chat from disk (dropping the open copy) and return what the user saw, with a recap
@@ -550,7 +557,7 @@ class Workspace:
         if session is not None:
             await self.engine.session_ready(session)
             return self.engine.accounting.count(session.context, session.skills_tracker, session.history, editor)
-        history = await asyncio.to_thread(self.sessions.read_history, session_id) if session_id else []
+        history = await asyncio.to_thread(self.sessions.read_history, session_id, missing_ok=True) if session_id else []
         context = SessionContext(self.context)
         await self.engine.prepare(context)
         return self.engine.accounting.count(context, SkillListingTracker(), history, editor)

@@ -36,6 +36,8 @@ def register(server: QwenLanguageServer) -> None:
         workspace = ls.workspace_for(p.workspace_uri)
         attachments = [_attachment(a.uri, a.range) for a in p.attachments]
         session = await workspace.open_session(p.session_id)
+        if p.retry:
+            await workspace.take_back_failed_turn(session)
         turn_id = str(uuid.uuid4())
         with ChatEventStream(ls.protocol.notify, session.id, turn_id, output=ls.output) as stream:
             return await workspace.chat(

@@ -80,6 +80,19 @@ def tool_round(messages: list) -> Reply | None:
     return TOOL_ROUNDS[min(sum(m.get("role") == "tool" for m in after), 2)]
 
 
+FAILED_ONCE: set[str] = set()
+"""Prompts ending "it fails once" that were refused already: the next request with one is answered (a Retry)."""
+
+
+def fails_once(messages: list, prompt: str) -> Reply | HttpError:
+    """401 the first time (Retry is offered), then the usual answer; if the prompt reached the model twice, says so."""
+    if prompt not in FAILED_ONCE:
+        FAILED_ONCE.add(prompt)
+        return HttpError(401, "The e2e model wants a fresh try")
+    times = sum(user_text(m).rstrip().endswith(prompt) for m in messages if m.get("role") == "user")
+    return Reply(chunks=words(ANSWER if times == 1 else f"The prompt reached the model {times} times."), delay=0.01)
+
+
 def reply(body: dict) -> Reply | HttpError:
     messages = body.get("messages", [])
     if (round_reply := tool_round(messages)) is not None:
@@ -90,6 +103,10 @@ def reply(body: dict) -> Reply | HttpError:
     text = " ".join(parts)
     if text.rstrip().endswith("what do I have selected?"):
         return Reply(chunks=words(editor_answer(parts)), delay=0.01)
+    if text.rstrip().endswith("it fails once"):
+        return fails_once(messages, text.rstrip().split("\n")[-1])
+    if text.rstrip().endswith("nothing outside the tags.") and any("fails once" in user_text(m) for m in messages):
+        return Reply(chunks=["<recap>Asking questions that fail once.</recap>"])  # a History resume's recap (sessions/recap.py)
     if text.rstrip().endswith("this one fails"):
         return HttpError(400, "The e2e model refuses this prompt")
     if text.rstrip().endswith("a wide table and a long code block"):

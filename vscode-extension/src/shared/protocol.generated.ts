@@ -32,6 +32,11 @@ export interface ChatParams {
   workspaceUri?: string | null;
   /** False: this message goes without the editor's context (the panel's "leave it out"; docs/editor-context.md). */
   editorContext?: boolean;
+  /**
+   * True: a Retry of the chat's last turn, which failed. That turn is taken back first (off the session file's
+   * active branch and out of the history), so the model and a reopened chat see the prompt once.
+   */
+  retry?: boolean;
 }
 
 export interface ActiveEditor {
