@@ -344,6 +344,11 @@ e2e('an edit asks first: the permission card and the proposed change in the diff
   const card = wb.chat().locator('.approval');
   await card.waitFor({ timeout: LONG });
   assert.match((await card.textContent())!, /Edit src\/api\/users\.py.*\(\+1 −1\), shown in the diff editor/);
+  // "Allow always (this chat)" says what it would let through, in the server's words: this tool on this file.
+  assert.equal(
+    await card.locator('.approval-covers').textContent(),
+    'Covers: Every edit (the edit tool) of src/api/users.py in this chat; other files and other tools still ask',
+  );
   const diff = wb.page.locator('.monaco-diff-editor').first();
   await diff.waitFor({ timeout: LONG });
   await wb.page.locator('.tabs-container .tab', { hasText: 'users.py: proposed change (Qwen)' }).waitFor({ timeout: LONG });
