@@ -115,9 +115,10 @@ def reply(body: dict) -> Reply | HttpError:
     text = " ".join(parts)
     if text.rstrip().endswith("what do I have selected?"):
         return Reply(chunks=words(editor_answer(parts)), delay=0.01)
+    asking = next((call for prompt, call in ASKING_CALLS.items() if prompt in text), None)  # reminders may come after it
+    if asking is not None and WS:
+        return Reply(chunks=["On it."], tool_calls=[asking])
     typed = re.split(r"</system-reminder>|\n", text.rstrip())[-1].strip()  # the prompt, after any reminder
-    if typed in ASKING_CALLS and WS:
-        return Reply(chunks=["On it."], tool_calls=[ASKING_CALLS[typed]])
     if typed.endswith("it fails once"):
         return fails_once(messages, typed)
     if text.rstrip().endswith("nothing outside the tags.") and any("fails once" in user_text(m) for m in messages):
