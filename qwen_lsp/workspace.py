@@ -127,6 +127,9 @@ class Workspace:
         self._editor_rules: set[str] = set()
         """Paths of rules announced for files opened in the editor (each announced once per workspace)."""
         self._watcher: DebouncedWatcher | None = None
+        self._starting: asyncio.Future[None] | None = None
+        """Set while :meth:`start_watching` runs: :meth:`drain` waits for it, or a feature it starts and the watcher
+        it makes would outlive the drain (the editor's ``shutdown`` can come while ``initialized`` still sets up)."""
         self._background = BackgroundTasks()
         self._reload_lock = asyncio.Lock()
         self._reloading: asyncio.Task[None] | None = None
@@ -320,6 +323,13 @@ class Workspace:
         thread, and waiting for it first moved the reload (which drops the loaded rules) later, among
         the editor's first requests. The watcher follows nothing until :meth:`_rewatch` points it.
         """
+        self._starting = asyncio.get_running_loop().create_future()
+        try:
+            await self._start_watching(loop)
+        finally:
+            self._starting.set_result(None)
+
+    async def _start_watching(self, loop: asyncio.AbstractEventLoop) -> None:
         await asyncio.to_thread(self.skills.start_watching, loop, self._apply_skill_change)
         # Whatever changed between construction and the watches going live is
         # caught by one more load now; anything later, the watches see.
@@ -382,7 +392,10 @@ class Workspace:
         return [Problem(path="settings", message=problem) for problem in self.loaded.problems]
 
     async def drain(self) -> None:
-        """Stop watching, stop the features, finish background work, close the HTTP client."""
+        """Stop watching, stop the features, finish background work, close the HTTP client; a start under way
+        finishes first (its features' start-up work is then drained like the rest)."""
+        if self._starting is not None:
+            await self._starting
         self.skills.stop_watching()
         if self._watcher is not None:
             self._watcher.stop()
