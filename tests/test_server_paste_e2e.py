@@ -17,7 +17,7 @@ from support.scripted_openai import Reply, ScriptedOpenAI
 
 from lsp_harness import as_dict, chat, running_server
 from qwen_lsp.context.attachments import MAX_IMAGE_BYTES
-from qwen_lsp.context.clipboard import CLEANUP_COUNT, MAX_IMAGES, remove_old_images
+from qwen_lsp.context.clipboard import CLEANUP_COUNT, MAX_IMAGES, clipboard_dir, remove_old_images
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000") + b"\x1f\x15\xc4\x89" + b"\x00" * 20
 SECRET = b"TOP-SECRET-CANARY"
@@ -208,3 +208,11 @@ def test_cleanup_deletes_links_and_never_what_they_point_at(tmp_path: Path) -> N
     assert len(removed) == CLEANUP_COUNT and folder / "clipboard-0-0.png" in removed
     assert kept.read_bytes() == PNG and len(list(folder.iterdir())) == MAX_IMAGES + 1 - CLEANUP_COUNT
     assert remove_old_images(folder) == []  # at or under the limit: nothing
+
+
+def test_the_clipboard_folder_follows_qwen_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("QWEN_HOME", raising=False)
+    assert clipboard_dir() == (tmp_path / "home").resolve() / ".qwen" / "tmp" / "clipboard"
+    monkeypatch.setenv("QWEN_HOME", str(tmp_path / "elsewhere" / "qwen"))
+    assert clipboard_dir() == (tmp_path / "elsewhere" / "qwen").resolve() / "tmp" / "clipboard"

@@ -17,7 +17,6 @@ but what was pasted can leave this way.
 from __future__ import annotations
 
 import binascii
-import contextlib
 import hashlib
 import os
 import re
@@ -133,11 +132,11 @@ class PastedImages:
 def remove_old_images(folder: Path) -> list[Path]:
     """Blocking: Qwen Code's ``cleanupOldClipboardImages`` — past :data:`MAX_IMAGES` images, delete the :data:`CLEANUP_COUNT`
     least recently read. Links are deleted, never followed; a failure leaves the rest as they are, as there."""
-    found: list[tuple[float, Path]] = []
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(folder):
-            if _CLEANED.fullmatch(entry.name):
-                found.append((entry.stat(follow_symlinks=False).st_atime, Path(entry.path)))
+    try:
+        with os.scandir(folder) as entries:
+            found = [(e.stat(follow_symlinks=False).st_atime, Path(e.path)) for e in entries if _CLEANED.fullmatch(e.name)]
+    except OSError:
+        return []
     if len(found) <= MAX_IMAGES:
         return []
     found.sort(key=lambda item: item[0])
