@@ -158,19 +158,19 @@ e2e('@ completes a workspace file into a chip, and the model request holds its t
   assert.equal(sent.split('USERS-FILE-BODY').length - 1, 1, 'read once, though both mentioned and attached');
 });
 
-/** Ctrl+V of a PNG in the composer, as Chromium delivers it: a paste event whose clipboard holds the file. */
-async function pastePng(): Promise<void> {
+/** Ctrl+V of an image/png in the composer, as Chromium delivers it: a paste event whose clipboard holds the file. */
+async function pastePng(bytes: Buffer = PNG): Promise<void> {
   await wb.chat().locator('#prompt').evaluate((el, hex) => {
     const bytes = new Uint8Array(hex.match(/../g)!.map((b) => parseInt(b, 16)));
     const data = new DataTransfer();
     data.items.add(new File([bytes], 'image.png', { type: 'image/png' }));
     el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
-  }, PNG.toString('hex'));
+  }, bytes.toString('hex'));
 }
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f8cfc0f01f0005000201d5cd6b7e0000000049454e44ae426082', 'hex');
 
-e2e('a pasted image becomes a chip; a text-only model refuses it, an image model gets it as an image part', 6, async () => {
+e2e('a pasted image becomes a chip; a text-only model refuses it, an image model gets it as an image part; a non-image is refused', 6, async () => {
   const chips = wb.chat().locator('#attachments .chip', { hasText: /^clipboard-\d+-\d+\.png/ });
   await pastePng();
   await chips.first().waitFor({ timeout: LONG });
@@ -195,6 +195,11 @@ e2e('a pasted image becomes a chip; a text-only model refuses it, an image model
   const images = (user.content as { type: string; image_url?: { url: string } }[]).filter((p) => p.type === 'image_url');
   assert.deepEqual(images.map((p) => p.image_url!.url), [`data:image/png;base64,${PNG.toString('base64')}`]);
   assert.equal(await chips.count(), 0, 'the chip went with the message');
+
+  await pastePng(Buffer.from('only text, though the clipboard calls it image/png'));
+  await wb.page.locator('.notifications-toasts', { hasText: 'The pasted image was not attached' }).filter({ hasText: 'not a PNG, JPEG, GIF or WebP image' }).waitFor({ timeout: LONG });
+  assert.equal(await chips.count(), 0, 'no chip for what is not an image');
+  assert.equal(readdirSync(clipboard).length, 2, 'nothing more written');
 });
 
 e2e('two chats in two editor tabs stream at once, each its own', 6, async () => {
