@@ -99,7 +99,9 @@ class Arrivals:
     """The scripted model's answers: a stamp per chat request, and tool calls while filling a history."""
 
     stamps: list[float] = field(default_factory=list)
-    raw: bytes = b""
+    body: dict[str, Any] | None = None
+    """The first stamped request's body since ``reset``: the turn's own, which arrives before any background
+    request about that turn (a follow-up suggestion's request quotes the prompt in its last message too)."""
     tool_turns: bool = False
     next_file: str = ""
     pid: int | None = None
@@ -115,6 +117,8 @@ class Arrivals:
         if self.marker is None or self.marker in json.dumps(last.get("content")):
             with self._lock:
                 self.stamps.append(time.perf_counter())
+                if len(self.stamps) == 1:
+                    self.body = body
                 if self.pid is not None and len(self.stamps) == 1:
                     self.cpu.append(cpu_seconds(self.pid))
         if self.tool_turns and last.get("role") == "user":
@@ -124,6 +128,7 @@ class Arrivals:
     def reset(self) -> None:
         with self._lock:
             self.stamps.clear()
+            self.body = None
 
     def first(self, timeout: float = ONESHOT_TIMEOUT, proc: subprocess.Popen[bytes] | None = None) -> float:
         """The first stamp since ``reset``; waits for it (and fails early when ``proc`` exits without a request)."""
@@ -279,46 +284,45 @@ def httpx_posts(model: ScriptedOpenAI, arrivals: Arrivals, raw: bytes, turns: in
     return samples
 
 
-def timed_chat(lsp: RawLsp, arrivals: Arrivals, session_id: str | None) -> tuple[float, str, str]:
-    """Seconds from ``qwen/chat`` sent to its model request, the chat's id, and the marker its prompt carried."""
+def timed_chat(lsp: RawLsp, arrivals: Arrivals, session_id: str | None) -> tuple[float, str]:
+    """Seconds from ``qwen/chat`` sent to its model request, and the chat's id."""
     arrivals.reset()
     marker = arrivals.marker = f"bench-turn-{uuid.uuid4().hex}"
     params = {"prompt": f"hello {marker}", **({"sessionId": session_id} if session_id else {})}
     start = time.perf_counter()
     try:
         result = lsp.request("qwen/chat", params)
-        return arrivals.first() - start, result["sessionId"], marker
+        return arrivals.first() - start, result["sessionId"]
     finally:
         arrivals.marker = None
 
 
-def request_holding(model: ScriptedOpenAI, marker: str) -> bytes:
-    """The body of the last model request whose last message holds ``marker``: the turn's own, not a background
-    one (with defaults on, memory extraction and follow-ups send requests of other sizes after each turn, and
-    those hold the chat's history, marker included, under their own instruction)."""
-    return next(r.raw for r in reversed(model.chat_requests()) if marker in json.dumps((r.body.get("messages") or [{}])[-1].get("content")))
+def turn_request(model: ScriptedOpenAI, arrivals: Arrivals) -> bytes:
+    """The raw body of the last timed turn's own model request (see ``Arrivals.body``)."""
+    arrivals.first()
+    return next(r.raw for r in model.chat_requests() if r.body is arrivals.body)
 
 
 def grow(lsp: RawLsp, model: ScriptedOpenAI, arrivals: Arrivals, session_id: str, workspace: Path,
          target: int, texts: list[str], used: int) -> int:
     """Turns of ~2k tokens of prompt plus a ~2k-token read_file result until the last request holds ``target`` tokens."""
     arrivals.tool_turns = True
-    marker = f"bench-grow-{uuid.uuid4().hex}"
-    sent = False
+    prompt_tokens = 0
     try:
-        while True:
-            # The chat's own last request (its prompt carries the marker), never a background request's size.
-            prompt_tokens = len(request_holding(model, marker)) // 4 if sent else 0
-            if prompt_tokens >= target:
-                return used
+        while prompt_tokens < target:
             path = workspace / f"file{used}.py"
             path.write_text(texts[(used + 1) % len(texts)])
             arrivals.next_file = str(path)
+            arrivals.reset()
+            marker = arrivals.marker = f"bench-grow-{uuid.uuid4().hex}"
             lsp.request("qwen/chat", {"prompt": f"Look at this ({marker}):\n{texts[used % len(texts)]}", "sessionId": session_id})
-            sent = True
+            # The chat's own request of this turn (its prompt carries the marker), never a background request's size.
+            prompt_tokens = len(turn_request(model, arrivals)) // 4
             used += 2
+        return used
     finally:
         arrivals.tool_turns = False
+        arrivals.marker = None
 
 
 def run_warm(root: Path, model: ScriptedOpenAI, arrivals: Arrivals, turns: int, sizes: tuple[tuple[str, int], ...],
@@ -338,7 +342,6 @@ def run_warm(root: Path, model: ScriptedOpenAI, arrivals: Arrivals, turns: int, 
             lsp.request("qwen/context", {})  # returns once the background vocabulary load is done
             for _ in range(3):  # warm-up: first turns of chats that are not measured
                 timed_chat(lsp, arrivals, None)
-            marker = ""
             session_id: str | None = None
             used = 0
             for name, tokens in sizes:
@@ -350,12 +353,12 @@ def run_warm(root: Path, model: ScriptedOpenAI, arrivals: Arrivals, turns: int, 
                 cpu_before = cpu_seconds(lsp.proc.pid)
                 for _ in range(turns):
                     time.sleep(spacing)  # a person reads the answer: background work after a turn runs, caches cool
-                    took, sid, marker = timed_chat(lsp, arrivals, None if fresh else session_id)
+                    took, sid = timed_chat(lsp, arrivals, None if fresh else session_id)
                     samples.append(took)
                     if session_id is None:
                         session_id = sid
                 cpu_per_turn = (cpu_seconds(lsp.proc.pid) - cpu_before) / turns  # with defaults on, background work too
-                raw = request_holding(model, marker)  # the measured turn's body: the baseline POSTs the same bytes
+                raw = turn_request(model, arrivals)  # the measured turn's body: the baseline POSTs the same bytes
                 posts = httpx_posts(model, arrivals, raw, turns)
                 trips = bare_pygls_round_trip(env, turns, stderr)
                 base = median(trips) + median(posts)

@@ -104,6 +104,17 @@ class ChatParams(WireParams):
         return v
 
 
+MAX_PASTE_CHARS = 32 * 1024 * 1024
+"""Bounds what the server decodes of a pasted image; the image limit itself (10 MB) is checked after, with its own message."""
+
+
+class PasteParams(WireParams):
+    """``qwen/attachments/paste``: an image pasted into the composer, base64. Its type is read from its bytes, never claimed."""
+
+    data: str = Field(min_length=1, max_length=MAX_PASTE_CHARS)
+    workspace_uri: str | None = Field(None, alias="workspaceUri")
+
+
 class ActiveEditor(WireParams):
     uri: str = Field(min_length=1, max_length=8192)
     cursor: Position | None = None
@@ -636,6 +647,14 @@ class FileCompletionResult(WireResult):
     """The walk stopped at its bound before seeing every file (a very large tree): refine the query."""
 
 
+class PasteResult(WireResult):
+    path: str
+    """Absolute, in ``~/.qwen/tmp/clipboard``: attach it to ``qwen/chat`` as a ``file:`` URI (the one kind of file outside the workspace a chat takes)."""
+    name: str
+    """The file's name, chosen by the server: ``clipboard-<ms>-<n>.<png|jpg|gif|webp>``."""
+    bytes: int
+
+
 # ---------------------------------------------------------------- the method table
 
 ParamsT = TypeVar("ParamsT", bound=BaseModel)
@@ -677,6 +696,7 @@ SUGGESTION_DISMISS = Request("qwen/suggestion/dismiss", SuggestionParams, EmptyR
 COMMANDS_LIST = Request("qwen/commands/list", WorkspaceParams, CommandsListResult)
 COMMAND = Request("qwen/command", CommandParams, CommandResult)
 FILES_COMPLETE = Request("qwen/files/complete", FileCompletionParams, FileCompletionResult)
+ATTACHMENTS_PASTE = Request("qwen/attachments/paste", PasteParams, PasteResult)
 
 CLIENT_REQUESTS: tuple[Request[Any, Any], ...] = (
     CHAT,
@@ -697,6 +717,7 @@ CLIENT_REQUESTS: tuple[Request[Any, Any], ...] = (
     COMMANDS_LIST,
     COMMAND,
     FILES_COMPLETE,
+    ATTACHMENTS_PASTE,
 )
 """Every ``qwen/*`` request a client sends; the server registers exactly these."""
 

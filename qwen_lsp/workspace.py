@@ -42,6 +42,7 @@ from .features.editor_context.state import SelectionReader
 from .context import ContextAssembler, ContextError, ContextSettings, SessionContext, git_snapshot
 from .context.session_context import SetUpSnapshot
 from .context.attachments import Attachment, attached_image
+from .context.clipboard import PastedImages
 from .context.file_index import FileIndex, match as match_files
 from .context.mentions import mentioned_files
 from .context.text import Problem
@@ -58,6 +59,7 @@ from .protocol import (
     FileCompletionItem,
     FileCompletionResult,
     ContextStatus,
+    PasteResult,
     SessionDeleteResult,
     SessionListItem,
     SessionResumeResult,
@@ -113,6 +115,8 @@ class Workspace:
         self.warmup = warmup
         self.open_documents: set[Path] = set()
         """Files open in the editor: they count for every chat, and re-activate skills after a refresh."""
+        self.pasted = PastedImages()
+        """Images pasted into the composer: the only files outside the workspace a chat may attach."""
         self.env = env
         self._client_settings: dict[str, Any] = dict(client_settings or {})
         self._mode_override: ApprovalMode | None = None
@@ -127,6 +131,9 @@ class Workspace:
         self._editor_rules: set[str] = set()
         """Paths of rules announced for files opened in the editor (each announced once per workspace)."""
         self._watcher: DebouncedWatcher | None = None
+        self._starting: asyncio.Future[None] | None = None
+        """Set while :meth:`start_watching` runs: :meth:`drain` waits for it, or a feature it starts and the watcher
+        it makes would outlive the drain (the editor's ``shutdown`` can come while ``initialized`` still sets up)."""
         self._background = BackgroundTasks()
         self._reload_lock = asyncio.Lock()
         self._reloading: asyncio.Task[None] | None = None
@@ -320,6 +327,13 @@ class Workspace:
         thread, and waiting for it first moved the reload (which drops the loaded rules) later, among
         the editor's first requests. The watcher follows nothing until :meth:`_rewatch` points it.
         """
+        self._starting = asyncio.get_running_loop().create_future()
+        try:
+            await self._start_watching(loop)
+        finally:
+            self._starting.set_result(None)
+
+    async def _start_watching(self, loop: asyncio.AbstractEventLoop) -> None:
         await asyncio.to_thread(self.skills.start_watching, loop, self._apply_skill_change)
         # Whatever changed between construction and the watches going live is
         # caught by one more load now; anything later, the watches see.
@@ -382,7 +396,10 @@ class Workspace:
         return [Problem(path="settings", message=problem) for problem in self.loaded.problems]
 
     async def drain(self) -> None:
-        """Stop watching, stop the features, finish background work, close the HTTP client."""
+        """Stop watching, stop the features, finish background work, close the HTTP client; a start under way
+        finishes first (its features' start-up work is then drained like the rest)."""
+        if self._starting is not None:
+            await self._starting
         self.skills.stop_watching()
         if self._watcher is not None:
             self._watcher.stop()
@@ -462,8 +479,10 @@ class Workspace:
         await self.settled()
         if "@" in prompt:  # a file both mentioned and attached (the panel's @ chip) is read once
             attachments = [*attachments, *await asyncio.to_thread(mentioned_files, prompt, self.root, attachments)]
+        if attachments:
+            attachments = await asyncio.to_thread(self.pasted.claim, attachments)
         if attachments and not accepts_images(self.settings.model.name):
-            images = await asyncio.to_thread(lambda: [a.path.name for a in attachments if attached_image(a.path, self.root)])
+            images = await asyncio.to_thread(lambda: [a.path.name for a in attachments if a.pasted or attached_image(a.path, self.root)])
             if images:
                 raise EngineError(
                     f"The model {self.settings.model.name or '(none)'} does not take images ({', '.join(images)}): "
@@ -474,6 +493,11 @@ class Workspace:
         return await self.engine.chat(
             prompt, session_id=session_id, attachments=attachments, emit=emit, turn_id=turn_id, leave_out=leave_out
         )
+
+    async def paste_image(self, data_b64: str) -> PasteResult:
+        """An image pasted into the composer, written to Qwen Code's clipboard folder (never the project) for the next message."""
+        saved = await asyncio.to_thread(self.pasted.save, data_b64)
+        return PasteResult(path=str(saved.path), name=saved.path.name, bytes=saved.size)
 
     async def open_session(self, session_id: str | None) -> ChatSession:
         """The editor's chat: after a server restart one saved on disk is resumed by its id, one with nothing saved

@@ -173,6 +173,26 @@ async def test_watching_starts_after_its_gated_import_while_a_chat_streams(home:
     assert "c199" in result.text
 
 
+async def test_a_drain_during_the_start_waits_for_it_and_leaves_no_watcher_behind(home: Path, tmp_path: Path) -> None:
+    """The editor's ``shutdown`` can come while ``initialized`` still starts the folder (held here at the watcher's
+    import): the drain finishes that start first, so the watcher it makes is stopped too, not left running."""
+    (tmp_path / "ws" / ".git").mkdir(parents=True)
+    order: list[str] = []
+    gate = Gate(order, "watching import")
+    workspace = await Workspace.open(tmp_path / "ws", counter=TokenCounter(), env={}, warmup=Warmup([Step(WATCHING, gate)]))
+    starting = asyncio.ensure_future(workspace.start_watching(asyncio.get_running_loop()))
+    draining = asyncio.ensure_future(workspace.drain())
+    starting.add_done_callback(lambda _t: order.append("started"))
+    draining.add_done_callback(lambda _t: order.append("drained"))
+    for _ in range(50):
+        await asyncio.sleep(0)
+    order.append("gate opened")
+    gate.event.set()
+    await asyncio.wait_for(asyncio.gather(starting, draining), GATE_SECONDS)
+    assert order == ["gate opened", "watching import ran", "started", "drained"]
+    assert workspace._watcher is None  # stopped by the drain, after the start made it
+
+
 async def test_the_first_model_request_waits_for_the_http_step_without_holding_the_loop(
     home: Path, tmp_path: Path, scripted: ScriptedOpenAI
 ) -> None:

@@ -35,12 +35,22 @@ TRUNCATED_WARNING = (
 """Qwen Code's ``read_many_files`` note for a file shown in part."""
 
 
+@dataclass(frozen=True)
+class PastedImage:
+    """An image pasted into the editor, as the server wrote it and read it back (``clipboard.py``)."""
+
+    mime: str
+    data: bytes
+
+
 @dataclass
 class Attachment:
     path: Path
     start_line: int | None = None
     """0-based first line of a selection (LSP range), or None for the whole file."""
     end_line: int | None = None
+    pasted: PastedImage | None = None
+    """Set by the server only (``PastedImages.claim``), never from what a client sends: the file lies outside the workspace."""
 
 
 def image_mime(head: bytes) -> str | None:
@@ -78,13 +88,14 @@ def attachment_parts(attachments: Sequence[Attachment], root: Path) -> list[Part
     blocks: list[str] = []
     images: list[Part] = []
     for att in attachments:
-        mime = attached_image(att.path, root) if att.start_line is None else None
+        mime = att.pasted.mime if att.pasted else attached_image(att.path, root) if att.start_line is None else None
         if mime is not None:
             try:
-                data = base64.b64encode(read_bytes(att.path.resolve(), MAX_IMAGE_BYTES)).decode("ascii")
+                raw = att.pasted.data if att.pasted else read_bytes(att.path.resolve(), MAX_IMAGE_BYTES)
             except (OSError, ValueError) as exc:
                 blocks.append(f"Content from @{_shown(att.path, root)}:\n[unreadable: {exc}]")
                 continue
+            data = base64.b64encode(raw).decode("ascii")
             images.append({"inlineData": {"mimeType": mime, "data": data}})
             blocks.append(f"Content from @{_shown(att.path, root)}:\n[image: {mime}, sent as an image part]")
             continue

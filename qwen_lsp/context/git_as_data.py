@@ -63,6 +63,38 @@ class GitCommand:
     c_locale: bool = False
 
 
+def located_repository(cwd: str) -> tuple[Path, Path, Path]:
+    """The work tree, git directory and common directory of the repository holding ``cwd``; raises
+    ``ValueError``/``OSError`` when there is none."""
+    worktree, gitdir = _locate(Path(cwd))
+    common = _common_dir(gitdir)
+    if not _could_be_git_dir(gitdir, common):
+        raise ValueError(f"{gitdir} is not a git directory (no HEAD, objects or refs)")
+    return worktree, gitdir, common
+
+
+def clean_env() -> dict[str, str]:
+    """This process's environment without any ``GIT_*`` variable: none of them may point git elsewhere."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
+def git_env(worktree: Path, gitdir: Path, scratch: Path) -> dict[str, str]:
+    """The environment of every git this server runs (one list, for reading and for team sync alike): the
+    repository named explicitly, its configuration read only from ``scratch`` (the shadow copy), no
+    system or global configuration or attributes, no prompt, no pager."""
+    return {
+        **clean_env(),
+        "GIT_DIR": str(gitdir),
+        "GIT_COMMON_DIR": str(scratch),
+        "GIT_WORK_TREE": str(worktree),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_PAGER": "cat",
+    }
+
+
 def run_git_as_data(cwd: str, commands: Sequence[GitCommand], *, timeout: float) -> list[str]:
     """The output of each of ``commands`` in ``cwd`` with our configuration, run at the same time, all
     within ``timeout``; raises ``OSError``/``SubprocessError``/``ValueError`` when any fails.
@@ -70,24 +102,10 @@ def run_git_as_data(cwd: str, commands: Sequence[GitCommand], *, timeout: float)
     At the same time because each is a process start (a few milliseconds) on a new chat's path to
     its first request; they only read (``GIT_OPTIONAL_LOCKS=0``), so they cannot disturb each other.
     """
-    worktree, gitdir = _locate(Path(cwd))
-    common = _common_dir(gitdir)
-    if not _could_be_git_dir(gitdir, common):
-        raise ValueError(f"{gitdir} is not a git directory (no HEAD, objects or refs)")
+    worktree, gitdir, common = located_repository(cwd)
     shadow = _shadow_for(common)
     with shadow.synced() as scratch:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        env.update(
-            GIT_DIR=str(gitdir),
-            GIT_COMMON_DIR=str(scratch),
-            GIT_WORK_TREE=str(worktree),
-            GIT_CONFIG_NOSYSTEM="1",
-            GIT_CONFIG_GLOBAL=os.devnull,
-            GIT_ATTR_NOSYSTEM="1",
-            GIT_OPTIONAL_LOCKS="0",
-            GIT_TERMINAL_PROMPT="0",
-            GIT_PAGER="cat",
-        )
+        env = {**git_env(worktree, gitdir, scratch), "GIT_OPTIONAL_LOCKS": "0"}
         deadline = time.monotonic() + timeout
         procs: list[subprocess.Popen[bytes]] = []
         try:

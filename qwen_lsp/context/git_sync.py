@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .git_as_data import _common_dir, _could_be_git_dir, _locate, _shadow_for
+from .git_as_data import _shadow_for, clean_env, git_env, located_repository
 
 GIT_TIMEOUT = 15.0
 """Seconds per git command, as 0.24.4's ``GIT_TIMEOUT_MS``."""
@@ -117,13 +117,9 @@ def _config_entries(args: Sequence[str], env: Mapping[str, str], cwd: str) -> li
     return pairs
 
 
-def _clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-
-
 def repository_entries(common: Path) -> list[tuple[str, str]]:
     """The repository's own config file, parsed by git as data: no includes, no system or global file."""
-    env = {**_clean_env(), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    env = {**clean_env(), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
     return _config_entries(["--file", str(common / "config"), "--no-includes"], env, str(common))
 
 
@@ -170,26 +166,15 @@ class GitRunner:
 @contextlib.contextmanager
 def git_runner(cwd: str) -> Iterator[GitRunner]:
     """A runner for the repository holding ``cwd``; raises ``ValueError``/``OSError`` when there is none."""
-    worktree, gitdir = _locate(Path(cwd))
-    common = _common_dir(gitdir)
-    if not _could_be_git_dir(gitdir, common):
-        raise ValueError(f"{gitdir} is not a git directory (no HEAD, objects or refs)")
+    worktree, gitdir, common = located_repository(cwd)
     extra = carried_config(repository_entries(common), Path(os.path.realpath(worktree))) + _PROTOCOLS + user_config()
     with _shadow_for(common, "sync").synced(extra) as scratch:
-        env = _clean_env()
+        env = git_env(worktree, gitdir, scratch)
         for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
             if name in os.environ:
                 env[name] = os.environ[name]
         ssh = os.environ.get("GIT_SSH_COMMAND")
         env.update(
-            GIT_DIR=str(gitdir),
-            GIT_COMMON_DIR=str(scratch),
-            GIT_WORK_TREE=str(worktree),
-            GIT_CONFIG_NOSYSTEM="1",
-            GIT_CONFIG_GLOBAL=os.devnull,
-            GIT_ATTR_NOSYSTEM="1",
-            GIT_TERMINAL_PROMPT="0",
-            GIT_PAGER="cat",
             GIT_SSH_COMMAND=f"{ssh} -oBatchMode=yes -oConnectTimeout=5" if ssh else "ssh -oBatchMode=yes -oConnectTimeout=5",
             LC_ALL="C",
         )

@@ -1,4 +1,4 @@
-"""Glue for chats: ``qwen/chat``, ``qwen/context`` and ``qwen/sessions/*``."""
+"""Glue for chats: ``qwen/chat``, ``qwen/attachments/paste``, ``qwen/context`` and ``qwen/sessions/*``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pygls.uris import to_fs_path
 from ..protocol import (
     ChatParams,
     OptionalSessionParams,
+    PasteParams,
     ResumeParams,
     SessionParams,
     WireResult,
@@ -43,6 +44,10 @@ def register(server: QwenLanguageServer) -> None:
             return await workspace.chat(
                 p.prompt, session_id=session.id, attachments=attachments, emit=stream, turn_id=turn_id, leave_out=frozenset() if p.editor_context else EDITOR_CONTEXT_LEFT_OUT
             )
+
+    @qwen_request(server, "qwen/attachments/paste", PasteParams)
+    async def on_paste(ls: QwenLanguageServer, p: PasteParams) -> WireResult:
+        return await ls.workspace_for(p.workspace_uri).paste_image(p.data)
 
     @qwen_request(server, "qwen/context", OptionalSessionParams)
     async def on_context(ls: QwenLanguageServer, p: OptionalSessionParams) -> WireResult:

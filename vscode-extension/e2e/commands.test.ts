@@ -1,6 +1,7 @@
 // End to end in a real VS Code: the server's slash commands in the panel (completion after `/`,
 // with descriptions; /compress, /remember, /model, /clear and /init doing what they say), `@`
-// completing a file whose text the model's request then holds, and two chats in two editor tabs
+// completing a file whose text the model's request then holds, an image pasted into the composer
+// (refused by a text-only model, sent as an image part to one that takes images), and two chats in two editor tabs
 // streaming at once. The model is e2e/scripted_commands.py, which logs every request it gets.
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -155,6 +156,50 @@ e2e('@ completes a workspace file into a chip, and the model request holds its t
   const sent = JSON.stringify(turnRequest('explain @src/api/users.py').messages.filter((m) => m.role === 'user').pop());
   assert.ok(sent.includes('USERS-FILE-BODY'), 'the file text is in the request');
   assert.equal(sent.split('USERS-FILE-BODY').length - 1, 1, 'read once, though both mentioned and attached');
+});
+
+/** Ctrl+V of an image/png in the composer, as Chromium delivers it: a paste event whose clipboard holds the file. */
+async function pastePng(bytes: Buffer = PNG): Promise<void> {
+  await wb.chat().locator('#prompt').evaluate((el, hex) => {
+    const bytes = new Uint8Array(hex.match(/../g)!.map((b) => parseInt(b, 16)));
+    const data = new DataTransfer();
+    data.items.add(new File([bytes], 'image.png', { type: 'image/png' }));
+    el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+  }, bytes.toString('hex'));
+}
+
+const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f8cfc0f01f0005000201d5cd6b7e0000000049454e44ae426082', 'hex');
+
+e2e('a pasted image becomes a chip; a text-only model refuses it, an image model gets it as an image part; a non-image is refused', 6, async () => {
+  const chips = wb.chat().locator('#attachments .chip', { hasText: /^clipboard-\d+-\d+\.png/ });
+  await pastePng();
+  await chips.first().waitFor({ timeout: LONG });
+  const clipboard = path.join(wb.home, '.qwen', 'tmp', 'clipboard');
+  const saved = readdirSync(clipboard);
+  assert.equal(saved.length, 1);
+  assert.deepEqual(readFileSync(path.join(clipboard, saved[0])), PNG, 'saved in ~/.qwen/tmp/clipboard as pasted');
+  assert.equal(await wb.chat().locator('#prompt').inputValue(), '', 'nothing typed');
+  await wb.chat().locator('#prompt').fill('what is in this picture');
+  await wb.shot('pasted-image-chip');
+  const before = requests().length;
+  await wb.chat().locator('#prompt').press('Enter');
+  await wb.chat().locator('.msg.assistant .error', { hasText: 'does not take images' }).waitFor({ timeout: LONG });
+  await wb.shot('pasted-image-refused');
+  assert.ok(!requests().slice(before).some((b) => lastUserText(b).includes('what is in this picture')), 'nothing was sent');
+
+  await send('/model qwen3-vl-plus');
+  await pastePng();
+  await chips.first().waitFor({ timeout: LONG });
+  await send('describe the pasted picture');
+  const user = turnRequest('describe the pasted picture').messages.filter((m) => m.role === 'user').pop()!;
+  const images = (user.content as { type: string; image_url?: { url: string } }[]).filter((p) => p.type === 'image_url');
+  assert.deepEqual(images.map((p) => p.image_url!.url), [`data:image/png;base64,${PNG.toString('base64')}`]);
+  assert.equal(await chips.count(), 0, 'the chip went with the message');
+
+  await pastePng(Buffer.from('only text, though the clipboard calls it image/png'));
+  await wb.page.locator('.notifications-toasts', { hasText: 'The pasted image was not attached' }).filter({ hasText: 'not a PNG, JPEG, GIF or WebP image' }).waitFor({ timeout: LONG });
+  assert.equal(await chips.count(), 0, 'no chip for what is not an image');
+  assert.equal(readdirSync(clipboard).length, 2, 'nothing more written');
 });
 
 e2e('two chats in two editor tabs stream at once, each its own', 6, async () => {

@@ -105,6 +105,10 @@ export class ChatController implements vscode.Disposable {
     setApprovalMode: (m) => this.approvals.setMode(m.mode),
     completeFiles: (m, webview) => this.commands.completeFiles(m.query, webview),
     attachPath: (m) => this.outgoing.attachPath(m.path),
+    pasteImage: async (m) => {
+      const client = await this.server.ready();
+      if (client) await this.outgoing.paste(client, m.data);
+    },
   };
 
   /** `tab`: a chat of its own in an editor tab (not restored after a reload, its session made before its first message). */

@@ -22,6 +22,7 @@ export const requests = {
   commandsList: new RequestType<P.WorkspaceParams, P.CommandsListResult, void>('qwen/commands/list'),
   command: new RequestType<P.CommandParams, P.CommandResult, void>('qwen/command'),
   filesComplete: new RequestType<P.FileCompletionParams, P.FileCompletionResult, void>('qwen/files/complete'),
+  attachmentsPaste: new RequestType<P.PasteParams, P.PasteResult, void>('qwen/attachments/paste'),
 } as const;
 
 /** The `qwen/*` notifications the server sends. */

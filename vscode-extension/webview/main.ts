@@ -17,6 +17,7 @@ import { PromptHistory } from './promptHistory';
 import { renderWelcome, TEST_PROMPT } from './welcome';
 import { initialState } from './state';
 import { Completion } from './completion';
+import { watchPastes } from './paste';
 import type { SavedState, View } from './state';
 
 interface VsCodeApi {
@@ -461,6 +462,7 @@ prompt.addEventListener('keydown', (e) => {
     stop();
   }
 });
+watchPastes(prompt, (data) => post({ type: 'pasteImage', data }));
 sendBtn.addEventListener('click', send);
 stopBtn.addEventListener('click', stop);
 newChatBtn.addEventListener('click', () => post({ type: 'newChat' }));

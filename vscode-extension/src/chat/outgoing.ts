@@ -9,6 +9,7 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import { EditorContextTracker } from '../editorContext';
 import type { AttachmentChip, EditorContextChip } from '../shared/messages';
 import type { AttachmentParam } from '../shared/protocol';
+import { requests } from '../rpc.generated';
 import type { WebviewHub } from './hub';
 
 /** What one message takes along (and the chips are cleared for the next). */
@@ -103,6 +104,20 @@ export class OutgoingContext implements vscode.Disposable {
     if (!folder || relative.endsWith('/')) return; // a folder stays an @mention in the text (the server reads its files)
     const uri = vscode.Uri.joinPath(folder.uri, ...relative.split('/'));
     this.add({ uri: uri.toString(), label: path.basename(relative) });
+  }
+
+  /**
+   * An image pasted into the composer: the server writes it to Qwen Code's clipboard folder
+   * (~/.qwen/tmp/clipboard, never the project) and names it; it goes along as a chip like any
+   * attachment. Not an image, or over 10 MB: the server's message says so.
+   */
+  async paste(client: LanguageClient, data: string): Promise<void> {
+    try {
+      const saved = await client.sendRequest(requests.attachmentsPaste, { data });
+      this.add({ uri: vscode.Uri.file(saved.path).toString(), label: saved.name });
+    } catch (err) {
+      void vscode.window.showWarningMessage(`The pasted image was not attached: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   remove(index: number): void {

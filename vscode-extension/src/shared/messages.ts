@@ -257,4 +257,6 @@ export type WebviewToHost =
   /** `@` typed in the composer: the workspace files and folders matching `query`. */
   | { type: 'completeFiles'; query: string }
   /** An `@` completion was picked: the file goes along as a chip (relative to the workspace folder). */
-  | { type: 'attachPath'; path: string };
+  | { type: 'attachPath'; path: string }
+  /** An image pasted into the composer, base64: the server saves it (qwen/attachments/paste) and it goes along as a chip. */
+  | { type: 'pasteImage'; data: string };

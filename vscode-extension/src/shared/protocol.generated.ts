@@ -39,6 +39,12 @@ export interface ChatParams {
   retry?: boolean;
 }
 
+/** `qwen/attachments/paste`: an image pasted into the composer, base64. Its type is read from its bytes, never claimed. */
+export interface PasteParams {
+  data: string;
+  workspaceUri?: string | null;
+}
+
 export interface ActiveEditor {
   uri: string;
   cursor?: Position | null;
@@ -523,4 +529,12 @@ export interface FileCompletionResult {
   items: FileCompletionItem[];
   /** The walk stopped at its bound before seeing every file (a very large tree): refine the query. */
   truncated: boolean;
+}
+
+export interface PasteResult {
+  /** Absolute, in `~/.qwen/tmp/clipboard`: attach it to `qwen/chat` as a `file:` URI (the one kind of file outside the workspace a chat takes). */
+  path: string;
+  /** The file's name, chosen by the server: `clipboard-<ms>-<n>.<png|jpg|gif|webp>`. */
+  name: string;
+  bytes: number;
 }
