@@ -574,14 +574,15 @@ class Workspace:
 
         return await asyncio.to_thread(find)
 
-    async def context_report(self, session_id: str | None = None) -> ContextResult:
-        """What the next request would hold; reading a chat from disk does not open it."""
+    async def context_report(self, session_id: str | None = None, *, missing_ok: bool = False) -> ContextResult:
+        """What the next request would hold; reading a chat from disk does not open it. ``missing_ok`` (the editor's
+        Context view): a chat with nothing saved yet reads as empty, not "No session"."""
         session = self.sessions.get(session_id) if session_id else None
         editor = "\n".join(text for f in self.features for text in f.preview(session)) or None
         if session is not None:
             await self.engine.session_ready(session)
             return self.engine.accounting.count(session.context, session.skills_tracker, session.history, editor)
-        history = await asyncio.to_thread(self.sessions.read_history, session_id, missing_ok=True) if session_id else []
+        history = await asyncio.to_thread(self.sessions.read_history, session_id, missing_ok=missing_ok) if session_id else []
         context = SessionContext(self.context)
         await self.engine.prepare(context)
         return self.engine.accounting.count(context, SkillListingTracker(), history, editor)

@@ -51,7 +51,7 @@ def register(server: QwenLanguageServer) -> None:
 
     @qwen_request(server, "qwen/context", OptionalSessionParams)
     async def on_context(ls: QwenLanguageServer, p: OptionalSessionParams) -> WireResult:
-        return await ls.workspace_for(p.workspace_uri).context_report(p.session_id)
+        return await ls.workspace_for(p.workspace_uri).context_report(p.session_id, missing_ok=True)
 
     @qwen_request(server, "qwen/sessions/list", WorkspaceParams)
     async def on_sessions_list(ls: QwenLanguageServer, p: WorkspaceParams) -> WireResult:
