@@ -21,7 +21,7 @@ import { SessionLink } from './chat/session';
 import { ChatHistory } from './chat/history';
 import { Turns } from './chat/turns';
 import { ModelSetup } from './chat/modelSetup';
-import { openLink, runErrorAction } from './chat/actions';
+import { openLink, openSources, runErrorAction, showContextChanges } from './chat/actions';
 import { SlashCommands } from './chat/commands';
 import type { ChatEvent, CommandResult, PermissionAnswer, PermissionParams, SkillProposed, SuggestionNotice } from './shared/protocol';
 
@@ -96,6 +96,7 @@ export class ChatController implements vscode.Disposable {
     dismissNotice: (m) => this.notices.dismiss(m.id),
     openNotice: (m) => this.notices.open(m.id),
     openLink: (m) => openLink(m.href, (line) => this.server.output.appendLine(line)),
+    openContextChange: (m) => openSources(this.transcript.changeSources(m.id, m.index)),
     action: (m) => runErrorAction(m.action, { retry: () => this.turns.retry(), showLog: () => this.server.output.show(true) }),
     approvalReply: (m) => this.approvals.reply(m.id, m.optionId, m.reason),
     acceptSuggestion: (m) => this.turns.acceptSuggestion(m.id),
@@ -224,6 +225,7 @@ export class ChatController implements vscode.Disposable {
         ...(this.contextFigure ? { contextFigure: this.contextFigure } : {}),
         ...(setup ? { setup } : {}),
         ...(this.session.restoring ? { restoring: true } : {}),
+        showContextChanges: showContextChanges(),
       }),
     };
   }
@@ -232,6 +234,11 @@ export class ChatController implements vscode.Disposable {
   showContextFigure(figure: ContextFigureLine | undefined): void {
     this.contextFigure = figure;
     this.hub.broadcast({ type: 'contextFigure', figure: figure ?? null });
+  }
+
+  /** `qwen.chat.showContextChanges` changed: the chips under the answers show or hide at once. */
+  contextChangesSettingChanged(): void {
+    this.hub.broadcast({ type: 'showContextChanges', show: showContextChanges() });
   }
 
   /** Called when `qwen.tools.approvalMode` changed, from the picker or the Settings editor. */
