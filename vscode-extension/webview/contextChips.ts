@@ -3,7 +3,7 @@
  * (the server's contextChanges event): a skill whose instructions were loaded, memories recalled,
  * what the editor showed, a compressed history. A chip with files opens them (the host opens the
  * paths the server named); one without (a compression) is plain text. `qwen.chat.showContextChanges`
- * hides them all at once (a class on the body, so hidden chips keep their place in the transcript).
+ * hides them all at once (an attribute on the root, so hidden chips keep their place in the transcript).
  */
 import type { ContextChange } from '../src/shared/protocol';
 
@@ -37,5 +37,6 @@ export function renderContextChanges(box: HTMLElement, changes: ContextChange[] 
 
 /** `qwen.chat.showContextChanges` as the host sent it (absent counts as on). */
 export function showContextChanges(show: boolean | undefined): void {
-  document.body.classList.toggle('hide-context-changes', show === false);
+  // On the root element: VS Code rewrites the body's classes when the theme changes.
+  document.documentElement.toggleAttribute('data-hide-context-changes', show === false);
 }
