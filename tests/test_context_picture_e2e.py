@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from support.scripted_openai import RecordedRequest, Reply, ScriptedOpenAI, ToolCallSpec
+from support.request_tokens import body_tokens, texts
+from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from lsp_harness import as_dict, chat, open_doc, running_server
-from qwen_lsp.llm.tokens import MESSAGE_OVERHEAD, TOOL_CALL_OVERHEAD, TokenCounter
+from qwen_lsp.llm.tokens import TokenCounter
 
 SUMMARY = "<analysis>draft</analysis><state_snapshot>the user asked about users.py</state_snapshot>"
 SKILL_BODY = "Every handler returns a typed UsersResponse; never a bare dict."
@@ -52,25 +53,6 @@ async def lsp(home: Path, workspace: Path, scripted: ScriptedOpenAI):
 
 def is_side_query(body: dict[str, Any]) -> bool:
     return "tools" not in body and body.get("response_format") is not None
-
-
-def texts(message: dict[str, Any]) -> list[str]:
-    content = message.get("content")
-    if content is None:
-        return []
-    return [content] if isinstance(content, str) else [p["text"] for p in content]
-
-
-def body_tokens(body: dict[str, Any], count: Any) -> int:
-    """The size of a request from its HTTP body alone, counted as the server says it counts one: the system
-    message, each other message with its overhead (a tool call with its own), the tools array."""
-    system, *rest = body["messages"]
-    total = count(system["content"])
-    for m in rest:
-        total += sum(count(t) for t in texts(m)) + MESSAGE_OVERHEAD
-        for call in m.get("tool_calls") or []:
-            total += count(call["function"]["name"]) + count(call["function"]["arguments"]) + TOOL_CALL_OVERHEAD
-    return total + count(json.dumps(body.get("tools", []), separators=(",", ":"), ensure_ascii=False))
 
 
 def main_requests(scripted: ScriptedOpenAI) -> list[dict[str, Any]]:

@@ -79,7 +79,8 @@ function table(requests: SentRequest[], names: string[]): string {
       return `<tr><th scope="row">${esc(names[i])}</th>${cells}<td>${n(r.totalTokens)}</td></tr>`;
     })
     .join('');
-  return `<table class="visually-hidden"><caption>Tokens of each request, part by part</caption>${head}${rows}</table>`;
+  // In a clipped box: a table grows to its content whatever width it is given.
+  return `<div class="visually-hidden"><table><caption>Tokens of each request, part by part</caption>${head}${rows}</table></div>`;
 }
 
 const LEGEND = `<ul class="legend" aria-hidden="true">${PICTURE_ROWS.map((r) => `<li><span class="swatch" style="background:${r.colour}"></span>${esc(r.name)}</li>`).join('')}</ul>`;
@@ -119,5 +120,5 @@ body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size
 .mark { position: absolute; top: -3px; bottom: -3px; width: 0; border-left: 1px dashed var(--vscode-editorWarning-foreground); }
 .mark-hard { border-left: 2px solid var(--vscode-editorError-foreground); }
 .mark-auto { border-left-style: solid; }
-.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.visually-hidden { position: absolute; left: 0; top: 0; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 `;

@@ -89,7 +89,7 @@ test('picture: one bar per request, a segment per part with its tokens on hover,
   assert.deepEqual(await bars.nth(0).locator('.mark').evaluateAll((m) => m.map((e) => e.getAttribute('title'))), ['Warns at 15,000 tokens', 'Compresses at 21,000 tokens', 'Full at 28,500 tokens']);
   const img = p.page.getByRole('img', { name: /^Turn 1: 6,000 of 30,000 tokens/ });
   assert.match((await img.getAttribute('aria-label'))!, /system 1,000, context files 1,000, memory 1,000, skills 1,000, editor context 1,000, tools 1,000; the endpoint counted 5,990/);
-  const rows = await p.page.locator('table.visually-hidden tr').evaluateAll((trs) => trs.map((tr) => Array.from(tr.children).map((c) => c.textContent)));
+  const rows = await p.page.locator('.visually-hidden table tr').evaluateAll((trs) => trs.map((tr) => Array.from(tr.children).map((c) => c.textContent)));
   assert.deepEqual(rows[0], ['Request', ...PICTURE_ROWS.map((r) => r.name), 'Total']);
   assert.deepEqual(rows[3], ['Turn 2 · round 2', ...PICTURE_ROWS.map(() => '1,000'), '7,000']);
   await p.page.context().close();
