@@ -111,6 +111,22 @@ e2e('chips say what each request gained, checked against the requests the endpoi
   await wb.page.locator('.tab.active', { hasText: 'SKILL.md' }).waitFor({ timeout: 30_000 });
 });
 
+/** For the screenshots: the Context Picture gets more of the side bar (the sash above the Context pane goes up by `px`). */
+async function growPicture(px: number): Promise<void> {
+  const header = (await wb.page.locator('.pane-header', { has: wb.page.locator('.title', { hasText: /^Context$/ }) }).boundingBox())!;
+  const sash = await wb.page.evaluate((y) => {
+    const near = [...document.querySelectorAll<HTMLElement>('.part.sidebar .monaco-sash.horizontal')]
+      .map((el) => el.getBoundingClientRect())
+      .filter((r) => r.width > 100 && Math.abs(r.top + r.height / 2 - y) < 6);
+    return near[0] ? { x: near[0].left + near[0].width / 2, y: near[0].top + near[0].height / 2 } : undefined;
+  }, header.y);
+  if (!sash) return;
+  await wb.page.mouse.move(sash.x, sash.y);
+  await wb.page.mouse.down();
+  await wb.page.mouse.move(sash.x, sash.y - px, { steps: 8 });
+  await wb.page.mouse.up();
+}
+
 e2e('the Context Picture draws one bar per request, each the size the endpoint received, the parts adding up', 10, async () => {
   await wb.openQwen();
   await wb.page.locator('.pane-header', { hasText: 'Context Picture' }).click();
@@ -131,6 +147,7 @@ e2e('the Context Picture draws one bar per request, each the size the endpoint r
   assert.equal(await frame.locator('.mark').count(), 9, 'warn, auto and hard on every bar');
   assert.match((await frame.locator('.bar').first().getAttribute('aria-label'))!, new RegExp(`^Turn 1: ${requests[0].tokens.toLocaleString('en-US')} of 32,000 tokens`));
   assert.equal(await frame.locator('.visually-hidden table tr').count(), 4, 'a header and a row per request for screen readers');
+  await growPicture(260);
   for (const theme of ['Dark Modern', 'Light Modern'] as const) {
     await wb.setTheme(theme);
     for (const px of [300, 600]) {
