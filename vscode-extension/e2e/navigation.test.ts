@@ -106,7 +106,7 @@ e2e('the status bar, the Context view and the panel show one context figure; the
     const bar = await meterPercent();
     const panel = /Context: (\d+)% left/.exec((await figure.textContent()) ?? '')?.[1];
     const top = (await rows.first().textContent()) ?? '';
-    const m = /Next request: [\d,]+ of ([\d,]+) tokens\D*?\d+% left · the endpoint counted ([\d,]+) for the last request/.exec(top);
+    const m = /Next request: [\d,]+ tokens\D*?\d+% left of ([\d,]+) · the endpoint counted ([\d,]+) for the last request/.exec(top);
     const num = (x: string): number => Number(x.replace(/,/g, ''));
     const view = m ? String(Math.round(Math.round(1000 * (1 - num(m[2]) / num(m[1]))) / 10)) : undefined;
     agreed = `status bar ${bar}%, panel ${panel}%, Context view "${top}"`;

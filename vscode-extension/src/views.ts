@@ -74,12 +74,16 @@ export class ContextView extends ListView {
   }
 }
 
-/** "Next request: 6,782 of 131,072 tokens", "95% left · endpoint reported 2,000 for the last". */
+/**
+ * "Next request: 6,782 tokens", then "95% left of 131,072 · the endpoint counted 5,990 for the last
+ * request": the label stays short enough for a narrow side bar; the tooltip says it all.
+ */
 function headline(r: ContextResult): vscode.TreeItem {
   const w = figureWords(figureOfReport(r));
-  const last = r.lastReported ? ` · the endpoint counted ${r.lastReported.toLocaleString('en-US')} for the last request` : '';
-  const tooltip = `The server's count of the next request: the parts below add up to it.${last ? `\nThe endpoint's own count of the chat's last request: ${r.lastReported!.toLocaleString('en-US')} tokens.` : ''}\n${w.limits}`;
-  return item(`Next request: ${w.tokens}`, { description: `${w.left}${last}`, tooltip, icon: 'dashboard' });
+  const n = (x: number): string => x.toLocaleString('en-US');
+  const last = r.lastReported ? ` · the endpoint counted ${n(r.lastReported)} for the last request` : '';
+  const tooltip = `The server's count of the next request (${w.tokens}): the parts below add up to it.${r.lastReported ? `\nThe endpoint's own count of the chat's last request: ${n(r.lastReported)} tokens.` : ''}\n${w.limits}`;
+  return item(`Next request: ${n(r.totalTokens)} tokens`, { description: `${w.left} of ${n(r.window)}${last}`, tooltip, icon: 'dashboard' });
 }
 
 function sectionItem(s: ContextSection): vscode.TreeItem {
