@@ -58,15 +58,6 @@ function logged(): Logged[] {
   return readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Logged);
 }
 
-async function send(text: string): Promise<void> {
-  const prompt = wb.chat().locator('#prompt');
-  await prompt.click();
-  await prompt.fill(text);
-  await wb.chat().locator('#send').click();
-  await wb.chat().locator('.msg.user', { hasText: text }).waitFor({ timeout: LONG });
-  await wb.chat().locator('#send:not([disabled])').waitFor({ timeout: LONG });
-}
-
 /** The chips under the last answer, as shown. */
 async function lastChips(): Promise<string[]> {
   return wb.chat().locator('.msg.assistant').last().locator('.context-chip').allTextContents();
@@ -91,7 +82,7 @@ async function barTotals(n: number): Promise<number[]> {
 e2e('chips say what each request gained, checked against the requests the endpoint received; a chip opens its file', 10, async () => {
   await wb.openQwen();
   await wb.setWidth(600);
-  await send('Write a users handler');
+  await wb.send('Write a users handler');
   await wb.chat().locator('.msg.assistant', { hasText: 'Handler written' }).waitFor({ timeout: LONG });
   await waitFor(async () => (await lastChips()).length > 0, 'the first answer\'s chips', LONG);
   assert.deepEqual(await lastChips(), ['skill api-conventions']);
@@ -99,7 +90,7 @@ e2e('chips say what each request gained, checked against the requests the endpoi
   assert.deepEqual(logged().map((l) => l.skill), [false, true]);
 
   await wb.openFile('users.py');
-  await send('Is this right?');
+  await wb.send('Is this right?');
   await wb.chat().locator('.msg.assistant', { hasText: 'Looks right.' }).waitFor({ timeout: LONG });
   await waitFor(async () => (await lastChips()).length > 0, 'the second answer\'s chips', LONG);
   assert.deepEqual(await lastChips(), ['editor: users.py'], 'the skill is no news any more; the editor is');

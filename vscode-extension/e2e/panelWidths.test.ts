@@ -45,15 +45,6 @@ async function footerFits(): Promise<void> {
   assert.deepEqual(overflow, []);
 }
 
-async function send(text: string): Promise<void> {
-  const prompt = wb.chat().locator('#prompt');
-  await prompt.click();
-  await prompt.fill(text);
-  await wb.chat().locator('#send').click();
-  await wb.chat().locator('.msg.user', { hasText: text }).waitFor({ timeout: LONG });
-  await wb.chat().locator('#send:not([disabled])').waitFor({ timeout: LONG });
-}
-
 e2e('the composer fits at 240, 300 and 600 px: its buttons wrap instead of running out of the panel', 8, async () => {
   await wb.openQwen();
   for (const px of [240, 300, 600]) {
@@ -67,7 +58,7 @@ e2e('a click on Send leaves the caret in the composer, at every width', 8, async
   await wb.openQwen();
   for (const px of [600, 300, 240]) {
     await wb.setWidth(px);
-    await send(`hello at ${px}`);
+    await wb.send(`hello at ${px}`);
     const focused = () => wb.chat().locator('#prompt').evaluate((el) => document.activeElement === el);
     await waitFor(focused, 'the caret back in the composer after Send', 10_000);
     await wb.page.keyboard.type('next');
@@ -80,7 +71,7 @@ e2e('a click on Send leaves the caret in the composer, at every width', 8, async
 e2e('a refused request offers "Set up model", and "Open settings" shows the window\'s own qwen.model settings', 8, async () => {
   await wb.openQwen();
   await wb.setWidth(300);
-  await send('this one fails');
+  await wb.send('this one fails');
   const error = wb.chat().locator('.msg.assistant .error').last();
   await error.waitFor({ timeout: LONG });
   const labels = await error.locator('.error-actions button').allTextContents();

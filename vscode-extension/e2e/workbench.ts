@@ -185,6 +185,16 @@ export class Workbench {
     await this.chat().locator('#prompt').waitFor({ timeout: LONG });
   }
 
+  /** Types `text` in the composer and clicks Send; resolves when the answer is done (Send enabled again). */
+  async send(text: string): Promise<void> {
+    const prompt = this.chat().locator('#prompt');
+    await prompt.click();
+    await prompt.fill(text);
+    await this.chat().locator('#send').click();
+    await this.chat().locator('.msg.user', { hasText: text }).waitFor({ timeout: LONG });
+    await this.chat().locator('#send:not([disabled])').waitFor({ timeout: LONG });
+  }
+
   /** The chat webview's width, as the user sees it. */
   async panelWidth(): Promise<number> {
     return Math.round((await this.page.locator('iframe.webview.ready').first().boundingBox())?.width ?? 0);
