@@ -92,7 +92,7 @@ class Engine:
         self._context_status = context_status
         self.preparation = Preparation(context, self.features)
         self.accounting = RequestAccounting(counter, context, skills, lambda: self.tools, settings, settings_problems)
-        self.pictures = RequestPictures(self.accounting.picture_parts, lambda name: str(s.path) if (s := skills.get(name)) else None)
+        self.pictures = RequestPictures(self.accounting.picture_parts, skills)
 
     @property
     def tools(self) -> list[Tool]:

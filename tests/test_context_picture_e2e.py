@@ -35,6 +35,9 @@ def workspace(tmp_path: Path) -> Path:
     skill = ws / ".qwen" / "skills" / "api-conventions"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text(f"---\nname: api-conventions\ndescription: How API handlers are written here\n---\n{SKILL_BODY}\n")
+    conditional = ws / ".qwen" / "skills" / "users-api"
+    conditional.mkdir(parents=True)
+    (conditional / "SKILL.md").write_text('---\nname: users-api\ndescription: The users endpoints\npaths: ["src/api/**"]\n---\nUsers live in src/api.\n')
     return ws
 
 
@@ -129,7 +132,13 @@ async def test_pictures_and_chips_match_what_the_endpoint_received(lsp: Any, scr
     assert skill_chips[second["turnId"]] == [
         {"kind": "skill", "label": "skill api-conventions", "sources": [str(workspace / ".qwen" / "skills" / "api-conventions" / "SKILL.md")]}
     ]
-    assert all(not v for tid, v in skill_chips.items() if tid != second["turnId"])
+    # A conditional skill switched on by the file the editor opened: on the turn whose listing first names it.
+    # (The listing names it with its description; the folder listing names the folder from the start.)
+    assert not any("The users endpoints" in t for b in bodies[:3] for m in b["messages"] for t in texts(m))
+    assert any("The users endpoints" in t for t in texts(bodies[3]["messages"][-1]))
+    users_skill = str(workspace / ".qwen" / "skills" / "users-api" / "SKILL.md")
+    assert skill_chips[third["turnId"]] == [{"kind": "skill", "label": "skill users-api (opened src/api/users.py)", "sources": [users_skill]}]
+    assert not skill_chips[first["turnId"]] and not skill_chips[fourth["turnId"]]
     skills_rows = [{p["name"]: p["tokens"] for p in pic["parts"]}["skills"] for pic in pictures]
     assert skills_rows[2] > skills_rows[1]  # the instructions count under skills, not history
 

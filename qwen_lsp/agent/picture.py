@@ -22,7 +22,7 @@ import json
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..context.sections import Section
 from ..llm.content import Content, function_response_text, is_thought
@@ -50,6 +50,8 @@ class ChatPictures:
     """Skills whose instructions the last request held."""
     skills_before: frozenset[str] = frozenset()
     """The same at the end of the previous answered turn."""
+    listed_before: frozenset[str] = frozenset()
+    """The skills the chat's listing named at the end of the previous answered turn."""
 
 
 SLOT: Slot[ChatPictures] = Slot("context.pictures", ChatPictures)
@@ -172,6 +174,14 @@ class _Taken:
     counted: list[RequestPart] | None = None
 
 
+class SkillFiles(Protocol):
+    """What the chips need of the skills (``SkillManager``)."""
+
+    def skill_path(self, name: str) -> str | None: ...
+
+    def opened_by(self, name: str) -> str | None: ...
+
+
 PartsOf = Callable[[str, Sequence[Section], Sequence[Content], Sequence[Mapping[str, Any]], Mapping[str, str]], list[RequestPart]]
 """Counts a request's parts: system prompt, its sections, messages, tools array, tagged rows."""
 
@@ -179,9 +189,9 @@ PartsOf = Callable[[str, Sequence[Section], Sequence[Content], Sequence[Mapping[
 class RequestPictures:
     """Takes the picture of every request a chat sends, and words what a turn added."""
 
-    def __init__(self, parts: PartsOf, skill_path: Callable[[str], str | None]) -> None:
+    def __init__(self, parts: PartsOf, skills: SkillFiles) -> None:
         self._parts = parts
-        self._skill_path = skill_path
+        self._skills = skills
 
     def sending(self, session: ChatSession, turn_id: str, declarations: Sequence[Mapping[str, Any]]) -> None:
         """The loop is about to send the chat's history with its system prompt and these tools."""
@@ -200,13 +210,20 @@ class RequestPictures:
             sent[-1].reported = prompt_tokens
 
     def changes(self, turn: Turn, features: Sequence[Feature]) -> list[ContextChange]:
-        """What this answered turn's context holds that the previous turn's did not; the skills noted as seen."""
+        """What this answered turn's context holds that the previous turn's did not; the skills noted as seen.
+
+        A skill is news when its instructions were loaded, or when a file switched it on (a conditional
+        skill) and the listing named it for the first time: "skill api-conventions (opened src/api/users.py)".
+        """
         pictures = turn.session.slot(SLOT)
-        out = [
-            ContextChange(kind="skill", label=f"skill {name}", sources=[p] if (p := self._skill_path(name)) else [])
-            for name in sorted(pictures.skills - pictures.skills_before)
-        ]
-        pictures.skills_before = pictures.skills
+        listed = turn.session.skills_tracker.told
+        opened = {name: rel for name in listed - pictures.listed_before if (rel := self._skills.opened_by(name))}
+        out = []
+        for name in sorted((pictures.skills - pictures.skills_before) | opened.keys()):
+            path = self._skills.skill_path(name)
+            label = f"skill {name}" + (f" (opened {opened[name]})" if name in opened else "")
+            out.append(ContextChange(kind="skill", label=label, sources=[path] if path else []))
+        pictures.skills_before, pictures.listed_before = pictures.skills, listed
         return out + [c for f in features for c in f.context_changes(turn)]
 
     def of(self, session: ChatSession) -> list[SentRequest]:

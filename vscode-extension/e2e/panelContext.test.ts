@@ -1,6 +1,6 @@
 // The context as a picture, end to end in a real VS Code (code-server, e2e/workbench.ts): the chips
-// under each answer say what its request gained (the skill the model loaded, the file the editor
-// showed), a chip opens its file, the Context Picture view draws one bar per request the chat sent,
+// under each answer say what its request gained (the skill the model loaded, the skill and the file
+// the editor opened), a chip opens its file, the Context Picture view draws one bar per request the chat sent,
 // and every number is checked against what the scripted endpoint (e2e/scripted_panel.py) logged of
 // the requests it received. qwen.chat.showContextChanges hides the chips. Screenshots at 300 and
 // 600 px, light and dark, go to e2e/screenshots/panel-context-*.png.
@@ -25,6 +25,9 @@ before(async () => {
     path.join(ws, '.qwen', 'skills', 'api-conventions', 'SKILL.md'),
     '---\nname: api-conventions\ndescription: How API handlers are written here\n---\nEvery handler returns a typed UsersResponse; never a bare dict.\n',
   );
+  // A conditional skill: listed once a file under src/api is open.
+  mkdirSync(path.join(ws, '.qwen', 'skills', 'users-api'), { recursive: true });
+  writeFileSync(path.join(ws, '.qwen', 'skills', 'users-api', 'SKILL.md'), '---\nname: users-api\ndescription: The users endpoints\npaths: ["src/api/**"]\n---\nUsers live in src/api.\n');
   log = path.join(tempDir('qwen-e2e-context-log-'), 'requests.jsonl');
   wb = await Workbench.open({
     workspace: ws,
@@ -51,6 +54,7 @@ interface Logged {
   tokens: number;
   skill: boolean;
   editor: boolean;
+  listed: boolean;
 }
 
 /** What the scripted endpoint logged of each chat request it received, in order. */
@@ -93,9 +97,9 @@ e2e('chips say what each request gained, checked against the requests the endpoi
   await wb.send('Is this right?');
   await wb.chat().locator('.msg.assistant', { hasText: 'Looks right.' }).waitFor({ timeout: LONG });
   await waitFor(async () => (await lastChips()).length > 0, 'the second answer\'s chips', LONG);
-  assert.deepEqual(await lastChips(), ['editor: users.py'], 'the skill is no news any more; the editor is');
+  assert.deepEqual(await lastChips(), ['skill users-api (opened src/api/users.py)', 'editor: users.py'], 'the loaded skill is no news any more; the file and the skill it switched on are');
   const requests = logged();
-  assert.deepEqual(requests.map((l) => [l.skill, l.editor]), [[false, false], [true, false], [true, true]]);
+  assert.deepEqual(requests.map((l) => [l.skill, l.editor, l.listed]), [[false, false, false], [true, false, false], [true, true, true]]);
 
   const skillChip = wb.chat().getByRole('button', { name: /^Skill: skill api-conventions/ });
   await skillChip.click();

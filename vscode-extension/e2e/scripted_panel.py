@@ -6,7 +6,8 @@
 
 Every chat request (one that carries the tools) is logged to LOG as one JSON line: its size counted
 from the body alone as the server says it counts a request (tests/support/request_tokens.py), and
-whether it holds the skill's instructions or the editor's context. The test compares the panel's
+whether it holds the skill's instructions, the editor's context, or the conditional skill users-api
+in a skills listing. The test compares the panel's
 bars and chips with these lines.
 
 Usage: scripted_panel.py LOG. Prints the base URL, then serves until killed.
@@ -28,6 +29,7 @@ LOG = Path(sys.argv[1])
 SKILL_ASK = "Write a users handler"
 SKILL_BODY = "Every handler returns a typed UsersResponse"
 EDITOR = "Here is the user's current editor context"
+LISTED = "The users endpoints"
 count = TokenCounter().count
 
 
@@ -35,7 +37,12 @@ def reply(body: dict) -> Reply:
     messages = body.get("messages", [])
     if is_main_request(body):
         sent = [t for m in messages[1:] for t in texts(m)]
-        line = {"tokens": body_tokens(body, count), "skill": any(SKILL_BODY in t for t in sent), "editor": any(EDITOR in t for t in sent)}
+        line = {
+            "tokens": body_tokens(body, count),
+            "skill": any(SKILL_BODY in t for t in sent),
+            "editor": any(EDITOR in t for t in sent),
+            "listed": any(LISTED in t for t in sent),
+        }
         with LOG.open("a", encoding="utf-8") as log:
             log.write(json.dumps(line) + "\n")
     if messages and messages[-1].get("role") == "tool":
