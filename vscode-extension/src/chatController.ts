@@ -51,6 +51,10 @@ export class ChatController implements vscode.Disposable {
   private readonly setup = new ModelSetup(this.hub, this.transcript);
   private readonly commands: SlashCommands;
   private contextFigure: ContextFigureLine | undefined;
+  /** Every chat (the side bar's and each tab's) shows or hides its chips the moment the setting changes. */
+  private readonly settingWatch = vscode.workspace.onDidChangeConfiguration((e) => {
+    if (e.affectsConfiguration('qwen.chat.showContextChanges')) this.hub.broadcast({ type: 'showContextChanges', show: showContextChanges() });
+  });
   /** Called after a proposed skill was saved (the Skills view refreshes). */
   onSkillSaved: (() => void) | undefined;
   /** qwen/suggestion (the chip above the composer) and qwen/skillProposed (cards with Accept / Discard). */
@@ -236,11 +240,6 @@ export class ChatController implements vscode.Disposable {
     this.hub.broadcast({ type: 'contextFigure', figure: figure ?? null });
   }
 
-  /** `qwen.chat.showContextChanges` changed: the chips under the answers show or hide at once. */
-  contextChangesSettingChanged(): void {
-    this.hub.broadcast({ type: 'showContextChanges', show: showContextChanges() });
-  }
-
   /** Called when `qwen.tools.approvalMode` changed, from the picker or the Settings editor. */
   approvalModeChanged(): void {
     this.approvals.modeChanged();
@@ -325,6 +324,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.settingWatch.dispose();
     this.turns.cancel();
     this.approvals.dispose();
     this.hub.patches.discard();

@@ -144,7 +144,6 @@ export function activate(context: vscode.ExtensionContext): void {
       else if (e.affectsConfiguration('qwen')) server.notifySettingsChanged();
       if (e.affectsConfiguration('qwen.model') || e.affectsConfiguration('qwen.compression')) void figures.refresh(); // the window or thresholds may change
       if (e.affectsConfiguration('qwen.tools.approvalMode')) chat.approvalModeChanged();
-      if (e.affectsConfiguration('qwen.chat.showContextChanges')) chat.contextChangesSettingChanged();
       if (e.affectsConfiguration('qwen.model')) void chat.modelSettingsChanged();
     }),
     // Trust granted: the server that Restricted Mode held back starts now.
