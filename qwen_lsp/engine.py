@@ -26,11 +26,12 @@ from pathlib import Path
 
 from .agent.approvals import Approve
 from .agent.applier import Applier
-from .agent.events import EventSink, RoundDone
+from .agent.events import EventSink, RoundDone, TurnEvent
 from .agent.fork import ParentRequest
 from .agent.hooks import Feature, Turn, TurnDone
 from .agent.loop import TurnRequest, run_turn
 from .agent.accounting import RequestAccounting
+from .agent.picture import RequestPictures
 from .agent.preparation import OPENING_FRESH, Prepared, Preparation
 from .agent.reminders import reminder_parts
 from .agent.tool import ManagedWrites, Tool, ToolContext
@@ -91,6 +92,7 @@ class Engine:
         self._context_status = context_status
         self.preparation = Preparation(context, self.features)
         self.accounting = RequestAccounting(counter, context, skills, lambda: self.tools, settings, settings_problems)
+        self.pictures = RequestPictures(self.accounting.picture_parts, skills)
 
     @property
     def tools(self) -> list[Tool]:
@@ -191,6 +193,8 @@ class Engine:
         except LLMError as exc:
             await self._turn_failed(turn, exc, model_name, time.monotonic() - started)
             raise EngineError(exc.message, kind=exc.kind) from exc
+        if changes := self.pictures.changes(turn, self.features):
+            turn.emit(TurnEvent("contextChanges", changes=changes))
         if outcome.finish_reason != "denied":  # 0.24.4 starts no after-turn work when the user said no (agent/loop.py)
             self.after_turn(TurnDone(session, outcome, lambda: ParentRequest.of_turn(req)))
         return ChatResult(
@@ -219,16 +223,18 @@ class Engine:
     def _request(self, turn: Turn, system: str, managed: ManagedWrites | None) -> TurnRequest:
         session = turn.session
         tools = self.tools
+        declarations = self.accounting.declarations(tools)
 
         async def before_request() -> None:
             for feature in self.features:
                 await feature.before_request(turn)
+            self.pictures.sending(session, turn.turn_id, declarations)
 
         return TurnRequest(
             system=system,
             history=session.history,
             tools=tools,
-            declarations=self.accounting.declarations(tools),  # read-only: shared with the size bound
+            declarations=declarations,  # read-only: shared with the size bound
             tool_context=ToolContext(
                 workspace_root=self.root,
                 cwd=self.root,
@@ -249,6 +255,7 @@ class Engine:
 
     def _round_done(self, session: ChatSession, done: RoundDone) -> None:
         session.prompt_tokens = done.prompt_tokens
+        self.pictures.reported(session, done.prompt_tokens if done.reported else None)
         for feature in self.features:
             feature.after_round(session, done.prompt_tokens)
         self._context_status(self.accounting.context_status(session))

@@ -30,7 +30,8 @@ FinishReason = Literal["stop", "length", "cancelled", "error"]
 MemoryScope = Literal["user", "project", "team"]
 MemoryType = Literal["user", "feedback", "project", "reference"]
 CompressMode = Literal["full", "fast"]
-ChatEventKind = Literal["text", "thought", "toolCall", "toolResult", "status", "error"]
+ChatEventKind = Literal["text", "thought", "toolCall", "toolResult", "status", "error", "contextChanges"]
+ContextChangeKind = Literal["skill", "memory", "compression", "editor"]
 PermissionDecision = Literal["allow", "allowAlways", "deny"]
 """What the user answers to ``qwen/permission``."""
 ToolDecision = Literal["auto", "allow", "allowAlways", "deny"]
@@ -263,6 +264,16 @@ class ToolInfo(WireResult):
     """On ``toolResult``: the output as the model received it, cut at 8,000 characters (``text`` is its one-line summary)."""
 
 
+class ContextChange(WireResult):
+    """One thing the context of this turn's request has that the previous turn's had not (a chip under the answer)."""
+
+    kind: ContextChangeKind
+    label: str
+    """In words, e.g. "skill api-conventions", "2 memories recalled", "history compressed 41k → 6k"."""
+    sources: list[str] = []
+    """The files it comes from (absolute), for an editor to open."""
+
+
 class ChatEvent(WireResult):
     """``qwen/chatEvent``: one streamed event of a running turn; ``seq`` counts from 0 without gaps per turn."""
 
@@ -272,6 +283,9 @@ class ChatEvent(WireResult):
     kind: ChatEventKind
     text: str | None = None
     tool: ToolInfo | None = None
+    changes: list[ContextChange] | None = None
+    """On ``contextChanges`` (after an answered turn's text, only when something changed): what its request
+    holds that the previous turn's did not."""
 
 
 # ---------------------------------------------------------------- qwen/permission (server → client)
@@ -321,6 +335,29 @@ class ContextSection(WireResult):
     name: str
     tokens: int
     source: str | None = None
+    """The file it comes from as a person reads it: relative to the workspace, ``~/…`` under the home folder."""
+    path: str | None = None
+    """That file, absolute (to open it)."""
+
+
+class RequestPart(WireResult):
+    """One row of a sent request's picture: ``system``, ``context files``, ``memory``, ``skills``,
+    ``editor context``, ``history`` or ``tools``."""
+
+    name: str
+    tokens: int
+
+
+class SentRequest(WireResult):
+    """A request the chat sent to the model, part by part; the parts add up to ``totalTokens``, the server's count."""
+
+    turn_id: str = Field(alias="turnId")
+    round: int
+    """1 for a turn's first request, then one more per tool round."""
+    parts: list[RequestPart]
+    total_tokens: int = Field(alias="totalTokens")
+    reported_tokens: int | None = Field(None, alias="reportedTokens")
+    """The prompt size the endpoint reported for it (None until its answer came, or when it reports none)."""
 
 
 class ThresholdTokens(WireResult):
@@ -351,6 +388,10 @@ class ContextResult(WireResult):
     model: str | None = None
     """The model the next request would go to; absent while no turn could run (no model name, or neither a base
     URL nor an API key), so an editor shows no "% left" of a window that belongs to no model."""
+    last_reported: int | None = Field(None, alias="lastReported")
+    """The prompt size the endpoint reported for the chat's last request (beside the total, which counts the next)."""
+    requests: list[SentRequest] = []
+    """The chat's last requests as sent (at most 20, oldest first), for a picture of what filled each."""
 
 
 class ContextStatus(WireResult):

@@ -581,7 +581,8 @@ class Workspace:
         editor = "\n".join(text for f in self.features for text in f.preview(session)) or None
         if session is not None:
             await self.engine.session_ready(session)
-            return self.engine.accounting.count(session.context, session.skills_tracker, session.history, editor)
+            report = self.engine.accounting.count(session.context, session.skills_tracker, session.history, editor)
+            return report.model_copy(update={"requests": self.engine.pictures.of(session), "last_reported": session.prompt_tokens or None})
         history = await asyncio.to_thread(self.sessions.read_history, session_id, missing_ok=missing_ok) if session_id else []
         context = SessionContext(self.context)
         await self.engine.prepare(context)

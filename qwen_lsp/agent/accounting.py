@@ -7,23 +7,24 @@ inspector (``qwen/context``), so all three count the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..compaction.compactor import thresholds_for
 from ..compaction.thresholds import Thresholds
-from ..context import ContextAssembler, SessionContext
+from ..context import ContextAssembler, Section, SessionContext
 from ..context.inspector import count_request, section_tokens
 from ..context.text import Problem
 from ..llm.content import Content
 from ..llm.history_tokens import HistoryTokens
 from ..llm.sampling import output_ceiling, turn_budget
 from ..llm.tokens import TokenCeiling, TokenCounter
-from ..protocol import ContextResult, ContextStatus, ThresholdTokens
+from ..protocol import ContextResult, ContextStatus, RequestPart, ThresholdTokens
 from ..sessions.registry import ChatSession
 from ..settings.config import Settings
 from ..settings.endpoint import configured_model
 from ..skills import SkillListingTracker, SkillManager
+from .picture import request_parts
 from .tool import DeclarationCache, Tool
 
 
@@ -72,6 +73,21 @@ class RequestAccounting:
             **self._request(context, tracker, history),
         )
         return result.model_copy(update={"model": configured_model(self._settings())})
+
+    def picture_parts(
+        self, system: str, sections: Sequence[Section], history: Sequence[Content], declarations: Sequence[Mapping[str, Any]], rows: Mapping[str, str]
+    ) -> list[RequestPart]:
+        """The parts of a request as sent (``picture.request_parts``), counted as :meth:`count` counts a request,
+        so they add up to its total."""
+        return request_parts(
+            self._counter.count,
+            system=system,
+            sections=sections,
+            history=history,
+            history_tokens=self._history_tokens.count(history),
+            declarations=declarations,
+            rows=rows,
+        )
 
     def ceiling(self, context: SessionContext, tracker: SkillListingTracker, history: list[Content]) -> int:
         """An upper bound of :meth:`count`'s total from bytes: no vocabulary to load, and no result models to

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol import ChatEventKind as EventKind
+from ..protocol import ContextChange
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,7 @@ class TurnEvent:
     kind: EventKind
     text: str | None = None
     tool: dict[str, Any] | None = None
+    changes: list[ContextChange] | None = None
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,8 @@ class RoundDone:
 
     prompt_tokens: int
     completion_tokens: int
+    reported: bool = True
+    """False when the endpoint reported no usage and ``prompt_tokens`` is the server's own count."""
 
 
 @dataclass

@@ -39,6 +39,8 @@ hook does nothing by default, so a feature overrides only what it uses:
 - ``file_changed`` — the user edited a file in the editor; ``document_opened`` /
   ``document_closed`` — the editor opened / closed one;
 - ``history_compacted`` — a chat's history was compacted (what the feature told it may be gone);
+- ``context_changes`` — an answered turn, before ``after_turn``: what the feature added to this turn's
+  request that the previous turn's had not (chips under the answer; ``agent/picture.py``);
 - ``preview`` — what the feature would add to a chat's next message, changing nothing (the
   context report counts it);
 - ``handlers`` — its answers to the contract entries its :class:`~qwen_lsp.agent.services.FeatureModule`
@@ -63,7 +65,7 @@ from ..sessions.registry import ChatSession
 from .events import EventSink, TurnEvent, TurnOutcome
 
 if TYPE_CHECKING:
-    from ..protocol import ChatResult
+    from ..protocol import ChatResult, ContextChange
     from .approvals import Approve
     from .fork import ParentRequest
     from .tool import ManagedWrites, Tool
@@ -264,6 +266,9 @@ class Feature:
 
     def history_compacted(self, session: ChatSession) -> None:
         return None
+
+    def context_changes(self, turn: Turn) -> list[ContextChange]:
+        return []
 
     def preview(self, session: ChatSession | None) -> list[str]:
         return []

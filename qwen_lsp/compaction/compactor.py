@@ -93,6 +93,8 @@ class _ChatState:
     last_completion: float | None = None
     base: _Base | None = None
     sent: int = 0
+    compressed: tuple[int, int] | None = None
+    """The prompt size before and after the last compression, until :meth:`Compactor.take_compressed` takes it."""
 
 
 CHAT_STATE = Slot("compaction", _ChatState)
@@ -135,6 +137,12 @@ class Compactor:
     @staticmethod
     def _state(session: ChatSession) -> _ChatState:
         return session.slot(CHAT_STATE)
+
+    def take_compressed(self, session: ChatSession) -> tuple[int, int] | None:
+        """The prompt size before and after the chat's last compression, once (None: none since last asked)."""
+        state = self._state(session)
+        taken, state.compressed = state.compressed, None
+        return taken
 
     def breaker(self, session: ChatSession) -> CircuitBreaker:
         return self._state(session).breaker
@@ -297,6 +305,7 @@ class Compactor:
                 status(f"Compression could not be saved; the history is unchanged. {exc}")
             return None
         state.breaker.succeeded()
+        state.compressed = (outcome.info.original_tokens, outcome.info.new_tokens)
         end(_describe(outcome))
         self._on_compacted(session)
         return outcome

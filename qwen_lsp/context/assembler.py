@@ -54,7 +54,7 @@ from .prompts import (
 )
 from .rule_budget import RuleBudget
 from .rules import ConditionalRules, Rule, format_rules, load_rules_dir
-from .sections import Section
+from .sections import Section, shown_path
 from .session_context import SessionContext, SetUpSnapshot
 from .text import GitAncestry, Problem, lexical_abspath, read_text
 from ..text.jstext import js_trim
@@ -321,13 +321,14 @@ class ContextAssembler:
         self.workspace_prefix()
         loaded = self._load()
         assert self._base is not None
-        out = [Section("base prompt", self._system_md_path(), self._base)]
+        system_md = self._system_md_path()
+        out = [Section("base prompt", system_md and self._shown(system_md), self._base, system_md)]
         for f in loaded.discovery.files:
             if f.attached:
-                out.append(Section("context file", f.display, f.block()))
+                out.append(Section("context file", self._shown(f.path), f.block(), f.path))
         for rule in loaded.baseline:
             text = format_rules([rule], loaded.effective_root)
-            out.append(Section("rule", os.path.relpath(rule.path, loaded.effective_root).replace("\\", "/"), text))
+            out.append(Section("rule", self._shown(rule.path), text, rule.path))
         if js_trim(self.settings.append_instruction):
             out.append(Section("append instruction", None, js_trim(self.settings.append_instruction)))
         if git_snapshot:
@@ -335,6 +336,9 @@ class ContextAssembler:
         if js_trim(self.prompt_tail):
             out.append(Section("memory", None, js_trim(self.prompt_tail)))
         return out
+
+    def _shown(self, path: str) -> str:
+        return shown_path(path, self.cwd, self.home)
 
     def _system_md_path(self) -> str | None:
         switch = resolve_path_switch(self._env.get("QWEN_SYSTEM_MD"), self.home)

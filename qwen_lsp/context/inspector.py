@@ -36,15 +36,15 @@ def section_tokens(
     tool_declarations: Sequence[dict[str, Any]],
     history_tokens: int | None = None,
     editor_context: str | None = None,
-) -> list[tuple[str, int, str | None]]:
-    """``(name, tokens, source)`` per section of the next request; their sum is its size.
+) -> list[tuple[str, int, Section | None]]:
+    """``(name, tokens, section)`` per section (None for what is not a system-prompt section) of the next request; their sum is its size.
 
     ``startup_reminder`` counts only for a chat with no history yet (it goes in the first message);
     ``history_tokens`` is the history's count when the caller keeps one incrementally;
     ``editor_context`` the editor reminder the next message would carry (``docs/editor-context.md``).
     """
     count = counter.count
-    out = [(s.name, count(s.text), s.source) for s in sections]
+    out: list[tuple[str, int, Section | None]] = [(s.name, count(s.text), s) for s in sections]
     joined = sum(tokens for _, tokens, _ in out)
     out.append(("separators", max(0, count(system) - joined), None))
     if skills_listing:
@@ -53,10 +53,10 @@ def section_tokens(
         out.append(("environment", count(startup_reminder), None))
     if editor_context:
         out.append(("editor context", count(editor_context), None))
-    if history:
-        tokens = history_tokens if history_tokens is not None else sum(counter.count_content(c) for c in history)
-        out.append(("history", tokens, None))
-    tools = json.dumps(list(tool_declarations), separators=(",", ":"))
+    # Always a row, 0 for a new chat: the parts then visibly add up to the total.
+    tokens = history_tokens if history_tokens is not None else sum(counter.count_content(c) for c in history)
+    out.append(("history", tokens, None))
+    tools = json.dumps(list(tool_declarations), separators=(",", ":"), ensure_ascii=False)  # as the request body carries it
     out.append(("tools", count(tools), None))
     return out
 
@@ -69,7 +69,10 @@ def count_request(
     **request: Any,
 ) -> ContextResult:
     """:func:`section_tokens` (``request`` its arguments) as the ``qwen/context`` result, with the thresholds and problems."""
-    out = [ContextSection(name=name, tokens=tokens, source=source) for name, tokens, source in section_tokens(counter, **request)]
+    out = [
+        ContextSection(name=name, tokens=tokens, source=s and s.source, path=s and s.path)
+        for name, tokens, s in section_tokens(counter, **request)
+    ]
     return ContextResult(
         sections=out,
         total_tokens=sum(s.tokens for s in out),

@@ -28,7 +28,7 @@ from pygls.exceptions import JsonRpcException
 
 from ..agent.events import TurnEvent
 from ..errors import EngineError
-from ..protocol import CHAT_EVENT, ChatEvent, ChatEventKind, ToolInfo
+from ..protocol import CHAT_EVENT, ChatEvent, ChatEventKind, ContextChange, ToolInfo
 from .app import internal_error_message
 from .stdio import Output
 
@@ -62,7 +62,7 @@ class ChatEventStream:
             self._hold()
             return
         self.flush()
-        self._send(event.kind, event.text, event.tool)
+        self._send(event.kind, event.text, event.tool, event.changes)
 
     def _client_lagging(self) -> bool:
         return self._output is not None and self._output.paused
@@ -108,7 +108,7 @@ class ChatEventStream:
         self.flush()
         self.closed = True
 
-    def _send(self, kind: ChatEventKind, text: str | None, tool: dict[str, Any] | None) -> None:
+    def _send(self, kind: ChatEventKind, text: str | None, tool: dict[str, Any] | None, changes: list[ContextChange] | None = None) -> None:
         event = ChatEvent(
             session_id=self._session_id,
             turn_id=self._turn_id,
@@ -116,6 +116,7 @@ class ChatEventStream:
             kind=kind,
             text=text,
             tool=None if tool is None else ToolInfo.model_validate(tool),
+            changes=changes,
         )
         self.seq += 1
         self._notify(CHAT_EVENT.method, event.wire())

@@ -248,6 +248,11 @@ class SkillListingTracker:
     def started(self) -> bool:
         return self._told is not None
 
+    @property
+    def told(self) -> frozenset[str]:
+        """The skills the model has been told of (listed) in this chat."""
+        return frozenset(self._told or ())
+
     def reminder(self, manager: VisibleSkills) -> str | None:
         """The text to send with this request, and remember it as told."""
         text, self._told = self._next(manager)

@@ -66,6 +66,8 @@ class _Catalog:
     """Stand-ins for missing bases, watched only for their direct entries."""
     cache: ParseCache = field(default_factory=dict)
     activated: set[str] = field(default_factory=set)
+    opened: dict[str, str] = field(default_factory=dict)
+    """Activated conditional skill → the project-relative file that switched it on first."""
 
     def __post_init__(self) -> None:
         self.by_name = {s.name: s for s in self.skills}
@@ -310,12 +312,22 @@ class SkillManager:
                 continue
             for name in catalog.index.match(rel, catalog.activated.__contains__):
                 catalog.activated.add(name)
+                catalog.opened.setdefault(name, rel)
                 newly.append(name)
         if newly:
             log.info("activated skills %s", ", ".join(newly))
         return newly
 
     # -- queries ---------------------------------------------------------
+
+    def opened_by(self, name: str) -> str | None:
+        """For a conditional skill a file switched on: that file (project-relative); else None."""
+        return self._catalog.opened.get(name)
+
+    def skill_path(self, name: str) -> str | None:
+        """The skill's SKILL.md, absolute (None: no such skill)."""
+        skill = self._catalog.by_name.get(name)
+        return str(skill.path) if skill is not None else None
 
     def skills(self) -> list[SkillInfo]:
         """Every loaded skill (after precedence), sorted by name, with its activation state."""

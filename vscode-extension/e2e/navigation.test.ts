@@ -95,8 +95,9 @@ e2e('the status bar, the Context view and the panel show one context figure; the
   await send('Write a greeting function');
   const figure = wb.chat().locator('#context-figure');
   await figure.waitFor({ timeout: LONG });
-  // The Context view, opened by its header (not through the meter): its first row is the same figure.
-  const header = wb.page.locator('.pane-header', { hasText: 'Context' });
+  // The Context view, opened by its header (not through the meter): its first row is the server's count of the
+  // next request, with the endpoint's count of the last one beside it: that one is the meter's figure.
+  const header = wb.page.locator('.pane-header', { has: wb.page.locator('.title', { hasText: /^Context$/ }) });
   if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
   const rows = wb.page.locator('.pane', { has: header }).locator('.pane-body .monaco-list-row');
   await rows.first().waitFor({ timeout: LONG });
@@ -105,14 +106,16 @@ e2e('the status bar, the Context view and the panel show one context figure; the
     const bar = await meterPercent();
     const panel = /Context: (\d+)% left/.exec((await figure.textContent()) ?? '')?.[1];
     const top = (await rows.first().textContent()) ?? '';
-    const view = /of [\d,]+ tokens\D*?(\d+)% left/.exec(top)?.[1];
+    const m = /Next request: [\d,]+ tokens\D*?\d+% left of ([\d,]+) · the endpoint counted ([\d,]+) for the last request/.exec(top);
+    const num = (x: string): number => Number(x.replace(/,/g, ''));
+    const view = m ? String(Math.round(Math.round(1000 * (1 - num(m[2]) / num(m[1]))) / 10)) : undefined;
     agreed = `status bar ${bar}%, panel ${panel}%, Context view "${top}"`;
     return bar !== undefined && String(bar) === panel && panel === view;
   }, 'one figure everywhere', 60_000).catch(() => assert.fail(`the figures disagree: ${agreed}`));
   const all = (await rows.allTextContents()).join(' | ');
   assert.ok((await rows.count()) > 2, `the parts of the request are listed: ${all}`);
   for (const pct of all.match(/\d+(?=%)/g) ?? []) assert.ok(Number(pct) <= 100, `no percentage over 100 in the Context view: ${all}`);
-  assert.match(all, /compresses at [\d,]+ tokens/);
+  assert.match(all, /history[\d,]+ tokens/, 'a history row, so the parts add up to the headline');
   assert.doesNotMatch(all, /% used/, 'one wording: "% left", as the status bar');
   const before = await meterPercent();
   await wb.shot('context-figure');

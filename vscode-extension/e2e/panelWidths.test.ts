@@ -32,34 +32,6 @@ function e2e(name: string, minutes: number, fn: () => Promise<void>): void {
   e2eIn(() => wb, name, minutes, fn);
 }
 
-/** The chat webview's width, as the user sees it. */
-async function panelWidth(): Promise<number> {
-  return Math.round((await wb.page.locator('iframe.webview.ready').first().boundingBox())?.width ?? 0);
-}
-
-/** Drags the side bar's sash (the vertical sash on its right edge) until the chat webview is `px` wide (within a few pixels). */
-async function setWidth(px: number): Promise<void> {
-  for (let attempt = 0; attempt < 4 && Math.abs((await panelWidth()) - px) > 4; attempt++) {
-    const sidebar = (await wb.page.locator('.part.sidebar').boundingBox())!;
-    const frame = (await wb.page.locator('iframe.webview.ready').first().boundingBox())!;
-    const edge = sidebar.x + sidebar.width;
-    const sash = await wb.page.evaluate((x) => {
-      const near = [...document.querySelectorAll<HTMLElement>('.monaco-sash.vertical')]
-        .map((el) => el.getBoundingClientRect())
-        .filter((r) => r.height > 200 && Math.abs(r.left + r.width / 2 - x) < 6);
-      return near[0] ? { x: near[0].left + near[0].width / 2, y: near[0].top + near[0].height / 2 } : undefined;
-    }, edge);
-    assert.ok(sash, 'the side bar has a sash on its right edge');
-    await wb.page.mouse.move(sash.x, sash.y);
-    await wb.page.mouse.down();
-    await wb.page.mouse.move(sash.x + (px - frame.width), sash.y, { steps: 8 });
-    await wb.page.mouse.up();
-    await wb.page.waitForTimeout(300);
-  }
-  const got = await panelWidth();
-  assert.ok(Math.abs(got - px) <= 4, `the panel is ${got} px wide, not ${px}`);
-}
-
 /** Every part of the footer lies inside the panel: nothing is cut off or scrolls sideways. */
 async function footerFits(): Promise<void> {
   const overflow = await wb.chat().locator('.footer').evaluate((footer) => {
@@ -74,19 +46,10 @@ async function footerFits(): Promise<void> {
   assert.deepEqual(overflow, []);
 }
 
-async function send(text: string): Promise<void> {
-  const prompt = wb.chat().locator('#prompt');
-  await prompt.click();
-  await prompt.fill(text);
-  await wb.chat().locator('#send').click();
-  await wb.chat().locator('.msg.user', { hasText: text }).waitFor({ timeout: LONG });
-  await wb.chat().locator('#send:not([disabled])').waitFor({ timeout: LONG });
-}
-
 e2e('the composer fits at 240, 300 and 600 px: its buttons wrap instead of running out of the panel', 8, async () => {
   await wb.openQwen();
   for (const px of [240, 300, 600]) {
-    await setWidth(px);
+    await wb.setWidth(px);
     await footerFits();
     await wb.shot(`widths-composer-${px}`);
   }
@@ -95,8 +58,8 @@ e2e('the composer fits at 240, 300 and 600 px: its buttons wrap instead of runni
 e2e('a click on Send leaves the caret in the composer, at every width', 8, async () => {
   await wb.openQwen();
   for (const px of [600, 300, 240]) {
-    await setWidth(px);
-    await send(`hello at ${px}`);
+    await wb.setWidth(px);
+    await wb.send(`hello at ${px}`);
     const focused = () => wb.chat().locator('#prompt').evaluate((el) => document.activeElement === el);
     await waitFor(focused, 'the caret back in the composer after Send', 10_000);
     await wb.page.keyboard.type('next');
@@ -108,8 +71,8 @@ e2e('a click on Send leaves the caret in the composer, at every width', 8, async
 
 e2e('a refused request offers "Set up model", and "Open settings" shows the window\'s own qwen.model settings', 8, async () => {
   await wb.openQwen();
-  await setWidth(300);
-  await send('this one fails');
+  await wb.setWidth(300);
+  await wb.send('this one fails');
   const error = wb.chat().locator('.msg.assistant .error').last();
   await error.waitFor({ timeout: LONG });
   const labels = await error.locator('.error-actions button').allTextContents();

@@ -185,6 +185,45 @@ export class Workbench {
     await this.chat().locator('#prompt').waitFor({ timeout: LONG });
   }
 
+  /** Types `text` in the composer and clicks Send; resolves when the answer is done (Send enabled again). */
+  async send(text: string): Promise<void> {
+    const prompt = this.chat().locator('#prompt');
+    await prompt.click();
+    await prompt.fill(text);
+    await this.chat().locator('#send').click();
+    await this.chat().locator('.msg.user', { hasText: text }).waitFor({ timeout: LONG });
+    await this.chat().locator('#send:not([disabled])').waitFor({ timeout: LONG });
+  }
+
+  /** The chat webview's width, as the user sees it. */
+  async panelWidth(): Promise<number> {
+    return Math.round((await this.page.locator('iframe.webview.ready').first().boundingBox())?.width ?? 0);
+  }
+
+  /** Drags the side bar's sash (the vertical sash on its right edge) until the chat webview is `px` wide (within a few pixels). */
+  async setWidth(px: number): Promise<void> {
+    const page = this.page;
+    for (let attempt = 0; attempt < 4 && Math.abs((await this.panelWidth()) - px) > 4; attempt++) {
+      const sidebar = (await page.locator('.part.sidebar').boundingBox())!;
+      const frame = (await page.locator('iframe.webview.ready').first().boundingBox())!;
+      const edge = sidebar.x + sidebar.width;
+      const sash = await page.evaluate((x) => {
+        const near = [...document.querySelectorAll<HTMLElement>('.monaco-sash.vertical')]
+          .map((el) => el.getBoundingClientRect())
+          .filter((r) => r.height > 200 && Math.abs(r.left + r.width / 2 - x) < 6);
+        return near[0] ? { x: near[0].left + near[0].width / 2, y: near[0].top + near[0].height / 2 } : undefined;
+      }, edge);
+      assert.ok(sash, 'the side bar has a sash on its right edge');
+      await page.mouse.move(sash.x, sash.y);
+      await page.mouse.down();
+      await page.mouse.move(sash.x + (px - frame.width), sash.y, { steps: 8 });
+      await page.mouse.up();
+      await page.waitForTimeout(300);
+    }
+    const got = await this.panelWidth();
+    assert.ok(Math.abs(got - px) <= 4, `the panel is ${got} px wide, not ${px}`);
+  }
+
   async shot(name: string): Promise<void> {
     await this.page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
   }

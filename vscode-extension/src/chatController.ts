@@ -21,7 +21,7 @@ import { SessionLink } from './chat/session';
 import { ChatHistory } from './chat/history';
 import { Turns } from './chat/turns';
 import { ModelSetup } from './chat/modelSetup';
-import { openLink, runErrorAction } from './chat/actions';
+import { openLink, openSources, runErrorAction, showContextChanges } from './chat/actions';
 import { SlashCommands } from './chat/commands';
 import type { ChatEvent, CommandResult, PermissionAnswer, PermissionParams, SkillProposed, SuggestionNotice } from './shared/protocol';
 
@@ -51,6 +51,10 @@ export class ChatController implements vscode.Disposable {
   private readonly setup = new ModelSetup(this.hub, this.transcript);
   private readonly commands: SlashCommands;
   private contextFigure: ContextFigureLine | undefined;
+  /** Every chat (the side bar's and each tab's) shows or hides its chips the moment the setting changes. */
+  private readonly settingWatch = vscode.workspace.onDidChangeConfiguration((e) => {
+    if (e.affectsConfiguration('qwen.chat.showContextChanges')) this.hub.broadcast({ type: 'showContextChanges', show: showContextChanges() });
+  });
   /** Called after a proposed skill was saved (the Skills view refreshes). */
   onSkillSaved: (() => void) | undefined;
   /** qwen/suggestion (the chip above the composer) and qwen/skillProposed (cards with Accept / Discard). */
@@ -96,6 +100,7 @@ export class ChatController implements vscode.Disposable {
     dismissNotice: (m) => this.notices.dismiss(m.id),
     openNotice: (m) => this.notices.open(m.id),
     openLink: (m) => openLink(m.href, (line) => this.server.output.appendLine(line)),
+    openContextChange: (m) => openSources(this.transcript.changeSources(m.id, m.index)),
     action: (m) => runErrorAction(m.action, { retry: () => this.turns.retry(), showLog: () => this.server.output.show(true) }),
     approvalReply: (m) => this.approvals.reply(m.id, m.optionId, m.reason),
     acceptSuggestion: (m) => this.turns.acceptSuggestion(m.id),
@@ -228,6 +233,7 @@ export class ChatController implements vscode.Disposable {
         ...(this.contextFigure ? { contextFigure: this.contextFigure } : {}),
         ...(setup ? { setup } : {}),
         ...(this.session.restoring ? { restoring: true } : {}),
+        showContextChanges: showContextChanges(),
       }),
     };
   }
@@ -322,6 +328,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.settingWatch.dispose();
     this.turns.cancel();
     this.approvals.dispose();
     this.hub.patches.discard();

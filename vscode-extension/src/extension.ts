@@ -14,6 +14,7 @@ import { StatusMeter } from './statusBar';
 import { ContextFigures } from './contextFigure';
 import { figureWords } from './meter';
 import { ContextView, SkillsView } from './views';
+import { ContextPictureView } from './contextPicture';
 import { forgetByQuery, forgetOne, MemoryView } from './memoryView';
 import { addSelectionToProjectRules, rememberConvention, runServerCommand } from './selectionCommands';
 import { notifications } from './rpc.generated';
@@ -40,6 +41,7 @@ export function activate(context: vscode.ExtensionContext): void {
   // One context figure for the status bar, the Context view and the panel (contextFigure.ts).
   const figures = new ContextFigures(server);
   const contextView = new ContextView(server, figures);
+  const picture = new ContextPictureView(figures);
   chat.onChatShown = (sessionId, promptTokens) => figures.follow(sessionId, promptTokens);
   chat.onCompacted = () => void figures.refresh();
   figures.onDidChange(() => {
@@ -49,6 +51,7 @@ export function activate(context: vscode.ExtensionContext): void {
     const w = f && figureWords(f);
     chat.showContextFigure(w && f ? { left: w.left, title: `Context: ${w.tokens}, ${w.left}. ${w.limits} Click to see what fills it.`, level: f.level } : undefined);
     void contextView.refresh();
+    picture.render();
   });
   const contextTree = vscode.window.createTreeView('qwen.context', { treeDataProvider: contextView });
   contextTree.onDidChangeVisibility((e) => {
@@ -85,6 +88,7 @@ export function activate(context: vscode.ExtensionContext): void {
     figures,
     contextTree,
     vscode.window.registerWebviewViewProvider('qwen.chat', provider),
+    vscode.window.registerWebviewViewProvider('qwen.contextPicture', picture),
     vscode.window.registerTreeDataProvider('qwen.skills', skillsView),
     memoryView,
     vscode.window.registerTreeDataProvider('qwen.memory', memoryView),

@@ -201,6 +201,11 @@ export class Transcript {
         msg.notes = [...(msg.notes ?? []), note];
         return { op: 'note', id: msg.id, text: note };
       }
+      case 'contextChanges':
+        // What this turn's request gained over the last turn's (skills loaded, memories recalled…): chips under the answer.
+        if (!ev.changes?.length) return undefined;
+        msg.changes = ev.changes;
+        return { op: 'changes', id: msg.id, changes: ev.changes };
       default:
         return undefined; // error events: the response itself carries the error
     }
@@ -246,6 +251,11 @@ export class Transcript {
 
   snapshot(extra: Omit<Snapshot, 'sessionId' | 'messages' | 'running'>): Snapshot {
     return { sessionId: this.sessionId, messages: this.messages, running: this.running, ...extra };
+  }
+
+  /** The files the server named for a context chip of a message (to open), or none. */
+  changeSources(id: string, index: number): string[] {
+    return this.find(id)?.changes?.[index]?.sources ?? [];
   }
 
   private find(id: string): TranscriptMessage | undefined {

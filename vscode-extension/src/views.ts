@@ -5,7 +5,8 @@ import { requests } from './rpc.generated';
 import type { ServerManager } from './server';
 import { describeError } from './errors';
 import type { ContextFigures } from './contextFigure';
-import { figureWords } from './meter';
+import { figureOfReport, figureWords } from './meter';
+import type { ContextResult, ContextSection } from './shared/protocol';
 
 function fileUri(source: string | undefined): vscode.Uri | undefined {
   if (!source) return undefined;
@@ -53,8 +54,10 @@ abstract class ListView implements vscode.TreeDataProvider<vscode.TreeItem> {
 }
 
 /**
- * What fills the context: the shared figure (the status bar's and the panel's) on top, where
- * each level starts in tokens, then the next request's parts from the last qwen/context report.
+ * What fills the next request, from one source: the server's qwen/context count. The headline is
+ * its total (and what that leaves of the window); the rows are its parts, history included, so
+ * they add up to the headline exactly. The prompt size the endpoint reported for the chat's last
+ * request stands beside the total, as what it is: the last request's, not the next one's.
  */
 export class ContextView extends ListView {
   constructor(
@@ -65,20 +68,27 @@ export class ContextView extends ListView {
   }
 
   protected async load(): Promise<vscode.TreeItem[]> {
-    const f = this.figures;
-    if (!f.report) return [item(f.error ? describeError(f.error).message : 'Loading…', { icon: f.error ? 'error' : 'loading~spin' })];
-    const head = [];
-    if (f.figure) {
-      const w = figureWords(f.figure);
-      head.push(item(w.tokens, { description: `${w.left} · ${w.compresses}`, tooltip: w.limits, icon: 'dashboard' }));
-    }
-    return [
-      ...head,
-      ...f.report.sections.map((s) =>
-        item(s.name, { description: `${s.tokens.toLocaleString('en-US')} tokens${s.source ? ` · ${s.source}` : ''}`, tooltip: s.source, icon: 'symbol-file', open: fileUri(s.source) }),
-      ),
-    ];
+    const r = this.figures.report;
+    if (!r) return [item(this.figures.error ? describeError(this.figures.error).message : 'Loading…', { icon: this.figures.error ? 'error' : 'loading~spin' })];
+    return [headline(r), ...r.sections.map(sectionItem)];
   }
+}
+
+/**
+ * "Next request: 6,782 tokens", then "95% left of 131,072 · the endpoint counted 5,990 for the last
+ * request": the label stays short enough for a narrow side bar; the tooltip says it all.
+ */
+function headline(r: ContextResult): vscode.TreeItem {
+  const w = figureWords(figureOfReport(r));
+  const n = (x: number): string => x.toLocaleString('en-US');
+  const last = r.lastReported ? ` · the endpoint counted ${n(r.lastReported)} for the last request` : '';
+  const tooltip = `The server's count of the next request (${w.tokens}): the parts below add up to it.${r.lastReported ? `\nThe endpoint's own count of the chat's last request: ${n(r.lastReported)} tokens.` : ''}\n${w.limits}`;
+  return item(`Next request: ${n(r.totalTokens)} tokens`, { description: `${w.left} of ${n(r.window)}${last}`, tooltip, icon: 'dashboard' });
+}
+
+function sectionItem(s: ContextSection): vscode.TreeItem {
+  const tokens = `${s.tokens.toLocaleString('en-US')} tokens`;
+  return item(s.name, { description: s.source ? `${tokens} · ${s.source}` : tokens, tooltip: s.path ?? s.source ?? undefined, icon: 'symbol-file', open: fileUri(s.path ?? undefined) });
 }
 
 export class SkillsView extends ListView {

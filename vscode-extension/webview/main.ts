@@ -18,6 +18,7 @@ import { renderWelcome, TEST_PROMPT } from './welcome';
 import { initialState } from './state';
 import { Completion } from './completion';
 import { watchPastes } from './paste';
+import { renderContextChanges, showContextChanges } from './contextChips';
 import type { SavedState, View } from './state';
 
 interface VsCodeApi {
@@ -303,6 +304,7 @@ function fillMessage(view: View): void {
   el.querySelector('.error')?.remove();
   if (msg.interrupted) el.append(h('div', { class: 'badge', role: 'note' }, 'Interrupted — stopped before the answer was complete.'));
   if (msg.error) el.append(renderError(msg.error));
+  renderContextChanges(el.querySelector('.context-changes')!, msg.changes);
 }
 
 function createMessage(msg: TranscriptMessage): HTMLElement {
@@ -313,7 +315,7 @@ function createMessage(msg: TranscriptMessage): HTMLElement {
     el.append(h('div', { class: 'role' }, 'Qwen'));
     const thought = h('details', { class: 'thought' });
     thought.append(h('summary', {}, 'Thinking'), h('div', { class: 'thought-text' }));
-    el.append(h('div', { class: 'notes' }), thought, h('div', { class: 'body answer' }));
+    el.append(h('div', { class: 'notes' }), thought, h('div', { class: 'body answer' }), h('div', { class: 'context-changes', role: 'group', 'aria-label': 'What changed in the context' }));
   } else el.append(h('div', { class: 'role' }, 'You'), h('div', { class: 'body' }));
   const view: View = { el, msg: { ...msg } };
   views.set(msg.id, view);
@@ -337,6 +339,9 @@ function applyPatches(patches: StreamPatch[]): void {
     if (p.op === 'append') {
       view.msg.text += p.text;
       grown.add(view); // rendered once below, however many appends the batch holds
+    } else if (p.op === 'changes') {
+      view.msg.changes = p.changes;
+      renderContextChanges(view.el.querySelector('.context-changes')!, p.changes);
     } else if (p.op === 'note') {
       view.msg.notes = [...(view.msg.notes ?? []), p.text];
       view.el.querySelector('.notes')?.append(renderNote(p.text));
@@ -419,6 +424,7 @@ function applySnapshot(s: Snapshot): void {
   skillCards.show(s.skillProposals);
   modePicker.value = s.approvalMode ?? 'default';
   showFigure(s.contextFigure);
+  showContextChanges(s.showContextChanges);
   state.setup = s.setup;
   state.restoring = !!s.restoring;
   updateWelcome();
@@ -516,6 +522,10 @@ document.addEventListener('click', (e) => {
   else if (d.removeAttachment !== undefined) post({ type: 'removeAttachment', index: Number(d.removeAttachment) });
   else if (d.dismissNotice) post({ type: 'dismissNotice', id: d.dismissNotice });
   else if (d.openNotice) post({ type: 'openNotice', id: d.openNotice });
+  else if (d.changeIndex !== undefined) {
+    const id = b.closest<HTMLElement>('[data-id]')?.dataset.id;
+    if (id) post({ type: 'openContextChange', id, index: Number(d.changeIndex) });
+  }
 });
 
 // Patches are applied once per animation frame however many messages arrived in it; any other
@@ -563,6 +573,7 @@ const handlers: HostHandlers = {
   },
   focusComposer: () => prompt.focus(),
   contextFigure: (m) => showFigure(m.figure),
+  showContextChanges: (m) => showContextChanges(m.show),
   setup: (m) => {
     state.setup = m.setup;
     updateWelcome();

@@ -9,6 +9,7 @@ left the history, and runs ``qwen/compress`` between turns.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...agent.hooks import Feature, Turn, TurnRunner
@@ -19,8 +20,8 @@ from ...compaction.compress import SummaryModel
 from ...errors import EngineError
 from ...llm.content import Content
 from ...llm.errors import LLMError
-from ...protocol import COMPRESS, CompressParams, CompressResult
-from ...sessions.registry import ChatSession
+from ...protocol import COMPRESS, CompressParams, CompressResult, ContextChange
+from ...sessions.registry import ChatSession, Slot
 from ...settings.config import Settings
 
 
@@ -56,6 +57,16 @@ class CompactionFeature(Feature):
 
     async def before_request(self, turn: Turn) -> None:
         await self.compactor.before_request(turn.session, turn.status)
+        if (sizes := self.compactor.take_compressed(turn.session)) is not None:
+            turn.session.slot(COMPRESSED).pending = sizes
+
+    def context_changes(self, turn: Turn) -> list[ContextChange]:
+        """A compression since the previous turn's request (this turn's, or a ``qwen/compress`` between turns)."""
+        told = turn.session.slot(COMPRESSED)
+        if told.pending is None:
+            return []
+        (before, after), told.pending = told.pending, None
+        return [ContextChange(kind="compression", label=f"history compressed {_k(before)} → {_k(after)}")]
 
     def after_round(self, session: ChatSession, prompt_tokens: int) -> None:
         self.compactor.observe_round(session, prompt_tokens)
@@ -86,5 +97,26 @@ class CompactionFeature(Feature):
             raise EngineError(f"Compression failed; the history is unchanged. {exc.message}", kind=exc.kind) from exc
         except (OSError, ValueError) as exc:  # the checkpoint could not be written, or was refused
             raise EngineError(f"Compression could not be saved; the history is unchanged. {exc}") from exc
+        self.compactor.take_compressed(session)  # told below, with the sizes this request answers
+        if done.status == "compressed":
+            session.slot(COMPRESSED).pending = (done.tokens_before, done.tokens_after)
         return CompressResult(status=done.status, tokens_before=done.tokens_before, tokens_after=done.tokens_after)
+
+
+@dataclass
+class _Compressions:
+    """The last compression of a chat that its next turn has not shown yet."""
+
+    pending: tuple[int, int] | None = None
+    """The prompt size before and after."""
+
+
+COMPRESSED: Slot[_Compressions] = Slot("compaction.shown", _Compressions)
+
+
+def _k(tokens: int) -> str:
+    """41k, 4.1k, 950: a chip's short figure."""
+    if tokens < 1000:
+        return str(tokens)
+    return f"{tokens / 1000:.1f}k" if tokens < 10_000 else f"{round(tokens / 1000)}k"
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ...agent.hooks import Feature, Turn, TurnDone
 from ...agent.hooks import Caller, Handler
-from ...protocol import EDITOR_CONTEXT, EditorContextParams, Position
+from ...agent.picture import tag
+from ...protocol import EDITOR_CONTEXT, ContextChange, EditorContextParams, Position
 from ...sessions.registry import ChatSession, Slot
 from ...settings.config import Settings
 from .chat import EditorContextSlot
@@ -50,7 +51,21 @@ class EditorContextFeature(Feature):
         slot.omit_next = self.name in turn.leave_out
         told = slot.reminder(self.snapshot())
         slot.pending = told[1] if told is not None else None
-        return [told[0]] if told is not None else []
+        if told is None:
+            return []
+        tag(turn.session, "editor context", [told[0]])
+        return [told[0]]
+
+    def context_changes(self, turn: Turn) -> list[ContextChange]:
+        """What this turn's message told of the editor: the focused file (and a selection), else the open files."""
+        told = turn.session.slot(SLOT).pending
+        if told is None or not told.files:
+            return []
+        active = told.active
+        shown = [active] if active is not None else list(told.files)
+        names = ", ".join(Path(f.path).name for f in shown)
+        label = f"editor: {names}{', selection' if active is not None and active.selected_text else ''}"
+        return [ContextChange(kind="editor", label=label, sources=[f.path for f in shown])]
 
     def after_turn(self, done: TurnDone) -> None:
         slot = done.session.slot(SLOT)

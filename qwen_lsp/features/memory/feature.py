@@ -20,7 +20,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
 from ...agent.fork import ParentRequest
-from ...agent.hooks import Feature, TurnDone, TurnPrefetch
+from ...agent.hooks import Feature, Turn, TurnDone, TurnPrefetch
+from ...agent.picture import tagged
 from ...agent.side_query import SideQuery
 from ...agent.tool import ManagedWrites, Tool
 from .save_memory import SaveMemoryTool
@@ -32,6 +33,7 @@ from ...memory.manager import MemoryManager
 from ...memory.store import MemoryStore
 from ...agent.hooks import Caller, Handler
 from ...protocol import (
+    ContextChange,
     MEMORY_FORGET,
     MEMORY_FORGET_CANDIDATES,
     MEMORY_LIST,
@@ -59,6 +61,8 @@ RECENT_TOOL_CONTENTS = 8
 """How far back "recently used tools" (the recall's active-tool filter, as Qwen Code's relevanceSelector) looks."""
 
 SURFACED: Slot[set[Path]] = Slot("memory.surfaced", set)
+SURFACED_BEFORE: Slot[set[Path]] = Slot("memory.surfaced_before_turn", set)
+"""``SURFACED`` as the chat's current turn found it (what the turn recalled is the difference)."""
 """Memory files already recalled into a chat (not offered twice, as Qwen Code's recall)."""
 
 
@@ -116,7 +120,21 @@ class MemoryFeature(Feature):
         return self.manager.prompt_block()
 
     def recall(self, session: ChatSession, prompt: str) -> TurnPrefetch | None:
-        return self.manager.start_recall(session.slot(SURFACED), prompt, recent_tools(session.history))
+        surfaced = session.slot(SURFACED)
+        before = session.slot(SURFACED_BEFORE)
+        before.clear()
+        before.update(surfaced)
+        return tagged(self.manager.start_recall(surfaced, prompt, recent_tools(session.history)), session, "memory")
+
+    def context_changes(self, turn: Turn) -> list[ContextChange]:
+        """The memories this turn's requests carried (recall marks a memory surfaced when it delivers it)."""
+        session = turn.session
+        before: set[Path] = session.slot(SURFACED_BEFORE)
+        recalled = sorted(session.slot(SURFACED) - before)
+        if not recalled:
+            return []
+        label = f"{len(recalled)} {'memory' if len(recalled) == 1 else 'memories'} recalled"
+        return [ContextChange(kind="memory", label=label, sources=[str(p) for p in recalled])]
 
     def managed_writes(self) -> ManagedWrites | None:
         """The memory folders, where the chat writes with ``write_file``/``edit`` through the store (as 0.24.4);

@@ -48,3 +48,16 @@ export async function openLink(href: string, log: (line: string) => void): Promi
   if (real) await vscode.window.showTextDocument(vscode.Uri.file(real), { preview: true });
   else log(`[qwen] not opened: ${href.slice(0, 300)} is not a file inside the workspace`);
 }
+
+/**
+ * A context chip's files (a skill's SKILL.md, recalled memories, the editor's file): paths the server
+ * named itself, not the model, so a file outside the workspace (~/.qwen/…) opens too.
+ */
+export async function openSources(paths: string[]): Promise<void> {
+  for (const p of paths) if (path.isAbsolute(p)) await vscode.window.showTextDocument(vscode.Uri.file(p), { preview: paths.length === 1 });
+}
+
+/** `qwen.chat.showContextChanges`: whether answers show what their context gained (on unless turned off). */
+export function showContextChanges(): boolean {
+  return vscode.workspace.getConfiguration('qwen').get<boolean>('chat.showContextChanges', true) !== false;
+}

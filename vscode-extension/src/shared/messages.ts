@@ -3,7 +3,7 @@
  * The host owns the transcript of the open session (the server owns the durable copy); the
  * webview only renders it, so a hidden-then-shown or reloaded view is rebuilt from a snapshot.
  */
-import type { AttachmentParam, CommandInfo, CompressMode, ErrorKind, FileCompletionItem, Level, ToolDecision } from './protocol';
+import type { AttachmentParam, CommandInfo, CompressMode, ContextChange, ErrorKind, FileCompletionItem, Level, ToolDecision } from './protocol';
 
 export interface ToolCard {
   /** The model's tool-call id; several OpenAI-compatible servers reuse it every round (`call_0`). */
@@ -71,6 +71,8 @@ export interface TranscriptMessage {
   text: string;
   /** Status notes the server sent during this answer (e.g. the history was compressed first). */
   notes?: string[];
+  /** What the context of this turn's request gained (the server's contextChanges event): chips under the answer. */
+  changes?: ContextChange[];
   pending?: boolean;
   tone?: StatusTone;
   thought?: string;
@@ -186,6 +188,8 @@ export interface Snapshot {
    * panel says so instead of staying blank, and a second snapshot follows with its messages.
    */
   restoring?: boolean;
+  /** `qwen.chat.showContextChanges`: the chips under each answer (absent: shown). */
+  showContextChanges?: boolean;
 }
 
 /** The context figure under the composer: the status bar's, worded the same (src/meter.ts). */
@@ -208,6 +212,7 @@ export type StreamPatch =
   | { op: 'append'; id: string; text: string }
   | { op: 'thought'; id: string; text: string }
   | { op: 'note'; id: string; text: string }
+  | { op: 'changes'; id: string; changes: ContextChange[] }
   | { op: 'tool'; id: string; card: ToolCard };
 
 export type HostToWebview =
@@ -224,6 +229,7 @@ export type HostToWebview =
   | { type: 'editorContext'; chip: EditorContextChip | null }
   | { type: 'approvalMode'; mode: ApprovalModeName }
   | { type: 'focusComposer' }
+  | { type: 'showContextChanges'; show: boolean }
   | { type: 'contextFigure'; figure: ContextFigureLine | null }
   | { type: 'setup'; setup: SetupState }
   /** The server's slash commands (qwen/commands/list), offered when the composer starts with `/`. */
@@ -247,6 +253,8 @@ export type WebviewToHost =
   | { type: 'dismissNotice'; id: string }
   | { type: 'openNotice'; id: string }
   | { type: 'openLink'; href: string }
+  /** A context chip was clicked: the host opens the files the server named for it. */
+  | { type: 'openContextChange'; id: string; index: number }
   | { type: 'action'; action: ErrorAction }
   | { type: 'approvalReply'; id: string; optionId: string; reason?: string }
   | { type: 'acceptSuggestion'; id: string }

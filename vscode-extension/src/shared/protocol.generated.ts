@@ -5,7 +5,8 @@ export type FinishReason = 'stop' | 'length' | 'cancelled' | 'error';
 export type MemoryScope = 'user' | 'project' | 'team';
 export type MemoryType = 'user' | 'feedback' | 'project' | 'reference';
 export type CompressMode = 'full' | 'fast';
-export type ChatEventKind = 'text' | 'thought' | 'toolCall' | 'toolResult' | 'status' | 'error';
+export type ChatEventKind = 'text' | 'thought' | 'toolCall' | 'toolResult' | 'status' | 'error' | 'contextChanges';
+export type ContextChangeKind = 'skill' | 'memory' | 'compression' | 'editor';
 export type PermissionDecision = 'allow' | 'allowAlways' | 'deny';
 export type ToolDecision = 'auto' | 'allow' | 'allowAlways' | 'deny';
 export type CommandStatus = 'done' | 'error' | 'confirm';
@@ -177,6 +178,15 @@ export interface ToolInfo {
   output?: string;
 }
 
+/** One thing the context of this turn's request has that the previous turn's had not (a chip under the answer). */
+export interface ContextChange {
+  kind: ContextChangeKind;
+  /** In words, e.g. "skill api-conventions", "2 memories recalled", "history compressed 41k → 6k". */
+  label: string;
+  /** The files it comes from (absolute), for an editor to open. */
+  sources?: string[];
+}
+
 /** `qwen/chatEvent`: one streamed event of a running turn; `seq` counts from 0 without gaps per turn. */
 export interface ChatEvent {
   sessionId: string;
@@ -185,6 +195,11 @@ export interface ChatEvent {
   kind: ChatEventKind;
   text?: string;
   tool?: ToolInfo;
+  /**
+   * On `contextChanges` (after an answered turn's text, only when something changed): what its request
+   * holds that the previous turn's did not.
+   */
+  changes?: ContextChange[];
 }
 
 /** `qwen/permission`: a write or a command waiting for the user (sent to clients declaring `permissionRequests`). */
@@ -225,7 +240,30 @@ export interface PermissionAnswer {
 export interface ContextSection {
   name: string;
   tokens: number;
+  /** The file it comes from as a person reads it: relative to the workspace, `~/…` under the home folder. */
   source?: string;
+  /** That file, absolute (to open it). */
+  path?: string;
+}
+
+/**
+ * One row of a sent request's picture: `system`, `context files`, `memory`, `skills`,
+ * `editor context`, `history` or `tools`.
+ */
+export interface RequestPart {
+  name: string;
+  tokens: number;
+}
+
+/** A request the chat sent to the model, part by part; the parts add up to `totalTokens`, the server's count. */
+export interface SentRequest {
+  turnId: string;
+  /** 1 for a turn's first request, then one more per tool round. */
+  round: number;
+  parts: RequestPart[];
+  totalTokens: number;
+  /** The prompt size the endpoint reported for it (None until its answer came, or when it reports none). */
+  reportedTokens?: number;
 }
 
 /** Token counts at which each level starts (the first whole token at or past Qwen Code's fractional threshold). */
@@ -252,6 +290,10 @@ export interface ContextResult {
    * URL nor an API key), so an editor shows no "% left" of a window that belongs to no model.
    */
   model?: string;
+  /** The prompt size the endpoint reported for the chat's last request (beside the total, which counts the next). */
+  lastReported?: number;
+  /** The chat's last requests as sent (at most 20, oldest first), for a picture of what filled each. */
+  requests?: SentRequest[];
 }
 
 /** `qwen/contextStatus`: how full the window was at the last model round. */
