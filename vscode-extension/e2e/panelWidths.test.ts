@@ -104,7 +104,7 @@ async function liveRowShowsWhole(name: string, detail: string): Promise<void> {
   const card = chat.locator('.approval');
   await card.waitFor({ timeout: LONG });
   for (const px of [240, 300, 600]) {
-    await setWidth(px);
+    await wb.setWidth(px);
     const m = await row.locator('.tool-detail').evaluate((el) => {
       const box = el.getBoundingClientRect();
       const summary = el.closest('summary')!.getBoundingClientRect();
