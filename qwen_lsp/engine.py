@@ -99,12 +99,13 @@ class Engine:
         return tool_list(self._base_tools, self.features)
 
     # ----------------------------------------------------------------- chats
-    async def open_session(self, session_id: str | None) -> ChatSession:
-        """The open chat, one resumed from disk, or (no id) a new one."""
+    async def open_session(self, session_id: str | None, *, missing_ok: bool = False) -> ChatSession:
+        """The open chat, one resumed from disk, or (no id) a new one; ``missing_ok``: an id with no file yet is a chat
+        with nothing recorded (an editor's chat across a server restart), not an error."""
         if session_id and (open_ := self.sessions.get(session_id)) is not None:
             return open_
         if session_id:
-            return self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id))
+            return self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id, missing_ok=missing_ok))
         context = SessionContext(self.context)
         context.start_git_snapshot()  # its processes run while the rest of the chat is set up
         started = asyncio.get_running_loop().time()

@@ -93,6 +93,9 @@ class ChatParams(WireParams):
     workspace_uri: str | None = Field(None, alias="workspaceUri")
     editor_context: bool = Field(True, alias="editorContext")
     """False: this message goes without the editor's context (the panel's "leave it out"; docs/editor-context.md)."""
+    retry: bool = False
+    """True: a Retry of the chat's last turn, which failed. That turn is taken back first (off the session file's
+    active branch and out of the history), so the model and a reopened chat see the prompt once."""
 
     @field_validator("prompt")
     @classmethod
@@ -221,8 +224,13 @@ class SelectionArgs(WireParams):
     """Arguments of ``qwen.addToProjectRules`` / ``qwen.rememberSelection``."""
 
     text: str = Field(min_length=1)
+    """The selected text, as the editor has it."""
     uri: str | None = None
     scope: Literal["project", "user"] | None = None
+    convention: str | None = Field(None, max_length=20_000)
+    """``qwen.rememberSelection`` only: the convention in the user's words (VS Code asks for them,
+    prefilled from the selection). A selected code line is no rule a later chat can follow; a client
+    that sends no words (Neovim's code action) gets the selection remembered as before."""
 
 
 # ---------------------------------------------------------------- qwen/chat
@@ -539,6 +547,9 @@ class MemoryRememberResult(WireResult):
     path: str
     scope: MemoryScope
     type: MemoryType
+    name: str
+    """The saved memory's name (its frontmatter ``name``), so the editor can say what it wrote."""
+    description: str
 
 
 class ForgetCandidate(WireResult):

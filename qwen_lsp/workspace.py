@@ -500,7 +500,9 @@ class Workspace:
         return PasteResult(path=str(saved.path), name=saved.path.name, bytes=saved.size)
 
     async def open_session(self, session_id: str | None) -> ChatSession:
-        return await self.engine.open_session(session_id)
+        """The editor's chat: after a server restart one saved on disk is resumed by its id, one with nothing saved
+        yet (its only turns failed before reaching the model) continues under its id, never "No session"."""
+        return await self.engine.open_session(session_id, missing_ok=True)
 
     async def list_sessions(self) -> SessionsListResult:
         rows = await asyncio.to_thread(self.sessions.listing)
@@ -515,6 +517,11 @@ class Workspace:
                 for s in rows
             ]
         )
+
+    async def take_back_failed_turn(self, session: ChatSession) -> bool:
+        """``qwen/chat`` with ``retry``: the failed last turn goes before the prompt is sent again (``ChatSession.take_back_failed_turn``)."""
+        async with session.lock:
+            return await asyncio.to_thread(session.take_back_failed_turn)
 
     async def resume(self, session_id: str, *, recap: bool = True) -> SessionResumeResult:
         """Reload a chat from disk (dropping the open copy) and return what the user saw, with a recap
@@ -567,15 +574,16 @@ class Workspace:
 
         return await asyncio.to_thread(find)
 
-    async def context_report(self, session_id: str | None = None) -> ContextResult:
-        """What the next request would hold; reading a chat from disk does not open it."""
+    async def context_report(self, session_id: str | None = None, *, missing_ok: bool = False) -> ContextResult:
+        """What the next request would hold; reading a chat from disk does not open it. ``missing_ok`` (the editor's
+        Context view): a chat with nothing saved yet reads as empty, not "No session"."""
         session = self.sessions.get(session_id) if session_id else None
         editor = "\n".join(text for f in self.features for text in f.preview(session)) or None
         if session is not None:
             await self.engine.session_ready(session)
             report = self.engine.accounting.count(session.context, session.skills_tracker, session.history, editor)
             return report.model_copy(update={"requests": self.engine.pictures.of(session), "last_reported": session.prompt_tokens or None})
-        history = await asyncio.to_thread(self.sessions.read_history, session_id) if session_id else []
+        history = await asyncio.to_thread(self.sessions.read_history, session_id, missing_ok=missing_ok) if session_id else []
         context = SessionContext(self.context)
         await self.engine.prepare(context)
         return self.engine.accounting.count(context, SkillListingTracker(), history, editor)

@@ -21,6 +21,7 @@ from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 from lsp_harness import as_dict, chat, server_env, session_records, start_client
 
 from qwen_lsp.features.edits.auto_mode import STAGE1_SCHEMA, STAGE1_SUFFIX, STAGE2_SUFFIX, system_prompt
+from qwen_lsp.agent.approvals import PLAN_EXIT_COVERS, PLAN_SHELL_COVERS
 from qwen_lsp.features.edits.plan_mode import APPROVED, reminder
 
 
@@ -247,7 +248,50 @@ async def test_plan_mode_runs_read_only_commands_refuses_writes_and_asks_once_fo
     )
     async with editor(home, workspace, scripted, "plan", answers=["allowAlways"]) as client:
         await chat(client, "plan it")
-        assert [(a["toolCallId"], a.get("alwaysCovers")) for a in client.asked] == [("u", None)]  # once, never "always"
+        assert [(a["toolCallId"], a.get("alwaysCovers")) for a in client.asked] == [("u", PLAN_SHELL_COVERS)]  # once, never "always", and the card says so
     assert "Output: one\ntwo" in tool_output(scripted, "r")
     assert tool_output(scripted, "w").startswith("Plan mode blocked this shell command") and not (workspace / "X").exists()
     assert "Exit Code: 0" in tool_output(scripted, "u")
+
+
+# ------------------------------------------------------------------ what "Allow always" covers, in words
+
+
+def edit_call(path: Path, old: str, new: str, call_id: str) -> Reply:
+    return Reply(chunks=[], tool_calls=[ToolCallSpec("edit", {"file_path": str(path), "old_string": old, "new_string": new}, id=call_id)])
+
+
+async def test_every_approval_says_what_allow_always_covers_and_the_words_are_what_is_kept(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
+    """Edits, whole-file writes, a protected write and a command that is no plain one: each card has its words, and
+    "always" on an edit of notes.txt lets the next edit of notes.txt through, not an edit of another file."""
+    (workspace / "other.txt").write_text("three\n")
+    scripted.enqueue(
+        edit_call(workspace / "notes.txt", "one", "uno", "e1"),
+        edit_call(workspace / "notes.txt", "two", "dos", "e2"),
+        edit_call(workspace / "other.txt", "three", "tres", "e3"),
+        Reply(chunks=[], tool_calls=[ToolCallSpec("write_file", {"file_path": str(workspace / "new.txt"), "content": "x\n"}, id="w1")]),
+        Reply(chunks=[], tool_calls=[ToolCallSpec("write_file", {"file_path": str(workspace / ".vscode" / "tasks.json"), "content": "{}\n"}, id="p1")]),
+        shell_call("touch $(echo X)", "s1"),
+        Reply(chunks=["done"]),
+    )
+    async with editor(home, workspace, scripted, "default", answers=["allowAlways", "allow", "allow", "allowAlways", "allowAlways"]) as client:
+        client.feature(types.WORKSPACE_APPLY_EDIT)(lambda params: types.ApplyWorkspaceEditResult(applied=True))
+        await chat(client, "change things")
+        covers = {a["toolCallId"]: a["alwaysCovers"] for a in client.asked}
+    assert list(covers) == ["e1", "e3", "w1", "p1", "s1"], "e2 was covered by e1's Allow always"
+    assert covers["e1"] == "Every edit (the edit tool) of notes.txt in this chat; other files and other tools still ask"
+    assert covers["e3"] == "Every edit (the edit tool) of other.txt in this chat; other files and other tools still ask"
+    assert covers["w1"] == "Every whole-file write (write_file) of new.txt in this chat; other files and other tools still ask"
+    assert covers["p1"].startswith("Nothing beyond this one: files under .vscode/ set the editor's tasks") and covers["p1"].endswith(
+        "so it asks every time (Allow always counts as Allow)"
+    )
+    assert covers["s1"] == "Nothing beyond this one: this command cannot be read as a plain command, so it asks every time (Allow always counts as Allow)"
+
+
+async def test_exit_plan_mode_says_that_allow_always_switches_to_auto_edit(home: Path, workspace: Path, scripted: ScriptedOpenAI) -> None:
+    scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("exit_plan_mode", {"plan": "1. edit notes"}, id="x1")]), Reply(chunks=["ok"]))
+    async with editor(home, workspace, scripted, "plan", answers=["allowAlways"]) as client:
+        await chat(client, "plan")
+        assert [(a["toolCallId"], a["alwaysCovers"]) for a in client.asked] == [("x1", PLAN_EXIT_COVERS)]
+        mode = as_dict(await client.protocol.send_request_async("qwen/command", {"text": "/approval-mode"}))
+    assert "auto-edit" in json.dumps(mode)

@@ -157,6 +157,8 @@ async def test_deny_ends_the_turn_leaves_the_file_alone_and_the_next_turn_tells_
         result = as_dict(await chat(lsp, "make f return 2"))
         shown = lsp.ed.of("show")[0]
         assert [a.title for a in shown.actions] == ["Allow", "Allow always", "Deny"]
+        # The question says what "Allow always" covers, in the server's words (the same the panel's card shows).
+        assert shown.message.endswith("\n“Allow always” covers: Every edit (the edit tool) of src/api/x.py in this chat; other files and other tools still ask"), shown.message
         assert lsp.ed.of("applyEdit") == []
         assert tool_results(lsp.rec.chat_events)[0]["decision"] == "deny"
         sid = result["sessionId"]

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from qwen_lsp.sessions.reader import build_history, read_records
+from qwen_lsp.llm.errors import LLMError
+from qwen_lsp.sessions.reader import active_branch, build_conversation, build_history, read_records
 from qwen_lsp.sessions.recording import SessionRecorder, SessionWriteError, iso_timestamp, usage_metadata
 
 
@@ -245,3 +246,32 @@ def test_a_second_writer_of_one_session_keeps_the_chain_through_both(home: Path,
     lines = lines_of(first.path)
     assert [(r["uuid"], r["parentUuid"]) for r in lines] == [(a1, None), (b2, a1), (a3, b2)]
     assert [c["parts"][0]["text"] for c in build_history(read_records(first.path).records)] == ["A1", "B2", "A3"]
+
+
+def test_rewind_failed_turn_makes_the_retried_prompt_a_sibling_of_the_failed_one(home: Path, project: Path) -> None:
+    """Retry: the file stays append-only; the failed prompt and its error leave the active branch."""
+    rec = SessionRecorder(project, version="0.1.0")
+    assert not rec.rewind_failed_turn(), "no file yet: nothing to take back"
+    first = rec.record_user("hello")
+    rec.record_model("hi", usage=None, model="m")
+    assert not rec.rewind_failed_turn(), "the last turn was answered"
+    failed = rec.record_user("flaky")
+    rec.record_failure(LLMError("server", "boom", 500), model="m", duration_ms=1, prompt_id="p")
+    before = rec.path.stat().st_size
+    assert rec.rewind_failed_turn()
+    assert rec.path.stat().st_size == before, "nothing is written or removed"
+    retried = rec.record_user("flaky")
+    rec.record_model("done", usage=None, model="m")
+    records = read_records(rec.path).records
+    by_uuid = {r["uuid"]: r for r in records}
+    assert by_uuid[retried]["parentUuid"] == by_uuid[failed]["parentUuid"]
+    branch = active_branch(records)
+    assert failed not in [r["uuid"] for r in branch] and retried in [r["uuid"] for r in branch]
+    assert [c["parts"][0]["text"] for c in build_history(records)] == ["hello", "hi", "flaky", "done"]
+    assert all(content is not None for content, _ in build_conversation(records)), "the failure is off the branch"
+    # A fresh recorder (a restarted server) rewinds from what is on disk: a prompt that never got an answer.
+    rec.record_user("unanswered")
+    again = SessionRecorder(project, rec.session_id, version="0.1.0")
+    assert again.rewind_failed_turn()
+    again.record_user("unanswered")
+    assert [c["parts"][0]["text"] for c in build_history(read_records(rec.path).records)][-2:] == ["done", "unanswered"]

@@ -173,6 +173,8 @@ class ToolPermission:
     """Whether a chat's allowed rules already cover this shell command (``shell/rules.py``)."""
     plan: str | None = None
     """``exit_plan_mode``'s plan, shown with the question."""
+    shown_path: str | None = None
+    """``path`` as the user reads it (workspace-relative), for the words on the card."""
 
 
 Asker = Callable[[PermissionRequest], Awaitable[Approval]]
@@ -201,15 +203,31 @@ def always_scope(request: ToolPermission) -> tuple[str, ...]:
     return request.tool, request.path if request.path is not None else request.title
 
 
-def always_covers(request: ToolPermission) -> str | None:
-    """The words on the card beside "Allow always", or None when the answer will not be remembered."""
-    if request.protected is not None or request.tool == PLAN_EXIT_TOOL:
-        return None
+ONLY_THIS = "Nothing beyond this one: {why}, so it asks every time (Allow always counts as Allow)"
+PLAN_SHELL_COVERS = ONLY_THIS.format(why="in plan mode a command that is not read-only")
+"""Plan mode's shell question: "always" is never remembered there (:meth:`ApprovalPolicy._plan_shell`)."""
+PLAN_EXIT_COVERS = "Approves the plan and switches the approval mode to auto-edit: edits then run without asking, commands still ask"
+"""``exit_plan_mode``'s "always" picks auto-edit (``features/edits/plan_mode.py``), as Qwen Code 0.24.4's "auto-accept edits"."""
+_WHAT = {"edit": "edit (the edit tool) of {path}", "write_file": "whole-file write (write_file) of {path}"}
+
+
+def always_covers(request: ToolPermission) -> str:
+    """The words on the card beside "Allow always": exactly what :meth:`ApprovalPolicy._remember` keeps for this chat
+    (:func:`always_scope`, the shell rules), or that nothing is kept and why. One source: the panel, Neovim's
+    message and the CLI's prompt all show these words."""
+    if request.protected is not None:
+        return ONLY_THIS.format(why=request.protected)
+    if request.tool == PLAN_EXIT_TOOL:
+        return PLAN_EXIT_COVERS
     if request.tool == SHELL_TOOL:
         if not request.rules:
-            return None
+            return ONLY_THIS.format(why="this command cannot be read as a plain command")
         return "Commands matching " + ", ".join(f"'{rule}'" for rule in request.rules) + " in this chat"
-    return f"Every {request.tool} of {request.path or request.title} in this chat"
+    target = request.shown_path or request.path
+    if target is None:
+        return f"Every {request.tool} call titled “{request.title}” in this chat; other {request.tool} calls still ask"
+    what = _WHAT.get(request.tool, request.tool + " call for {path}").format(path=target)
+    return f"Every {what} in this chat; other files and other tools still ask"
 
 
 ALWAYS: Slot[set[tuple[str, ...]]] = Slot("approvals", set)
@@ -269,7 +287,7 @@ class ApprovalPolicy:
             return Approval("deny", message=PLAN_WRITE_BLOCKED)
         if ask is None:
             return Approval("deny", message=PLAN_NO_APPROVAL)
-        answer = await ask(self._question(session, turn_id, call_id, request, None))
+        answer = await ask(self._question(session, turn_id, call_id, request, PLAN_SHELL_COVERS))
         if answer.decision in ("allow", "allowAlways"):
             return Approval("allow")
         return Approval("deny", answer.reason, by_user=answer.by_user)

@@ -239,7 +239,7 @@ class MemoryManager:
         """Save ``text`` as one memory; no model needed (name and description come from the text)."""
         doc = await asyncio.to_thread(self.store.remember, text=text, type=type, scope=scope, name=name)
         self.changed(doc.scope, [doc.path])
-        return MemoryRememberResult(path=str(doc.path), scope=doc.scope, type=doc.type)
+        return MemoryRememberResult(path=str(doc.path), scope=doc.scope, type=doc.type, name=doc.title, description=doc.description)
 
     async def forget_candidates(self, query: str) -> ForgetCandidatesResult:
         """Step one of forget: what matches ``query``; nothing is removed until :meth:`forget`."""

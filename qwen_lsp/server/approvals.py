@@ -32,6 +32,7 @@ from pygls.workspace import TextDocument
 from ..agent.approvals import Answer, Approval, Asker, PermissionRequest
 from ..agent.applier import ApplyError, Snapshot, read_disk_text
 from ..protocol import PERMISSION
+from ..text.visible import visible
 from .pygls_internals import InternalsProtocol
 from .uris import uri_to_path
 
@@ -93,6 +94,8 @@ async def _ask_permission(ls: LanguageServer, request: PermissionRequest) -> App
 async def _ask_show_message(ls: LanguageServer, request: PermissionRequest) -> Approval:
     command = request.shown_command()
     detail = f"\n{command}" if command else ""
+    if request.always_covers:
+        detail += f"\n“Allow always” covers: {visible(request.always_covers)}"
     params = types.ShowMessageRequestParams(
         type=types.MessageType.Warning,
         message=f"Qwen wants to {request.shown_title()}.{detail}",

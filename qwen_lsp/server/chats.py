@@ -37,6 +37,8 @@ def register(server: QwenLanguageServer) -> None:
         workspace = ls.workspace_for(p.workspace_uri)
         attachments = [_attachment(a.uri, a.range) for a in p.attachments]
         session = await workspace.open_session(p.session_id)
+        if p.retry:
+            await workspace.take_back_failed_turn(session)
         turn_id = str(uuid.uuid4())
         with ChatEventStream(ls.protocol.notify, session.id, turn_id, output=ls.output) as stream:
             return await workspace.chat(
@@ -49,7 +51,7 @@ def register(server: QwenLanguageServer) -> None:
 
     @qwen_request(server, "qwen/context", OptionalSessionParams)
     async def on_context(ls: QwenLanguageServer, p: OptionalSessionParams) -> WireResult:
-        return await ls.workspace_for(p.workspace_uri).context_report(p.session_id)
+        return await ls.workspace_for(p.workspace_uri).context_report(p.session_id, missing_ok=True)
 
     @qwen_request(server, "qwen/sessions/list", WorkspaceParams)
     async def on_sessions_list(ls: QwenLanguageServer, p: WorkspaceParams) -> WireResult:

@@ -51,9 +51,9 @@ from typing import Any
 
 from ..llm.content import Content, Part
 from ..llm.errors import LLMError
-from .failures import TELEMETRY_SUBTYPE, failure_payload
+from .failures import TELEMETRY_SUBTYPE, failure_payload, recorded_failure
 from .files import session_path
-from .reader import read_records
+from .reader import active_branch, read_records
 from .records import content_problem
 
 log = logging.getLogger(__name__)
@@ -259,6 +259,29 @@ class SessionRecorder:
         except SessionWriteError as err:
             log.warning("The failed turn's error was not saved: %s", err)
 
+    def rewind_failed_turn(self) -> bool:
+        """Retry: the next record continues from before the failed turn's prompt, so that turn leaves the active branch.
+
+        The file stays append-only: the retried prompt becomes a sibling of the
+        failed one (same ``parentUuid``), and resume, which follows the chain
+        back from the last record (``reader.active_branch``), shows the prompt
+        once with its new answer; the model's history holds it once too. Only
+        when the chat's last record is a failed request's or an unanswered
+        prompt; returns whether it rewound.
+        """
+        with self._lock:
+            branch = active_branch(read_records(self.path).records) if self.path.exists() else []
+            if not branch or not (recorded_failure(branch[-1]) is not None or _is_prompt(branch[-1])):
+                return False
+            prompt = next((r for r in reversed(branch) if _is_prompt(r)), None)
+            if prompt is None:
+                return False
+            parent = prompt.get("parentUuid")
+            self._last_uuid = parent if isinstance(parent, str) else None
+            self._opened = True
+            self._end = os.stat(self.path).st_size
+            return True
+
     def record_chat_compression(
         self,
         compressed_history: Sequence[Content],
@@ -366,6 +389,11 @@ class SessionRecorder:
                 "records saved earlier are kept."
             ) from exc
         self._tail_suspect = False
+
+
+def _is_prompt(record: Mapping[str, Any]) -> bool:
+    """A typed message's record (not a tool result, not a message sent into a running turn)."""
+    return record.get("type") == "user" and record.get("subtype") != "mid_turn_user_message"
 
 
 def _ends_without_newline(handle: Any) -> bool:

@@ -73,6 +73,17 @@ class ChatSession:
     slots: dict[Slot[Any], Any] = field(default_factory=dict)
     """Each feature's state for this chat (:meth:`slot`)."""
 
+    def take_back_failed_turn(self) -> bool:
+        """Blocking (reads the session file); call under :attr:`lock`. A Retry of the chat's last turn, which failed:
+        that turn leaves the session file's active branch (``SessionRecorder.rewind_failed_turn``) and the history,
+        so the retried prompt is sent and shown once. Returns whether there was such a turn."""
+        if not self.recorder.rewind_failed_turn():
+            return False
+        typed = [i for i, c in enumerate(self.history) if c["role"] == "user" and not any("functionResponse" in p for p in c.get("parts", []))]
+        if typed:
+            del self.history[typed[-1] :]
+        return True
+
     def slot(self, slot: Slot[T]) -> T:
         """This chat's state for ``slot``, made on first use."""
         try:
@@ -113,14 +124,14 @@ class SessionRegistry:
         sid = str(uuid.uuid4())
         return ChatSession(id=sid, recorder=self._recorder(sid), context=context or self._new_context())
 
-    def load(self, session_id: str) -> ChatSession:
+    def load(self, session_id: str, *, missing_ok: bool = False) -> ChatSession:
         """A chat rebuilt from its JSONL (ours or the Qwen Code CLI's), not yet registered.
 
         The prompt size is restored too (``resume_tokens``), so a session
         resumed near its window compacts before its next request, not after
         the endpoint refuses it.
         """
-        records = self._records(session_id)
+        records = self._records(session_id, missing_ok=missing_ok)
         counts = resume_token_counts(reader.active_branch(records))
         return ChatSession(
             id=session_id,
@@ -131,12 +142,15 @@ class SessionRegistry:
             conversation=reader.build_conversation(records),
         )
 
-    def read_history(self, session_id: str) -> list[Content]:
+    def read_history(self, session_id: str, *, missing_ok: bool = False) -> list[Content]:
         """The history a resume would continue from; registers nothing (the inspector uses it too)."""
-        return answer_orphaned_calls(reader.build_history(self._records(session_id)))
+        return answer_orphaned_calls(reader.build_history(self._records(session_id, missing_ok=missing_ok)))
 
-    def _records(self, session_id: str) -> list[dict[str, Any]]:
+    def _records(self, session_id: str, *, missing_ok: bool = False) -> list[dict[str, Any]]:
+        """``missing_ok``: a valid id with no file yet (a chat whose turns never reached the model) reads as empty."""
         path = session_path(self.root, checked_id(session_id))
+        if missing_ok and not path.exists():
+            return []
         if not path.exists():
             raise EngineError(f"No session '{session_id}' in {path.parent}.", kind="not_found")
         return reader.read_records(path).records

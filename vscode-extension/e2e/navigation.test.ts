@@ -181,7 +181,7 @@ e2e('New chat, History and Compact are offered once (in the panel), not again in
   assert.doesNotMatch(bg, /rgba\(0, 0, 0, 0\)|transparent/, `the pill has a background of its own: ${bg}`);
 });
 
-e2e('"Remember this convention" on a comment saves the rule without the comment marker or the "Convention:" label', 4, async () => {
+e2e('"Remember this convention" on a comment asks for the rule in words, prefilled without the comment marker or the "Convention:" label; Open opens the memory', 4, async () => {
   await wb.openFile('clock.py');
   await wb.page.locator('.monaco-editor .view-line', { hasText: 'timestamps are UTC' }).waitFor({ timeout: 15_000 });
   await wb.page.locator('.editor-instance .view-lines').first().click();
@@ -189,8 +189,53 @@ e2e('"Remember this convention" on a comment saves the rule without the comment 
   await wb.page.keyboard.press('Shift+End');
   await wb.page.locator('.monaco-editor .selected-text').first().waitFor({ timeout: 15_000 });
   await wb.command('Qwen: Remember this convention');
-  await wb.page.locator('.notifications-toasts .notification-toast', { hasText: 'Remembered as a project memory' }).waitFor({ timeout: LONG });
+  const box = await wb.inputBox('Remember this convention', 'timestamps are UTC everywhere');
+  await wb.shot('remember-input-prefilled');
+  await box.press('Enter');
+  const toast = wb.page.locator('.notifications-toasts .notification-toast', { hasText: 'Remembered “timestamps are UTC everywhere” as a project memory' });
+  await toast.waitFor({ timeout: LONG });
   const file = path.join(wb.projectStateDir(), 'memory', 'feedback', 'timestamps-are-utc-everywhere.md');
+  assert.match((await toast.textContent())!, /in ~\/\.qwen\/projects\/[^/]+\/memory\/feedback\/timestamps-are-utc-everywhere\.md/, 'the notice names the file');
   await waitFor(() => existsSync(file), `the memory at ${file}`, 30_000).catch(() => assert.fail(`saved as ${readdirSync(path.dirname(file)).join(', ')}`));
   assert.equal(readFileSync(file, 'utf8'), '---\nname: timestamps are UTC everywhere\ndescription: timestamps are UTC everywhere\ntype: feedback\n---\n\ntimestamps are UTC everywhere\n');
+  await toast.locator('a.monaco-button', { hasText: 'Open' }).click();
+  await wb.page.locator('.tab.active', { hasText: 'timestamps-are-utc-everywhere.md' }).waitFor({ timeout: LONG });
+});
+
+e2e('"Remember this convention" on a code line: Escape saves nothing; the words typed are saved, named in the notice, and Undo removes them again', 5, async () => {
+  const folder = path.join(wb.projectStateDir(), 'memory', 'feedback');
+  const before = readdirSync(folder).sort();
+  await wb.openFile('clock.py');
+  await wb.page.locator('.monaco-editor .view-line', { hasText: 'import time' }).waitFor({ timeout: 15_000 });
+  await wb.page.locator('.editor-instance .view-lines').first().click();
+  await wb.page.keyboard.press('Control+Home');
+  await wb.page.keyboard.press('ArrowDown');
+  await wb.page.keyboard.press('Home');
+  await wb.page.keyboard.press('Shift+End');
+  await wb.page.locator('.monaco-editor .selected-text').first().waitFor({ timeout: 15_000 });
+  // The code line is only the prefill: Escape leaves no memory behind.
+  await wb.command('Qwen: Remember this convention');
+  await (await wb.inputBox('Remember this convention', 'import time')).press('Escape');
+  await wb.page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 15_000 });
+  await wb.command('Qwen: Remember this convention');
+  const box = await wb.inputBox('Remember this convention', 'import time');
+  const words = 'Durations are measured with time.monotonic()';
+  await box.fill(words);
+  await wb.shot('remember-input-words');
+  await box.press('Enter');
+  const toast = wb.page.locator('.notifications-toasts .notification-toast', { hasText: `Remembered “${words}” as a project memory` });
+  await toast.waitFor({ timeout: LONG });
+  const slug = 'durations-are-measured-with-time-monotonic.md';
+  assert.match((await toast.textContent())!, new RegExp(`memory/feedback/${slug.replace(/\./g, '\\.')}`), 'the notice names the file');
+  await wb.shot('remember-saved-notice');
+  const file = path.join(folder, slug);
+  await waitFor(() => existsSync(file), `the memory at ${file}`, 30_000);
+  assert.equal(readFileSync(file, 'utf8'), `---\nname: ${words}\ndescription: ${words}\ntype: feedback\n---\n\n${words}\n`);
+  // Escape saved nothing: the folder holds what it held before plus the one memory saved with words.
+  assert.deepEqual(readdirSync(folder).sort(), [...before, slug].sort());
+  await toast.locator('a.monaco-button', { hasText: 'Undo' }).click();
+  await wb.page.locator('.notifications-toasts .notification-toast', { hasText: `Forgot “${words}”.` }).waitFor({ timeout: LONG });
+  await waitFor(() => !existsSync(file), 'the memory file removed by Undo', 30_000);
+  assert.deepEqual(readdirSync(folder).sort(), before, 'Undo removed just that memory');
+  await wb.shot('remember-undone');
 });

@@ -1,8 +1,8 @@
 // The panel at the widths a side bar really has (240, 300 and 600 px), end to end in a real VS Code
 // (code-server, e2e/workbench.ts): the composer fits at 240 px, a click on Send leaves the caret in
 // the composer, and a failed request offers "Set up model" beside "Open settings", which opens the
-// Settings editor where this window's qwen.model.baseUrl is (the Remote tab in code-server). The
-// model is e2e/scripted_e2e.py. Screenshots go to e2e/screenshots/*.png.
+// Settings editor where this window's qwen.model.baseUrl is (the Remote tab in code-server); a tool
+// row shows its path or command whole while the tool runs. The model is e2e/scripted_e2e.py. Screenshots go to e2e/screenshots/*.png.
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -19,6 +19,7 @@ before(async () => {
   wb = await Workbench.open({
     workspace: ws,
     modelScript: 'scripted_e2e.py',
+    modelArgs: [ws], // for the nested file's absolute path
     userSettings: { 'qwen.memory.autoExtract': false, 'qwen.memory.autoDream': false, 'qwen.ui.enableFollowupSuggestions': false },
   });
 });
@@ -90,4 +91,42 @@ e2e('a refused request offers "Set up model", and "Open settings" shows the wind
   assert.equal(await row.locator('input').first().inputValue(), wb.baseUrl, 'the base URL this window uses is shown');
   await wb.shot('widths-open-settings-remote');
   await wb.page.keyboard.press('Escape');
+});
+
+/**
+ * While a tool runs (its card asks first, so the row stays live), its row shows `detail` whole at
+ * 240, 300 and 600 px: the full text, wrapped, nothing cut by the row or the panel. Then Deny.
+ */
+async function liveRowShowsWhole(name: string, detail: string): Promise<void> {
+  const chat = wb.chat();
+  const row = chat.locator('.tool', { has: chat.locator('.tool-result', { hasText: /^…$/ }) }).last();
+  await row.waitFor({ timeout: LONG });
+  const card = chat.locator('.approval');
+  await card.waitFor({ timeout: LONG });
+  for (const px of [240, 300, 600]) {
+    await wb.setWidth(px);
+    const m = await row.locator('.tool-detail').evaluate((el) => {
+      const box = el.getBoundingClientRect();
+      const summary = el.closest('summary')!.getBoundingClientRect();
+      return { text: el.textContent, cut: el.scrollWidth > el.clientWidth + 1, right: box.right, rowRight: summary.right, page: document.documentElement.clientWidth };
+    });
+    assert.equal(m.text, detail, `the row holds the whole ${name}`);
+    assert.ok(!m.cut && m.right <= m.rowRight + 1 && m.right <= m.page + 1, `at ${px} px the ${name} is not cut: ${JSON.stringify(m)}`);
+    await row.scrollIntoViewIfNeeded();
+    await wb.shot(`widths-live-${name}-${px}`);
+  }
+  await wb.page.waitForTimeout(700); // past the card's arming delay
+  await card.locator('button[data-option="deny"]').click();
+  await chat.locator('#send:not([disabled])').waitFor({ timeout: LONG });
+}
+
+e2e('while a tool runs its row shows the path or the command whole, wrapped, at 240, 300 and 600 px', 10, async () => {
+  await wb.openQwen();
+  const prompt = wb.chat().locator('#prompt');
+  await prompt.fill('write the nested file');
+  await prompt.press('Enter');
+  await liveRowShowsWhole('path', 'src/services/customer_accounts/billing_reconciliation/adapters/quarterly_statement_generator.py');
+  await prompt.fill('run the long command');
+  await prompt.press('Enter');
+  await liveRowShowsWhole('command', 'touch build/reports/customer_accounts/billing_reconciliation/quarterly_statement_generator_output.txt && echo generated');
 });

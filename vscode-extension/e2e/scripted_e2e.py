@@ -5,8 +5,12 @@ their tool call_0; "what do I have selected?" is answered with the selection the
 editor-context reminder carried (or that none came); "a wide table and a long code block" gets
 a six-column table, a long word and URL, and an 85-line Python block; "this one fails" gets an
 HTTP 400; the compression request ("Compact") gets a drafted <analysis> and a
-<state_snapshot>, the shape Qwen Code's prompt asks for. Prints the base URL, then serves until killed."""
+<state_snapshot>, the shape Qwen Code's prompt asks for; "…it fails once" gets an HTTP 401 the
+first time and the answer after (a Retry); given the workspace as its argument, "write the nested
+file" calls write_file on a long path and "run the long command" run_shell_command with a long
+command (both ask first). Prints the base URL, then serves until killed."""
 
+import re
 import sys
 import threading
 from pathlib import Path
@@ -80,6 +84,27 @@ def tool_round(messages: list) -> Reply | None:
     return TOOL_ROUNDS[min(sum(m.get("role") == "tool" for m in after), 2)]
 
 
+WS = sys.argv[1] if len(sys.argv) > 1 else ""
+NESTED = "src/services/customer_accounts/billing_reconciliation/adapters/quarterly_statement_generator.py"
+LONG_COMMAND = "touch build/reports/customer_accounts/billing_reconciliation/quarterly_statement_generator_output.txt && echo generated"
+ASKING_CALLS = {
+    "write the nested file": ToolCallSpec("write_file", {"file_path": f"{WS}/{NESTED}", "content": "x = 1\n"}, id="call_nested"),
+    "run the long command": ToolCallSpec("run_shell_command", {"command": LONG_COMMAND, "description": "generate"}, id="call_long"),
+}
+
+FAILED_ONCE: set[str] = set()
+"""Prompts ending "it fails once" that were refused already: the next request with one is answered (a Retry)."""
+
+
+def fails_once(messages: list, prompt: str) -> Reply | HttpError:
+    """401 the first time (Retry is offered), then the usual answer; if the prompt reached the model twice, says so."""
+    if prompt not in FAILED_ONCE:
+        FAILED_ONCE.add(prompt)
+        return HttpError(401, "The e2e model wants a fresh try")
+    times = sum(user_text(m).rstrip().endswith(prompt) for m in messages if m.get("role") == "user")
+    return Reply(chunks=words(ANSWER if times == 1 else f"The prompt reached the model {times} times."), delay=0.01)
+
+
 def reply(body: dict) -> Reply | HttpError:
     messages = body.get("messages", [])
     if (round_reply := tool_round(messages)) is not None:
@@ -90,6 +115,14 @@ def reply(body: dict) -> Reply | HttpError:
     text = " ".join(parts)
     if text.rstrip().endswith("what do I have selected?"):
         return Reply(chunks=words(editor_answer(parts)), delay=0.01)
+    asking = next((call for prompt, call in ASKING_CALLS.items() if prompt in text), None)  # reminders may come after it
+    if asking is not None and WS:
+        return Reply(chunks=["On it."], tool_calls=[asking])
+    typed = re.split(r"</system-reminder>|\n", text.rstrip())[-1].strip()  # the prompt, after any reminder
+    if typed.endswith("it fails once"):
+        return fails_once(messages, typed)
+    if text.rstrip().endswith("nothing outside the tags.") and any("fails once" in user_text(m) for m in messages):
+        return Reply(chunks=["<recap>Asking questions that fail once.</recap>"])  # a History resume's recap (sessions/recap.py)
     if text.rstrip().endswith("this one fails"):
         return HttpError(400, "The e2e model refuses this prompt")
     if text.rstrip().endswith("a wide table and a long code block"):

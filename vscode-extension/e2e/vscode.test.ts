@@ -205,10 +205,12 @@ e2e('"Remember this convention" on a selected line saves a project memory, liste
   await wb.page.keyboard.press('Shift+End');
   await wb.page.locator('.monaco-editor .selected-text').first().waitFor({ timeout: 15_000 });
   await wb.command('Qwen: Remember this convention');
+  // The line is no comment in Markdown: the box holds it as it is, and Enter accepts it.
+  await (await wb.inputBox('Remember this convention', CONVENTION)).press('Enter');
   const slug = 'tests-here-never-mock-the-database.md';
-  const toast = wb.page.locator('.notifications-toasts .notification-toast', { hasText: 'Remembered as a project memory' });
+  const toast = wb.page.locator('.notifications-toasts .notification-toast', { hasText: `Remembered “${CONVENTION}” as a project memory` });
   await toast.waitFor({ timeout: LONG });
-  assert.match((await toast.textContent())!, new RegExp(`Remembered as a project memory in ~/\\.qwen/projects/[^/]+/memory/feedback/${slug.replace(/\./g, '\\.')}`));
+  assert.match((await toast.textContent())!, new RegExp(`Remembered “${CONVENTION}” as a project memory in ~/\\.qwen/projects/[^/]+/memory/feedback/${slug.replace(/\./g, '\\.')}`));
   // qwen/memoryChanged: the chat's notice names the saved file (the MEMORY.md index is left out).
   const notice = wb.chat().locator('.notice', { hasText: 'Memory updated' });
   await notice.waitFor({ timeout: LONG });
@@ -342,6 +344,11 @@ e2e('an edit asks first: the permission card and the proposed change in the diff
   const card = wb.chat().locator('.approval');
   await card.waitFor({ timeout: LONG });
   assert.match((await card.textContent())!, /Edit src\/api\/users\.py.*\(\+1 −1\), shown in the diff editor/);
+  // "Allow always (this chat)" says what it would let through, in the server's words: this tool on this file.
+  assert.equal(
+    await card.locator('.approval-covers').textContent(),
+    'Covers: Every edit (the edit tool) of src/api/users.py in this chat; other files and other tools still ask',
+  );
   const diff = wb.page.locator('.monaco-diff-editor').first();
   await diff.waitFor({ timeout: LONG });
   await wb.page.locator('.tabs-container .tab', { hasText: 'users.py: proposed change (Qwen)' }).waitFor({ timeout: LONG });

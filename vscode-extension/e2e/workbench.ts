@@ -14,8 +14,8 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, realpathSync,
 import { createServer } from 'node:net';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
-import type { Browser, FrameLocator, Page } from 'playwright-core';
-import { EXT_ROOT, python, tempDir } from '../test/support';
+import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
+import { EXT_ROOT, python, tempDir, waitFor } from '../test/support';
 import { ARTIFACTS, launch } from '../test/webviewHarness';
 
 const INSTALL = path.join(EXT_ROOT, 'e2e', 'codeserver', 'install.sh');
@@ -236,6 +236,15 @@ export class Workbench {
     const row = this.page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first();
     await row.waitFor({ timeout: 15_000 });
     await row.click();
+  }
+
+  /** The text field of the input box titled `title` (vscode.window.showInputBox), once it holds `value`. */
+  async inputBox(title: string, value: string): Promise<Locator> {
+    const box = this.page.locator('.quick-input-widget', { has: this.page.locator('.quick-input-title', { hasText: title }) });
+    await box.waitFor({ timeout: LONG });
+    const input = box.locator('input');
+    await waitFor(async () => (await input.inputValue()) === value, `the "${title}" box holding "${value}"`, 30_000);
+    return input;
   }
 
   /** Quick Open (Ctrl+P) on `name`, then waits for its tab to be the active one. */

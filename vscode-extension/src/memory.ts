@@ -90,11 +90,6 @@ export type RememberOutcome =
   | { kind: 'refused'; message: string }
   | { kind: 'failed'; error: unknown };
 
-/**
- * Saves a selection as a project `feedback` memory. Through the server's own command when it
- * declares it (so the code action and the menu do exactly the same thing), else through
- * qwen/memory/remember with the same defaults.
- */
 /** Line-comment and block-comment markers by VS Code language id: what a convention written as a comment starts with. */
 const HASH = ['#'];
 const SLASH = ['///', '//', '/**', '/*', '*/', '*'];
@@ -127,11 +122,23 @@ export function conventionText(text: string, languageId: string | undefined): st
   return out || text;
 }
 
-export async function rememberSelection(send: Send, serverCommands: readonly string[], sel: { text: string; uri?: string }): Promise<RememberOutcome> {
+/** A selection to remember and, when the user said it, the convention in their own words (what is saved then). */
+export interface ConventionSelection {
+  text: string;
+  uri?: string;
+  convention?: string;
+}
+
+/**
+ * Saves a selection as a project `feedback` memory: the user's words when given, else the
+ * selection. Through the server's own command when it declares it (so the code action and the
+ * menu do exactly the same thing), else through qwen/memory/remember with the same defaults.
+ */
+export async function rememberSelection(send: Send, serverCommands: readonly string[], sel: ConventionSelection): Promise<RememberOutcome> {
   try {
     const result = serverCommands.includes(REMEMBER_COMMAND)
       ? await send(commands.rememberSelection, { command: REMEMBER_COMMAND, arguments: [sel] })
-      : await send(requests.memoryRemember, { text: sel.text, type: 'feedback', scope: 'project' });
+      : await send(requests.memoryRemember, { text: sel.convention?.trim() || sel.text, type: 'feedback', scope: 'project' });
     return { kind: 'saved', result };
   } catch (err) {
     return rememberFailure(err);
@@ -158,9 +165,18 @@ export function rememberFailure(err: unknown): RememberOutcome {
   return { kind: 'failed', error: err };
 }
 
-/** The non-modal notice after a selection was saved ("Remember this convention", "Add to QWEN.md"). */
-export function savedNotice(what: 'memory' | 'rules', shownPath: string, scope?: string): string {
-  return what === 'memory' ? `Remembered as a ${scope ?? 'project'} memory in ${shownPath}.` : `Added to ${shownPath}.`;
+/**
+ * The non-modal notice after a selection was saved ("Remember this convention", "Add to QWEN.md"):
+ * a memory by its name (what recall and the Memory view will show) and the file it went to.
+ */
+export function savedNotice(what: 'memory' | 'rules', shownPath: string, scope?: string, name?: string): string {
+  if (what === 'rules') return `Added to ${shownPath}.`;
+  return `Remembered ${name ? `“${name}” ` : ''}as a ${scope ?? 'project'} memory in ${shownPath}.`;
+}
+
+/** The notice after Undo removed a just-remembered memory; a file the server kept is named as such. */
+export function undoneNotice(name: string, removed: boolean): { severity: 'info' | 'warning'; text: string } {
+  return removed ? { severity: 'info', text: `Forgot “${name}”.` } : { severity: 'warning', text: `“${name}” was not removed (the file is gone or outside the memory folders).` };
 }
 
 export interface CandidatePick {

@@ -124,9 +124,12 @@ export class Transcript {
    * send again (also for a reopened chat, whose prompt was typed in an earlier window), or undefined.
    */
   takeBackFailedTurn(): string | undefined {
-    const [user, answer] = this.messages.slice(-2);
-    if (this.turn || user?.role !== 'user' || !answer?.error?.actions.includes('retry')) return undefined;
-    this.messages.splice(-2, 2);
+    // Status lines after the turn (a resumed chat's recap, a compaction's line) do not make it an older one.
+    let end = this.messages.length;
+    while (end > 0 && this.messages[end - 1].role === 'status') end--;
+    const [user, answer] = this.messages.slice(Math.max(0, end - 2), end);
+    if (this.turn || end < 2 || user?.role !== 'user' || !answer?.error?.actions.includes('retry')) return undefined;
+    this.messages.splice(end - 2, 2);
     return user.text;
   }
 

@@ -210,7 +210,7 @@ test('controller: an older server (-32601 on accept) ends the turn with the frie
   assert.deepEqual(final.error, { kind: 'unsupported', message: NO_SUGGESTION_SUPPORT, actions: ['retry'] });
   assert.deepEqual(view.of('running').at(-1), { type: 'running', running: false });
   await view.say({ type: 'action', action: 'retry' });
-  assert.deepEqual(client.sent.at(-1), ['qwen/chat', { prompt: 'Run the tests', sessionId: 's1' }]);
+  assert.deepEqual(client.sent.at(-1), ['qwen/chat', { prompt: 'Run the tests', sessionId: 's1', retry: true }], 'sent as a Retry: the server takes back a failed turn it recorded');
   const asked = chat.transcript.messages.filter((m) => m.role === 'user' && m.text === 'Run the tests');
   assert.equal(asked.length, 1, 'the prompt is shown once: the failed turn was taken back');
   assert.ok(!chat.transcript.messages.some((m) => m.error?.actions.includes('retry')), 'no failed turn with a Retry is left');

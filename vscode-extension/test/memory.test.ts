@@ -17,6 +17,7 @@ import {
   rememberSelection,
   conventionText,
   savedNotice,
+  undoneNotice,
   tildify,
 } from '../src/memory';
 import type { Send } from '../src/rpc.generated';
@@ -78,7 +79,7 @@ test('memory view: -32601 from qwen/memory/list becomes the friendly line; an em
 });
 
 test('remember: uses the server command qwen.rememberSelection when declared, else qwen/memory/remember as a project feedback memory', async () => {
-  const saved = { path: `${P}/feedback/x.md`, scope: 'project', type: 'feedback' };
+  const saved = { path: `${P}/feedback/x.md`, scope: 'project', type: 'feedback', name: 'x', description: 'x' };
   const sel = { text: 'Never mock the database', uri: 'file:///w/tests/test_db.py' };
   const viaCommand = recorder({ 'workspace/executeCommand': saved });
   assert.deepEqual(await rememberSelection(viaCommand.send, ['qwen.addToProjectRules', 'qwen.rememberSelection'], sel), { kind: 'saved', result: saved });
@@ -86,7 +87,18 @@ test('remember: uses the server command qwen.rememberSelection when declared, el
   const viaRequest = recorder({ 'qwen/memory/remember': saved });
   assert.deepEqual(await rememberSelection(viaRequest.send, ['qwen.addToProjectRules'], sel), { kind: 'saved', result: saved });
   assert.deepEqual(viaRequest.sent, [['qwen/memory/remember', { text: sel.text, type: 'feedback', scope: 'project' }]]);
+  // The user's words: sent with the selection to the server's command, instead of it to qwen/memory/remember.
+  const worded = { ...sel, text: 'db = connect()', convention: 'Tests here never mock the database' };
+  const wordsViaCommand = recorder({ 'workspace/executeCommand': saved });
+  await rememberSelection(wordsViaCommand.send, ['qwen.rememberSelection'], worded);
+  assert.deepEqual(wordsViaCommand.sent, [['workspace/executeCommand', { command: 'qwen.rememberSelection', arguments: [worded] }]]);
+  const wordsViaRequest = recorder({ 'qwen/memory/remember': saved });
+  await rememberSelection(wordsViaRequest.send, [], worded);
+  assert.deepEqual(wordsViaRequest.sent, [['qwen/memory/remember', { text: 'Tests here never mock the database', type: 'feedback', scope: 'project' }]]);
   assert.equal(savedNotice('memory', '~/.qwen/projects/-w/memory/feedback/x.md', 'project'), 'Remembered as a project memory in ~/.qwen/projects/-w/memory/feedback/x.md.');
+  assert.equal(savedNotice('memory', '~/m/x.md', 'project', 'Tests never mock the DB'), 'Remembered “Tests never mock the DB” as a project memory in ~/m/x.md.');
+  assert.deepEqual(undoneNotice('x', true), { severity: 'info', text: 'Forgot “x”.' });
+  assert.equal(undoneNotice('x', false).severity, 'warning');
   assert.equal(savedNotice('rules', 'QWEN.md'), 'Added to QWEN.md.', '"Add to QWEN.md" reports the same way');
 });
 

@@ -131,6 +131,12 @@ test('transcript: a reopened failed turn shows its recorded error with the live 
   assert.deepEqual(t.messages.map((m) => m.text), ['an old one', '']);
   assert.equal(t.takeBackFailedTurn(), undefined, 'the generic line offers no Retry');
 
+  // Chat History resumes with a recap: its line after the failed turn does not make that turn an older one.
+  t.load({ sessionId: 'abc', messages: [{ role: 'user', text: 'why is it slow?' }, { role: 'assistant', text: '', error: message, errorKind: 'server' }], promptTokens: 5, recap: 'Looking at a slow query.' });
+  assert.equal(t.messages.at(-1)?.role, 'status');
+  assert.equal(t.takeBackFailedTurn(), 'why is it slow?');
+  assert.deepEqual(t.messages.map((m) => m.text), ['Recap: Looking at a slow query.']);
+
   t.load({ sessionId: 'abc', messages: [{ role: 'user', text: 'u' }, { role: 'assistant', text: '', error: 'rejected', errorKind: 'auth' }], promptTokens: 5 });
   assert.deepEqual(t.messages[1].error, { kind: 'auth', message: 'rejected', actions: ['setApiKey', 'retry'] });
 });

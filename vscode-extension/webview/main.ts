@@ -191,8 +191,11 @@ function renderTool(card: ToolCard): HTMLElement {
   const detail = visible(card.detail);
   const result = card.result === undefined ? undefined : visible(card.result);
   // A shell command's row wraps the command onto lines of its own: at 300 px it is still read whole.
+  // So does every row while its tool runs (no result yet): what is being read, written or searched
+  // is read whole while it matters (a card may be asking about it); a finished row is one line again.
   const shell = card.name === 'run_shell_command';
-  const el = h('details', { class: `tool${shell ? ' tool-shell' : ''}${card.isError ? ' tool-error' : ''}`, 'data-tool-key': card.key, 'data-tool-id': card.id });
+  const running = result === undefined;
+  const el = h('details', { class: `tool${shell ? ' tool-shell' : ''}${running ? ' tool-running' : ''}${card.isError ? ' tool-error' : ''}`, 'data-tool-key': card.key, 'data-tool-id': card.id });
   const summary = h('summary', { 'aria-label': `Tool ${name}${detail ? ` ${detail}` : ''}: ${result === undefined ? 'running' : result || 'done'}` });
   summary.append(h('span', { class: 'tool-name' }, name));
   if (detail) summary.append(h(shell ? 'code' : 'span', { class: 'tool-detail' }, detail));

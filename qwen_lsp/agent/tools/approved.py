@@ -133,7 +133,7 @@ class _ApprovedWrite:
             return refused
         rel = relative_display(path, ctx)
         diff = await asyncio.to_thread(unified_diff, rel, before.text, new_text)
-        request = ToolPermission(tool=self.name, title=f"{self.verb} {rel}", path=str(path), diff=diff, protected=protected_reason(rel))
+        request = ToolPermission(tool=self.name, title=f"{self.verb} {rel}", path=str(path), diff=diff, protected=protected_reason(rel), shown_path=rel)
         approval = await ctx.approve(ctx.call_id, request) if ctx.approve is not None else Approval("deny")
         decision = approval.decision
         if decision == "deny":

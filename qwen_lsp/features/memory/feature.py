@@ -189,8 +189,12 @@ class MemoryFeature(Feature):
         return await self.manager.forget([Path(x) for x in p.paths])
 
     async def _remember_selection(self, sel: SelectionArgs, _call: Caller) -> MemoryRememberResult:
-        """"Remember this convention": a project ``feedback`` memory (``user`` when the client asks); no model needed."""
-        return await self.manager.remember(sel.text, type="feedback", scope=sel.scope or "project")
+        """"Remember this convention": a project ``feedback`` memory (``user`` when the client asks); no model needed.
+
+        The user's words when the client sent them (name and description derive from those), else the selection.
+        """
+        words = (sel.convention or "").strip()
+        return await self.manager.remember(words or sel.text, type="feedback", scope=sel.scope or "project")
 
 
 class ModelAccess:

@@ -49,7 +49,8 @@ export class Turns {
 
   constructor(private readonly p: TurnParts) {}
 
-  async send(prompt: string): Promise<void> {
+  /** `retry`: the prompt is a Retry of the chat's failed last turn, which the server takes back first (ChatParams.retry). */
+  async send(prompt: string, retry = false): Promise<void> {
     const { transcript, followups, outgoing } = this.p;
     if (transcript.running || !prompt.trim()) return;
     followups.clear(false); // the server aborts the suggestion's speculation on any new qwen/chat
@@ -61,6 +62,7 @@ export class Turns {
         ...(transcript.sessionId ? { sessionId: transcript.sessionId } : {}),
         ...(attachments.length ? { attachments } : {}),
         ...(leaveOutEditorContext ? { editorContext: false } : {}),
+        ...(retry ? { retry: true } : {}),
       };
       const r = await send(requests.chat, params);
       return { sessionId: r.sessionId, text: r.text, cancelled: r.finishReason === 'cancelled' };
@@ -94,12 +96,16 @@ export class Turns {
     await this.run(s.text, (send) => acceptSuggestionTurn(send, s.id));
   }
 
-  /** Retry sends the failed prompt again in place of the failed turn; an older failed turn's Retry does nothing. */
+  /**
+   * Retry sends the failed prompt again in place of the failed turn, on the server too (the failed
+   * turn leaves the session, so the prompt is sent and reopened once); an older failed turn's Retry
+   * does nothing.
+   */
   async retry(): Promise<void> {
     const prompt = this.p.transcript.takeBackFailedTurn();
     if (!prompt) return;
     this.p.reshow();
-    await this.send(prompt);
+    await this.send(prompt, true);
   }
 
   /** Stop: the request is cancelled through its token ($/cancelRequest); the partial answer stays. */

@@ -33,6 +33,11 @@ export interface ChatParams {
   workspaceUri?: string | null;
   /** False: this message goes without the editor's context (the panel's "leave it out"; docs/editor-context.md). */
   editorContext?: boolean;
+  /**
+   * True: a Retry of the chat's last turn, which failed. That turn is taken back first (off the session file's
+   * active branch and out of the history), so the model and a reopened chat see the prompt once.
+   */
+  retry?: boolean;
 }
 
 /** `qwen/attachments/paste`: an image pasted into the composer, base64. Its type is read from its bytes, never claimed. */
@@ -134,9 +139,16 @@ export interface SkillProposalParams {
 
 /** Arguments of `qwen.addToProjectRules` / `qwen.rememberSelection`. */
 export interface SelectionArgs {
+  /** The selected text, as the editor has it. */
   text: string;
   uri?: string | null;
   scope?: 'project' | 'user' | null;
+  /**
+   * `qwen.rememberSelection` only: the convention in the user's words (VS Code asks for them,
+   * prefilled from the selection). A selected code line is no rule a later chat can follow; a client
+   * that sends no words (Neovim's code action) gets the selection remembered as before.
+   */
+  convention?: string | null;
 }
 
 export interface Usage {
@@ -430,6 +442,9 @@ export interface MemoryRememberResult {
   path: string;
   scope: MemoryScope;
   type: MemoryType;
+  /** The saved memory's name (its frontmatter `name`), so the editor can say what it wrote. */
+  name: string;
+  description: string;
 }
 
 export interface ForgetCandidate {
