@@ -109,7 +109,8 @@ async def test_accepting_after_the_mode_became_stricter_runs_the_suggestion_as_a
                 break
             await asyncio.sleep(0.02)
         (ready,) = [n for n in notices if n.ready]
-        engine.update_client_settings({"followup": {"enabled": True, "speculate": True}, "tools": {"approvalMode": "default"}, "memory": {"enabled": False}})
+        # Awaited, as the server's request handlers wait for a pending reload (server/features.py) before a feature answers.
+        await engine.update_client_settings({"followup": {"enabled": True, "speculate": True}, "tools": {"approvalMode": "default"}, "memory": {"enabled": False}})
         accepted = await engine.feature(FollowupsFeature).accept(ready.suggestion_id, emit=ignore, turn_id="t-accept")
         assert accepted.applied is False
         assert asked == ["Edit x.py"]  # the write asked, under the mode in effect at accept time
