@@ -232,3 +232,26 @@ test('controller: the mode picker writes qwen.tools.approvalMode; snapshots and 
   assert.equal(settings.get('tools.approvalMode'), 'auto', 'an unknown mode is not written');
   settings.delete('tools.approvalMode');
 });
+
+test('controller: Retry of a failed message sends its attachments again (a pasted image is not dropped), and leaves the composer\'s new chips alone', async () => {
+  const { client, view } = setup();
+  await firstTurn(client, view);
+  client.answers['qwen/attachments/paste'] = () => ({ path: '/home/u/.qwen/tmp/clipboard/clipboard-1-0.png', name: 'clipboard-1-0.png', bytes: 68 });
+  await view.say({ type: 'pasteImage', data: 'iVBORw0KGgo=' });
+  client.answers['qwen/chat'] = () => {
+    throw new ResponseError(-32099, 'Nothing is listening at http://127.0.0.1:9/v1', { kind: 'connect' });
+  };
+  await view.say({ type: 'send', prompt: 'what is in this picture?' });
+  const failed = client.sent.at(-1)![1] as { attachments?: unknown[] };
+  assert.deepEqual(failed.attachments, [{ uri: 'file:///home/u/.qwen/tmp/clipboard/clipboard-1-0.png' }]);
+  assert.ok(view.of('message').at(-1)!.message.error?.actions.includes('retry'), 'the failed turn offers Retry');
+  client.answers['qwen/attachments/paste'] = () => ({ path: '/home/u/.qwen/tmp/clipboard/clipboard-2-0.png', name: 'clipboard-2-0.png', bytes: 68 });
+  await view.say({ type: 'pasteImage', data: 'iVBORw0KGgo=' }); // a new chip for the next message
+  client.answers['qwen/chat'] = (): ChatResult => ({ sessionId: 's1', turnId: 't-r', text: 'A cat.', finishReason: 'stop', usage: { promptTokens: 1, completionTokens: 1 } });
+  await view.say({ type: 'action', action: 'retry' });
+  assert.deepEqual(client.sent.at(-1), [
+    'qwen/chat',
+    { prompt: 'what is in this picture?', sessionId: 's1', attachments: [{ uri: 'file:///home/u/.qwen/tmp/clipboard/clipboard-1-0.png' }], retry: true },
+  ]);
+  assert.deepEqual(view.of('attachments').at(-1)!.attachments.map((a) => a.label), ['clipboard-2-0.png'], 'the new chip stays for the next message');
+});

@@ -14,6 +14,7 @@ import { runCommand } from './commands';
 import { isSlashCommand } from '../shared/slash';
 import type { Transcript } from '../transcript';
 import type { Approvals } from './approvals';
+import type { Outgoing } from './outgoing';
 import type { WebviewHub } from './hub';
 import type { OutgoingContext } from './outgoing';
 import type { SessionLink } from './session';
@@ -46,6 +47,10 @@ export interface TurnParts {
 
 export class Turns {
   private cts: vscode.CancellationTokenSource | undefined;
+  /** What went along with the last message sent (its attachments, a left-out editor context): a Retry of
+   * that turn sends them again, as the failed turn had them (a pasted image refused by a text-only
+   * model is sent again after /model, not silently dropped). */
+  private lastSent: Outgoing | undefined;
 
   constructor(private readonly p: TurnParts) {}
 
@@ -55,7 +60,9 @@ export class Turns {
     if (transcript.running || !prompt.trim()) return;
     followups.clear(false); // the server aborts the suggestion's speculation on any new qwen/chat
     if (isSlashCommand(prompt.trim())) return this.command(prompt.trim());
-    const { attachments, leaveOutEditorContext } = outgoing.take();
+    const sent = retry && this.lastSent ? this.lastSent : outgoing.take();
+    this.lastSent = sent;
+    const { attachments, leaveOutEditorContext } = sent;
     await this.run(prompt, async (send) => {
       const params: ChatParams = {
         prompt,
@@ -71,6 +78,7 @@ export class Turns {
 
   /** A slash command: its result is the answer's text, or the turn it ran streams as any other. */
   private async command(line: string): Promise<void> {
+    this.lastSent = undefined;
     let done: CommandResult | undefined;
     await this.run(line, async (send) => {
       const r = (done = await runCommand(send, line, this.p.transcript.sessionId));
@@ -93,6 +101,7 @@ export class Turns {
     if (this.p.transcript.running || !sessionId) return;
     const s = this.p.followups.take(id);
     if (!s) return;
+    this.lastSent = undefined;
     await this.run(s.text, (send) => acceptSuggestionTurn(send, s.id));
   }
 
