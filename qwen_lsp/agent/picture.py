@@ -40,16 +40,14 @@ _SECTION_ROWS = {"context file": "context files", "rule": "context files", "memo
 
 @dataclass
 class ChatPictures:
-    """One chat's pictures: its last requests, the rows of its tagged message parts, the skills its last
+    """One chat's pictures: its last requests, the rows of its tagged message parts, the skills its previous
     turn's request held."""
 
     sent: deque[_Taken] = field(default_factory=lambda: deque(maxlen=KEEP))
     rows: dict[str, str] = field(default_factory=dict)
     """A tagged message part's text → its row (texts that left the history are dropped at the next picture)."""
-    skills: frozenset[str] = frozenset()
-    """Skills whose instructions the last request held."""
     skills_before: frozenset[str] = frozenset()
-    """The same at the end of the previous answered turn."""
+    """Skills whose instructions the last request held, at the end of the previous answered turn."""
     listed_before: frozenset[str] = frozenset()
     """The skills the chat's listing named at the end of the previous answered turn."""
 
@@ -201,7 +199,6 @@ class RequestPictures:
         round_ = sum(1 for s in pictures.sent if s.turn_id == turn_id) + 1
         taken = _Taken(turn_id, round_, context.system_prompt(), context.sections(), list(session.history), declarations, dict(pictures.rows))
         pictures.sent.append(taken)
-        pictures.skills = loaded_skills(session.history)
 
     def reported(self, session: ChatSession, prompt_tokens: int | None) -> None:
         """The endpoint's prompt size for the chat's last request (None: it reported none)."""
@@ -216,14 +213,16 @@ class RequestPictures:
         skill) and the listing named it for the first time: "skill api-conventions (opened src/api/users.py)".
         """
         pictures = turn.session.slot(SLOT)
+        # Read once a turn, after its answer, from the last request it sent (not before every request: it walks the history).
+        skills = loaded_skills(pictures.sent[-1].history) if pictures.sent else frozenset()
         listed = turn.session.skills_tracker.told
         opened = {name: rel for name in listed - pictures.listed_before if (rel := self._skills.opened_by(name))}
         out = []
-        for name in sorted((pictures.skills - pictures.skills_before) | opened.keys()):
+        for name in sorted((skills - pictures.skills_before) | opened.keys()):
             path = self._skills.skill_path(name)
             label = f"skill {name}" + (f" (opened {opened[name]})" if name in opened else "")
             out.append(ContextChange(kind="skill", label=label, sources=[path] if path else []))
-        pictures.skills_before, pictures.listed_before = pictures.skills, listed
+        pictures.skills_before, pictures.listed_before = skills, listed
         return out + [c for f in features for c in f.context_changes(turn)]
 
     def of(self, session: ChatSession) -> list[SentRequest]:
