@@ -19,6 +19,7 @@ message a person can act on.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -32,9 +33,10 @@ from .agent.hooks import Feature, Turn, TurnDone
 from .agent.loop import TurnRequest, run_turn
 from .agent.accounting import RequestAccounting
 from .agent.picture import RequestPictures
-from .agent.preparation import OPENING_FRESH, Prepared, Preparation
+from .agent.new_chats import NewChats
+from .agent.preparation import OPENING_FRESH, Preparation
 from .agent.reminders import reminder_parts
-from .agent.tool import ManagedWrites, Tool, ToolContext
+from .agent.tool import Tool, ToolContext
 from .agent.tools.read_cache import READ_CACHE
 from .context import ContextAssembler, SessionContext
 from .context.attachments import Attachment, attachment_parts
@@ -76,7 +78,9 @@ class Engine:
         touched: Callable[[ChatSession, Path], None],
         context_status: Callable[[ContextStatus], None],
         settings_problems: Callable[[], list[Problem]] = lambda: [],
+        spare_chats: bool = False,
     ) -> None:
+        """``spare_chats``: keep the next new chat made ahead (``agent/new_chats.py``), as a language server does."""
         self.root = root
         self.context = context
         self.skills = skills
@@ -91,6 +95,7 @@ class Engine:
         self._touched = touched
         self._context_status = context_status
         self.preparation = Preparation(context, self.features)
+        self.new_chats = NewChats(context, sessions, self.preparation, spare=spare_chats)
         self.accounting = RequestAccounting(counter, context, skills, lambda: self.tools, settings, settings_problems)
         self.pictures = RequestPictures(self.accounting.picture_parts, skills)
 
@@ -106,24 +111,7 @@ class Engine:
             return open_
         if session_id:
             return self.sessions.adopt(await asyncio.to_thread(self.sessions.load, session_id, missing_ok=missing_ok))
-        context = SessionContext(self.context)
-        context.start_git_snapshot()  # its processes run while the rest of the chat is set up
-        started = asyncio.get_running_loop().time()
-
-        def create() -> tuple[ChatSession, Prepared | Exception]:
-            # The chat's preparation for its first turn rides the same hop as the session's creation: on a new
-            # chat's way to its first request these were two, then three thread hops (side by side they cost
-            # more still: the work holds the GIL either way). A failure is the first turn's to report.
-            created = self.sessions.new(context)
-            try:
-                return created, self.preparation.blocking(context, turn=True)
-            except Exception as exc:
-                return created, exc
-
-        created, prepared = await asyncio.to_thread(create)
-        session = self.sessions.adopt(created)
-        if session.context is context:  # not a chat another caller registered first
-            self.preparation.opened(session, context, started, prepared)
+        session = await self.new_chats.open()
         # Files already open count for a new chat too.
         session.context.activate_rules(sorted(self._open_documents))
         return session
@@ -173,12 +161,12 @@ class Engine:
     async def _run(self, turn: Turn) -> ChatResult:
         session = turn.session
         client = await self.model_client()
-        managed = await self.preparation.for_turn(session)
+        await self.preparation.for_turn(session)
         system = session.context.system_prompt()
         if turn.so_far is None:
             await self._add_user_message(turn)
         model_name = self._settings().model.name
-        req = self._request(turn, system, managed)
+        req = self._request(turn, system)
         started = time.monotonic()
         try:
             outcome = await run_turn(
@@ -197,6 +185,7 @@ class Engine:
             turn.emit(TurnEvent("contextChanges", changes=changes))
         if outcome.finish_reason != "denied":  # 0.24.4 starts no after-turn work when the user said no (agent/loop.py)
             self.after_turn(TurnDone(session, outcome, lambda: ParentRequest.of_turn(req)))
+        self.new_chats.refill()
         return ChatResult(
             session_id=session.id,
             turn_id=turn.turn_id,
@@ -220,7 +209,7 @@ class Engine:
         session.history.append(user_content)
         session.recorder.record_user({**user_content, "parts": [p for p in user_content["parts"] if all(p is not q for q in unrecorded)]})
 
-    def _request(self, turn: Turn, system: str, managed: ManagedWrites | None) -> TurnRequest:
+    def _request(self, turn: Turn, system: str) -> TurnRequest:
         session = turn.session
         tools = self.tools
         declarations = self.accounting.declarations(tools)
@@ -229,6 +218,10 @@ class Engine:
             for feature in self.features:
                 await feature.before_request(turn)
             self.pictures.sending(session, turn.turn_id, declarations)
+
+        async def with_managed_writes(context: ToolContext) -> ToolContext:
+            managed = await self.preparation.managed_writes()
+            return dataclasses.replace(context, read_roots=managed.roots if managed is not None else (), managed_writes=managed)
 
         return TurnRequest(
             system=system,
@@ -243,9 +236,8 @@ class Engine:
                 approve=self._approver(turn),
                 applier=self._applier,
                 read_cache=session.slot(READ_CACHE),
-                read_roots=managed.roots if managed is not None else (),
-                managed_writes=managed,
             ),
+            finish_tool_context=with_managed_writes,
             max_tokens=self._settings().model.max_output_tokens,
             budget=self.accounting.turn_budget(session),
             count_prompt=lambda _m: self.accounting.count(session.context, session.skills_tracker, session.history).total_tokens,
@@ -254,6 +246,7 @@ class Engine:
         )
 
     def _round_done(self, session: ChatSession, done: RoundDone) -> None:
+        self.new_chats.drop()  # its tools may change files or make a commit a chat made ahead has captured
         session.prompt_tokens = done.prompt_tokens
         self.pictures.reported(session, done.prompt_tokens if done.reported else None)
         for feature in self.features:

@@ -20,8 +20,10 @@ typed models of :mod:`qwen_lsp.protocol`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -58,6 +60,7 @@ from .protocol import (
     ContextResult,
     FileCompletionItem,
     FileCompletionResult,
+    MemoryChanged,
     ContextStatus,
     PasteResult,
     SessionDeleteResult,
@@ -100,18 +103,20 @@ class Workspace:
         modules: Sequence[FeatureModule] = FEATURES,
         features: Sequence[Feature] = (),
         warmup: Warmup = NO_WARMUP,
+        spare_chats: bool = False,
     ) -> None:
         """Blocking (settings files, every skill): the server calls :meth:`open` instead.
 
         ``modules`` are the feature list (``features/catalog.py``), each set up with this workspace as its
         :class:`~qwen_lsp.agent.services.Services`; ``features`` are instances added after them (a test's probe).
         ``warmup`` is the server's (``qwen_lsp/warmup.py``): what the loop would import or load
-        the first time is awaited from it instead.
+        the first time is awaited from it instead. ``spare_chats``: keep the next new chat made ahead
+        (``agent/new_chats.py``; :meth:`open`, the server's way in, turns it on).
         """
         self.root = Path(root).resolve()
         self.interaction_mode = interaction_mode
         self.counter = counter
-        self.listeners = listeners or Listeners()
+        self.listeners = self._own_listeners(listeners or Listeners())
         self.warmup = warmup
         self.open_documents: set[Path] = set()
         """Files open in the editor: they count for every chat, and re-activate skills after a refresh."""
@@ -149,7 +154,10 @@ class Workspace:
         """Each feature's answers to the contract entries its module names (``qwen_lsp/server/features.py`` routes)."""
         base_tools = [*read_only_tools(), SkillTool(self.skills)]
         self.context = ContextAssembler(self.root, self._context_settings(tool_list(base_tools, self.features)), env=env)  # its prompt names the tools
-        self.engine = Engine(
+        self.engine = self._engine(base_tools, spare_chats)
+
+    def _engine(self, base_tools: list[Tool], spare_chats: bool) -> Engine:
+        return Engine(
             self.root,
             context=self.context,
             skills=self.skills,
@@ -158,12 +166,13 @@ class Workspace:
             features=self.features,
             settings=self.current_settings,
             model=self.model_client,
-            counter=counter,
+            counter=self.counter,
             applier=self.applier,
             open_documents=self.open_documents,
             touched=self._tool_touched,
             context_status=self._context_status,
             settings_problems=self._settings_problems,
+            spare_chats=spare_chats,
         )
 
     @classmethod
@@ -174,6 +183,7 @@ class Workspace:
         repository ``git status`` was most of that chat's wait; so do the rest of its set-up (:meth:`_set_up`).
         """
         root = Path(root).resolve()
+        kwargs.setdefault("spare_chats", True)
         snapshot = SetUpSnapshot(lambda: git_snapshot(str(root)))  # git runs while the workspace is built
         workspace = await asyncio.to_thread(lambda: cls(root, **kwargs))
         workspace.context.use_set_up_snapshot(snapshot)
@@ -290,6 +300,7 @@ class Workspace:
             if self._model_override is not None:
                 client = overlay(client, {"model": {"name": self._model_override}})
             self.loaded = await asyncio.to_thread(load_settings, self.root, client, self.env)
+            self.engine.new_chats.drop()
             for feature in self.features:
                 feature.settings_changed()
             self.context.update_settings(self._context_settings(self.engine.tools))
@@ -404,6 +415,7 @@ class Workspace:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
+        await self.engine.new_chats.close()
         for feature in self.features:
             await feature.drain()
         await self._background.wait()
@@ -448,6 +460,15 @@ class Workspace:
         self.listeners.skills_changed(change)
         return change
 
+    def _own_listeners(self, adapter: Listeners) -> Listeners:
+        """The adapter's listeners (shared by its folders), but a memory change here also drops this folder's spare chat."""
+        return dataclasses.replace(adapter, memory_changed=functools.partial(self._memory_changed, adapter.memory_changed))
+
+    def _memory_changed(self, tell: Callable[[MemoryChanged], None], change: MemoryChanged) -> None:
+        """A chat made ahead holds the memory index it read: the next new chat reads it again."""
+        self.engine.new_chats.drop()
+        tell(change)
+
     def document_closed(self, path: Path) -> None:
         self.open_documents.discard(path)
         for feature in self.features:
@@ -460,6 +481,7 @@ class Workspace:
 
     def document_changed(self, path: Path) -> None:
         self.context.drop_set_up_snapshot()
+        self.engine.new_chats.drop()
         for feature in self.features:
             feature.file_changed(path)
 

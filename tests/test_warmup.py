@@ -267,7 +267,9 @@ async def test_the_first_chat_takes_the_set_up_snapshot_and_the_loop_answers_mea
         await client.shutdown_session()
         await client.stop()
     assert statuses_for_first == 1, calls.read_text()  # the first chat took the set-up snapshot, not one of its own
-    assert calls.read_text().count("status") == 2  # a later chat takes its own
+    # Each answer prepares the next new chat, its snapshot included (agent/new_chats.py): the second chat took
+    # the one made after the first answer, and the one made after its own answer was waited for at shutdown.
+    assert calls.read_text().count("status") == 3
     first_system = scripted.chat_requests()[0].body["messages"][0]["content"]
     assert "git: Current branch:" in first_system and "first" in first_system
 

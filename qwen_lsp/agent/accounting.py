@@ -46,6 +46,8 @@ class RequestAccounting:
         self._settings_problems = settings_problems
         self._history_tokens = HistoryTokens(counter.count_content)
         self.declarations = DeclarationCache()
+        self._fixed_ceiling: tuple[tuple[str, str | None, str | None, list[dict[str, Any]]], int] | None = None
+        """The last request's bound for all but its history, and what it was taken of."""
 
     def thresholds(self) -> Thresholds:
         return thresholds_for(self._settings())
@@ -91,8 +93,20 @@ class RequestAccounting:
 
     def ceiling(self, context: SessionContext, tracker: SkillListingTracker, history: list[Content]) -> int:
         """An upper bound of :meth:`count`'s total from bytes: no vocabulary to load, and no result models to
-        build (a new chat's every request asks this before it leaves)."""
-        return sum(tokens for _, tokens, _ in section_tokens(_CEILING, **self._request(context, tracker, history)))
+        build. A new chat's every request asks this twice before it leaves (compaction's check, then the
+        output budget), so the bound of what is not history is kept while the system prompt, the skill
+        listing, the environment reminder and the tools are the same."""
+        system = context.system_prompt()
+        listing = tracker.peek(self._skills)
+        startup = None if history else context.startup_reminder()  # it goes in the first message only
+        declarations = self.declarations(self._tools())
+        known = self._fixed_ceiling
+        if known is None or known[0][3] is not declarations or known[0][:3] != (system, listing, startup):
+            rows = section_tokens(
+                _CEILING, system=system, sections=context.sections(), skills_listing=listing, startup_reminder=startup, history=[], tool_declarations=declarations
+            )
+            known = self._fixed_ceiling = ((system, listing, startup, declarations), sum(tokens for _, tokens, _ in rows))
+        return known[1] + sum(_CEILING.count_content(c) for c in history)
 
     def turn_budget(self, session: ChatSession) -> Callable[[], int]:
         """Each round's ``max_tokens``, as Qwen Code 0.24.4 computes a main turn's (``llm/sampling.py``): the

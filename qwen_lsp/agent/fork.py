@@ -164,7 +164,7 @@ async def run_fork(
         system=parent.system,
         history=history,
         tools=tools,
-        tool_context=tool_context or ToolContext(workspace_root=root, cwd=root, read_roots=tuple(read_roots)),
+        tool_context=tool_context or ToolContext(workspace_root=root, cwd=root, read_roots=await asyncio.to_thread(lambda: tuple(r.resolve() for r in read_roots))),
         max_tokens=max_tokens,
         declarations=declarations,
         permissions=permissions,

@@ -22,7 +22,7 @@ hook does nothing by default, so a feature overrides only what it uses:
   plan-mode reminder); ``user_parts`` — texts right before the prompt, after
   the attachments, recorded (what the editor shows);
 - ``managed_writes`` — where, outside the workspace, the chat may write (the
-  memory folders);
+  memory folders), asked right before a turn's first tool call;
 - ``before_request`` — before every model request of a turn, in feature
   order (compaction first: it may shrink the history);
 - ``after_round`` — a model round finished, with the prompt size it reported;
@@ -227,7 +227,7 @@ class Feature:
     def managed_writes(self) -> ManagedWrites | None:
         """Where, outside the workspace, this turn's chat may write (the first feature that answers wins).
 
-        Blocking: called on the worker thread that prepares the turn's context, in the same hop.
+        Blocking: called on a worker thread right before the turn's first tool call runs, and not again in that turn.
         """
         return None
 

@@ -80,6 +80,9 @@ class TurnRequest:
     """Mutable: the loop appends model and tool Contents as they happen."""
     tools: Sequence[Tool]
     tool_context: ToolContext
+    finish_tool_context: Callable[[ToolContext], Awaitable[ToolContext]] | None = None
+    """Awaited once, right before the turn's first tool call runs: ``tool_context`` completed with what is
+    resolved only when a tool needs it (where the chat may write outside the workspace)."""
     max_tokens: int | None = None
     budget: Callable[[], int] | None = None
     """Called before each round: that round's ``max_tokens`` (the output ceiling clamped to the window left,
@@ -141,6 +144,8 @@ async def run_turn(
             if streamed.finish == "length":
                 emit(TurnEvent("status", text=CUT_OFF_NOTE))
             break
+        if req.finish_tool_context is not None:
+            req.tool_context, req.finish_tool_context = await req.finish_tool_context(req.tool_context), None
         ended = await _run_tools(streamed.calls, tools_by_name, req, emit=emit, record=record, outcome=outcome)
         if ended is not None:
             outcome.finish_reason = ended

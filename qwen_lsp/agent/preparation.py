@@ -2,12 +2,16 @@
 chat's opening standing for its first turn.
 
 Preparing reads files and runs ``git``, so it happens in one hop to a worker
-thread: the context build (workspace layers, git snapshot, prelude), the
-features' prompt blocks (the memory index) and, for a turn, where the chat may
-write outside the workspace. The usual editor sequence is open → chat within a
-fraction of a second; what a new chat's opening prepared stands for that first
-turn, so it starts its request without a second hop. A chat opened long before
-its first message prepares anew.
+thread: the context build (workspace layers, git snapshot, prelude) and the
+features' prompt blocks (the memory index). The usual editor sequence is
+open → chat within a fraction of a second; what a new chat's opening prepared
+stands for that first turn, so it starts its request without a second hop. A
+chat opened long before its first message prepares anew.
+
+Where the chat may write outside the workspace (the memory folders) is not
+part of it: it is resolved on a worker thread when a turn's first tool call
+is about to run (:meth:`Preparation.managed_writes`), so a turn that calls no
+tool never pays for it and a symlink planted before that call does not pass.
 """
 
 from __future__ import annotations
@@ -34,7 +38,6 @@ class Opening:
     at: float
     """Loop time of the open."""
     failure: Exception | None
-    managed: ManagedWrites | None
 
 
 OPENING: Slot[Opening | None] = Slot("opening", lambda: None)
@@ -53,8 +56,8 @@ def take_opening(session: ChatSession) -> Opening | None:
     return opening
 
 
-Prepared = tuple[str, "ManagedWrites | None"]
-"""The features' prompt blocks, and (for a turn) where the chat may write."""
+Prepared = str
+"""The features' prompt blocks."""
 
 
 class Preparation:
@@ -62,14 +65,15 @@ class Preparation:
         self._assembler = assembler
         self._features = features
 
-    def blocking(self, context: SessionContext, *, turn: bool) -> Prepared:
-        """Blocking: the context, the features' prompt blocks and, for a turn, where the chat may write."""
+    def blocking(self, context: SessionContext) -> Prepared:
+        """Blocking: the context and the features' prompt blocks."""
         context.prepare()
-        blocks = "\n\n".join(block for f in self._features if (block := f.prompt_block()))
-        return blocks, self._managed_writes() if turn else None
+        return "\n\n".join(block for f in self._features if (block := f.prompt_block()))
 
-    def _managed_writes(self) -> ManagedWrites | None:
-        return next((m for f in self._features if (m := f.managed_writes()) is not None), None)
+    async def managed_writes(self) -> ManagedWrites | None:
+        """Where the chat may write outside the workspace, resolved now on a worker thread (the first feature
+        that answers wins); asked again by every turn, before its first tool call."""
+        return await asyncio.to_thread(lambda: next((m for f in self._features if (m := f.managed_writes()) is not None), None))
 
     def apply(self, context: SessionContext, blocks: str) -> None:
         context.replay_deferred()
@@ -78,15 +82,19 @@ class Preparation:
     def opened(self, session: ChatSession, context: SessionContext, started: float, prepared: Prepared | Exception) -> None:
         """Keep what a new chat's opening prepared (or why it failed) for its first turn."""
         if isinstance(prepared, Exception):
-            session.slots[OPENING] = Opening(started, prepared, None)
+            session.slots[OPENING] = Opening(started, prepared)
         else:
-            self.apply(context, prepared[0])
-            session.slots[OPENING] = Opening(started, None, prepared[1])
+            self.apply(context, prepared)
+            session.slots[OPENING] = Opening(started, None)
+
+    def claimed(self, session: ChatSession) -> None:
+        """A chat prepared ahead (``agent/new_chats.py``) is opened now: what it prepared stands for its first turn."""
+        session.slots[OPENING] = Opening(asyncio.get_running_loop().time(), None)
 
     async def prepare(self, context: SessionContext) -> None:
-        """A chat's preparation without a turn (a report, a fork's parent), in one hop to a worker thread."""
+        """A chat's preparation (for a turn, a report, a fork's parent) in one hop to a worker thread."""
         try:
-            blocks, _ = await asyncio.to_thread(self.blocking, context, turn=False)
+            blocks = await asyncio.to_thread(self.blocking, context)
         except ContextError as exc:
             raise as_turn_failure(exc) from exc
         self.apply(context, blocks)
@@ -99,17 +107,12 @@ class Preparation:
         elif opening.failure is not None:
             raise as_turn_failure(opening.failure)
 
-    async def for_turn(self, session: ChatSession) -> ManagedWrites | None:
-        """The context prepared and the features' managed write roots, in one worker hop (or from a fresh opening,
-        unless the workspace's rules were dropped since and files opened meanwhile wait for them)."""
+    async def for_turn(self, session: ChatSession) -> None:
+        """The context prepared in one worker hop, or by a fresh opening (unless the workspace's rules were dropped
+        since, and files opened meanwhile wait for them)."""
         opening = take_opening(session)
         if opening is not None and not session.context.stale():
             if opening.failure is not None:
                 raise as_turn_failure(opening.failure)
-            return opening.managed
-        try:
-            blocks, managed = await asyncio.to_thread(self.blocking, session.context, turn=True)
-        except ContextError as exc:
-            raise as_turn_failure(exc) from exc
-        self.apply(session.context, blocks)
-        return managed
+            return
+        await self.prepare(session.context)

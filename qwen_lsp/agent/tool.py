@@ -33,7 +33,8 @@ class ToolContext:
     touched: Callable[[Path], None] = lambda _path: None
     """Report a file the tool read or listed, so conditional skills and rules can activate."""
     read_roots: tuple[Path, ...] = ()
-    """Directories outside the workspace the read tools may also open (a memory fork's memory roots)."""
+    """Directories outside the workspace the read tools may also open (a memory fork's memory roots), resolved
+    when the context is made and never again: a symlink planted in their place later cannot lead them elsewhere."""
     call_id: str = ""
     """The id of the call being run; the loop sets it per call (a permission request names it)."""
     chat_id: str = ""

@@ -73,6 +73,40 @@ def located_repository(cwd: str) -> tuple[Path, Path, Path]:
     return worktree, gitdir, common
 
 
+StateMark = tuple[tuple[int, int, int] | None, ...]
+"""``(mtime_ns, size, inode)`` of each of a repository's state files (None: absent)."""
+
+
+def state_files(cwd: str) -> tuple[Path, ...]:
+    """The files a commit, checkout, stage, reset or stash rewrites in the repository holding ``cwd``: its
+    ``HEAD`` and ``index``, the ``packed-refs``, the reftable list and the checked-out branch's loose ref;
+    none outside a repository. Blocking (reads ``HEAD``, bounded, regular files only); :func:`state_mark`
+    then tells cheaply whether any of them changed."""
+    try:
+        _, gitdir, common = located_repository(cwd)
+        head = read_bytes(gitdir / "HEAD", _MAX_POINTER_BYTES).decode("utf-8", errors="replace").strip()
+    except (OSError, ValueError):
+        return ()
+    files = [gitdir / "HEAD", gitdir / "index", common / "packed-refs", common / "reftable" / "tables.list"]
+    parts = head.removeprefix("ref: ").split("/") if head.startswith("ref: refs/") else []
+    if parts and all(part not in ("", ".", "..") for part in parts):  # only ever lstat'ed, but kept below refs/
+        files.append(common.joinpath(*parts))
+    return tuple(files)
+
+
+def state_mark(files: Sequence[Path]) -> StateMark:
+    """Each file's ``lstat`` (nothing opened, no link followed): a few system calls, fine on the event loop."""
+    marks: list[tuple[int, int, int] | None] = []
+    for path in files:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            marks.append(None)
+        else:
+            marks.append((st.st_mtime_ns, st.st_size, st.st_ino))
+    return tuple(marks)
+
+
 def clean_env() -> dict[str, str]:
     """This process's environment without any ``GIT_*`` variable: none of them may point git elsewhere."""
     return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}

@@ -28,6 +28,9 @@ class ModelEndpoint:
     def __init__(self) -> None:
         self.current: ChatClient | None = None
         self._key: tuple[Any, ...] | None = None
+        self._matched: LoadedSettings | None = None
+        """The last settings object found to map to :attr:`current`: a workspace keeps one until it reloads, and
+        settings are immutable, so asking again with it needs no endpoint resolved (a turn asks at least twice)."""
         self._lock = threading.Lock()
         """Callers build on worker threads, several at once (a turn and its recall's side query):
         without it both would build a client and the loser's, already in use, would be closed."""
@@ -49,7 +52,10 @@ class ModelEndpoint:
         if not self._lock.acquire(blocking=False):
             return None
         try:
-            return self.current if self.current is not None and _key(loaded) == self._key else None
+            if self.current is None or (loaded is not self._matched and _key(loaded) != self._key):
+                return None
+            self._matched = loaded
+            return self.current
         finally:
             self._lock.release()
 
@@ -75,12 +81,13 @@ class ModelEndpoint:
             if endpoint.uses_default_base_url:
                 log.warning("no base URL is set (OPENAI_BASE_URL or model.baseUrl): using the public default %s", endpoint.base_url)
             replaced, self.current, self._key = self.current, client, key
+        self._matched = loaded
         return self.current, replaced
 
     async def aclose(self) -> None:
         if self.current is not None:
             await self.current.aclose()
-            self.current = None
+            self.current = self._matched = None
 
 
 def _key(loaded: LoadedSettings) -> tuple[Any, ...]:

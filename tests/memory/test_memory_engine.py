@@ -406,3 +406,53 @@ async def test_a_team_folder_linked_out_of_the_repository_gives_the_chat_nothing
         assert result["role"] == "tool" and "PRIVATE" not in result["content"] and "outside the workspace" in result["content"]
     finally:
         await engine.drain()
+
+
+def swapped_team_folder(repo: Path, outside: Path, scripted: ScriptedOpenAI, calls: list[str]) -> Workspace:
+    """A trusted folder with team memory on, whose ``.qwen/team-memory`` is a real folder until the model's
+    ``len(calls)``-th request arrives: then it is swapped for a link to ``outside`` (as a command could). Each
+    request is answered with the next ``read_file`` of ``calls`` (a path below the team folder), then "done"."""
+    team = repo / ".qwen" / "team-memory"
+    team.mkdir(parents=True)
+    (team / "notes.md").write_text("---\nname: notes\ndescription: team notes\ntype: project\n---\nTeam notes.\n")
+    outside.mkdir()
+    (outside / "id_rsa").write_text("PRIVATE")
+    main: list[dict[str, Any]] = []
+
+    def answer(body: dict[str, Any]) -> Reply:
+        if is_side_query(body) or "tools" not in body:
+            return Reply(chunks=["{}"])
+        main.append(body)
+        if len(main) == len(calls):
+            team.rename(team.with_name("team-memory.old"))
+            team.symlink_to(outside)
+        if len(main) <= len(calls):
+            return Reply(chunks=[], tool_calls=[ToolCallSpec("read_file", {"file_path": str(team / calls[len(main) - 1])}, id=f"c{len(main)}")])
+        return Reply(chunks=["done"])
+
+    scripted.default = answer
+    env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model", "QWEN_CODE_MEMORY_TEAM": "1"}
+    client = {"memory": {"autoExtract": False, "autoDream": False}, "tools": {"approvalMode": "yolo"}}
+    return Workspace(repo, counter=TokenCounter(), env=env, client_settings=client)
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [["id_rsa"], ["notes.md", "id_rsa"]],
+    ids=["swapped while the model answers", "swapped after a tool call of the same turn"],
+)
+async def test_a_team_folder_swapped_for_a_link_during_a_turn_gives_the_chat_nothing(
+    repo: Path, scripted: ScriptedOpenAI, tmp_path: Path, calls: list[str]
+) -> None:
+    """Where the chat may read outside the workspace is resolved right before the turn's first tool call and
+    never again: a link planted after the request left, or between two tool calls, leads nowhere."""
+    engine = swapped_team_folder(repo, tmp_path / "outside", scripted, calls)
+    try:
+        assert memory_of(engine).team_in_use()
+        await engine.chat("read the team key", emit=ignore)
+        results = [m for r in scripted.chat_requests() for m in r.body["messages"] if m["role"] == "tool"]
+        assert "Team notes." in results[0]["content"] if calls[0] == "notes.md" else True
+        last = scripted.chat_requests()[-1].body["messages"][-1]
+        assert last["role"] == "tool" and "PRIVATE" not in last["content"] and "outside the workspace" in last["content"]
+    finally:
+        await engine.drain()

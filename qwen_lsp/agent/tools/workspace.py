@@ -33,7 +33,7 @@ def resolve_in_workspace(raw: str, ctx: ToolContext) -> Path:
     resolved = resolved_inside(candidate, root)
     for extra in ctx.read_roots:
         if resolved is None:
-            resolved = resolved_inside(candidate, extra.resolve())
+            resolved = resolved_inside(candidate, extra)  # resolved when the context was made: a link planted since cannot move it
     if resolved is None:
         raise ToolInputError(
             f"Path {text} is outside the workspace ({root}). Only files inside the workspace can be accessed."

@@ -1,0 +1,199 @@
+"""New chats made ahead (``agent/new_chats.py``), in-process with plain objects and the scripted model.
+
+What is checked is the order of events — a preparation (the features' prompt
+blocks are read once per preparation), the test sending a message, the
+model receiving a request — never a time.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.rules_repo import git, make_rules_repo
+from support.scripted_openai import Reply, ScriptedOpenAI
+
+from qwen_lsp.agent.events import TurnEvent
+from qwen_lsp.agent.hooks import Feature
+from qwen_lsp.agent.new_chats import SPARE_FRESH, NewChats
+from qwen_lsp.context.git_as_data import state_files, state_mark
+from qwen_lsp.llm.tokens import TokenCounter
+from qwen_lsp.protocol import MemoryChanged
+from qwen_lsp.workspace import Workspace
+
+
+def ignore(_event: TurnEvent) -> None:
+    return None
+
+
+class Prepared(Feature):
+    """Notes each preparation: the features' prompt blocks are read once in every one."""
+
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+
+    def prompt_block(self) -> str:
+        self.events.append("prepared")
+        return "PROBE BLOCK"
+
+
+@pytest.fixture
+def repo(home: Path, tmp_path: Path) -> Path:
+    return make_rules_repo(tmp_path / "ws")
+
+
+def make(repo: Path, scripted: ScriptedOpenAI, events: list[str], *, spare: bool = True) -> Workspace:
+    def answer(body: dict[str, Any]) -> Reply:
+        events.append("request")
+        return Reply(chunks=["ok"])
+
+    scripted.default = answer
+    env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
+    return Workspace(repo, counter=TokenCounter(), env=env, features=[Prepared(events)], spare_chats=spare)
+
+
+@pytest.mark.parametrize("spare", [True, False])
+async def test_after_an_answer_the_next_new_chat_is_prepared_before_it_is_asked_for(
+    repo: Path, scripted: ScriptedOpenAI, spare: bool
+) -> None:
+    events: list[str] = []
+    ws = make(repo, scripted, events, spare=spare)
+    try:
+        first = await ws.chat("one", emit=ignore)
+        await ws.engine.new_chats.made()
+        events.append("sent")
+        second = await ws.chat("two", emit=ignore)
+        made_ahead = ["prepared", "request", "prepared", "sent", "request"]
+        made_when_asked = ["prepared", "request", "sent", "prepared", "request"]
+        assert events[:5] == (made_ahead if spare else made_when_asked)
+        assert second.session_id != first.session_id
+        assert "PROBE BLOCK" in scripted.chat_requests()[-1].body["messages"][0]["content"]
+    finally:
+        await ws.drain()
+
+
+CHANGES: dict[str, Callable[[Workspace, Path], Awaitable[None] | None]] = {
+    "an edit in the editor": lambda ws, repo: ws.document_changed(repo / "src" / "a.py"),
+    "a settings reload": lambda ws, repo: ws.reload_settings(),
+    "a memory write": lambda ws, repo: ws.listeners.memory_changed(MemoryChanged(scope="project", paths=[])),
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+async def test_what_a_chat_made_ahead_captured_changing_makes_the_next_chat_prepare_its_own(
+    repo: Path, scripted: ScriptedOpenAI, change: str
+) -> None:
+    """Its git status and folder listing follow an edit, its settings a reload, its memory index a write."""
+    events: list[str] = []
+    ws = make(repo, scripted, events)
+    try:
+        await ws.chat("one", emit=ignore)
+        await ws.engine.new_chats.made()
+        done = CHANGES[change](ws, repo)
+        if done is not None:
+            await done
+        events.append("sent")
+        await ws.chat("two", emit=ignore)
+        assert events[events.index("sent") :][:3] == ["sent", "prepared", "request"]
+    finally:
+        await ws.drain()
+
+
+def git_out(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+GIT_CHANGES: dict[str, Callable[[Path], object]] = {
+    "a commit": lambda repo: git(repo, "commit", "-q", "--allow-empty", "-m", "made in a terminal"),
+    "a staged file": lambda repo: ((repo / "staged.txt").write_text("new\n"), git(repo, "add", "staged.txt")),
+    "a branch checked out": lambda repo: git(repo, "checkout", "-q", "-b", "topic"),
+    "a stash": lambda repo: ((repo / "src" / "app.py").write_text("changed\n"), git(repo, "stash", "-q")),
+}
+
+
+@pytest.mark.parametrize("change", sorted(GIT_CHANGES))
+async def test_a_git_change_made_outside_the_editor_makes_the_next_chat_take_its_own_snapshot(
+    repo: Path, scripted: ScriptedOpenAI, change: str
+) -> None:
+    """A terminal's commit, stage, checkout or stash rewrites git's state files: the chat made ahead is not taken."""
+    events: list[str] = []
+    ws = make(repo, scripted, events)
+    try:
+        await ws.chat("one", emit=ignore)
+        await ws.engine.new_chats.made()
+        GIT_CHANGES[change](repo)
+        events.append("sent")
+        await ws.chat("two", emit=ignore)
+        assert events[events.index("sent") :][:3] == ["sent", "prepared", "request"]
+        system = scripted.chat_requests()[-1].body["messages"][0]["content"]
+        assert git_out(repo, "log", "--oneline", "-n", "1") in system and git_out(repo, "branch", "--show-current") in system
+    finally:
+        await ws.drain()
+
+
+async def test_a_round_of_any_chat_drops_the_chat_made_ahead_and_its_answer_makes_another(repo: Path, scripted: ScriptedOpenAI) -> None:
+    """A round's tools may change files or make a commit: a chat made before it would show the folder as it was."""
+    events: list[str] = []
+    ws = make(repo, scripted, events)
+    try:
+        first = await ws.chat("one", emit=ignore)
+        await ws.engine.new_chats.made()
+        made = events.count("prepared")
+        await ws.chat("again", session_id=first.session_id, emit=ignore)
+        await ws.engine.new_chats.made()
+        assert events.count("prepared") == made + 2  # the chat's own turn, then a new chat made after its answer
+        events.append("sent")
+        await ws.chat("two", emit=ignore)
+        assert events[events.index("sent") :] == ["sent", "request"]
+    finally:
+        await ws.drain()
+
+
+async def test_a_chat_made_ahead_stands_for_a_new_chat_only_while_fresh(repo: Path, scripted: ScriptedOpenAI) -> None:
+    """As long as the folder's set-up snapshot stands for its first chat; older, it is as if the person started later."""
+    events: list[str] = []
+    ws = make(repo, scripted, events, spare=False)
+    now = [1000.0]
+    chats = NewChats(ws.context, ws.sessions, ws.engine.preparation, spare=True, clock=lambda: now[0])
+    try:
+        chats.refill()
+        await chats.made()
+        now[0] += SPARE_FRESH
+        fresh = await chats.open()
+        assert events == ["prepared"] and ws.sessions.get(fresh.id) is fresh
+        chats.refill()
+        await chats.made()
+        now[0] += SPARE_FRESH + 1
+        stale = await chats.open()
+        assert events == ["prepared"] * 3 and stale.id != fresh.id
+    finally:
+        await chats.close()
+        await ws.drain()
+
+
+async def test_a_chat_being_made_ahead_when_the_folder_closes_is_waited_for_and_never_used(repo: Path, scripted: ScriptedOpenAI) -> None:
+    events: list[str] = []
+    ws = make(repo, scripted, events)
+    await ws.chat("one", emit=ignore)  # its answer starts the next chat's making
+    await ws.drain()
+    assert events.count("prepared") == 2
+    ws.engine.new_chats.refill()
+    await ws.engine.new_chats.made()
+    assert events.count("prepared") == 2
+
+
+def test_git_state_files_follow_a_linked_worktree_and_never_leave_the_repository(tmp_path: Path, home: Path) -> None:
+    repo = make_rules_repo(tmp_path / "ws")
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(linked))
+    files = state_files(str(linked / "src"))
+    mark = state_mark(files)
+    git(linked, "commit", "-q", "--allow-empty", "-m", "on the side")
+    assert state_mark(files) != mark  # the linked worktree's branch ref, in the common directory
+    assert state_mark(state_files(str(repo))) == state_mark(state_files(str(repo)))
+    (repo / ".git" / "HEAD").write_text("ref: refs/../../../outside\n")  # a hostile HEAD names a ref out of .git
+    assert all(path.resolve().is_relative_to((repo / ".git").resolve()) for path in state_files(str(repo)))
+    assert state_files(str(tmp_path)) == ()
