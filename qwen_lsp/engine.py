@@ -246,7 +246,8 @@ class Engine:
         )
 
     def _round_done(self, session: ChatSession, done: RoundDone) -> None:
-        self.new_chats.drop()  # its tools may change files or make a commit a chat made ahead has captured
+        if done.calls:  # its tools may change files a chat made ahead has seen (a commit shows in git's own files)
+            self.new_chats.drop()
         session.prompt_tokens = done.prompt_tokens
         self.pictures.reported(session, done.prompt_tokens if done.reported else None)
         for feature in self.features:

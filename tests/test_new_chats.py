@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from support.rules_repo import git, make_rules_repo
-from support.scripted_openai import Reply, ScriptedOpenAI
+from support.scripted_openai import Reply, ScriptedOpenAI, ToolCallSpec
 
 from qwen_lsp.agent.events import TurnEvent
 from qwen_lsp.agent.hooks import Feature
@@ -134,8 +134,29 @@ async def test_a_git_change_made_outside_the_editor_makes_the_next_chat_take_its
         await ws.drain()
 
 
-async def test_a_round_of_any_chat_drops_the_chat_made_ahead_and_its_answer_makes_another(repo: Path, scripted: ScriptedOpenAI) -> None:
-    """A round's tools may change files or make a commit: a chat made before it would show the folder as it was."""
+async def test_a_round_that_calls_tools_drops_the_chat_made_ahead_and_its_answer_makes_another(
+    repo: Path, scripted: ScriptedOpenAI
+) -> None:
+    """A round's tools may change files (``git status`` would show them): a chat made before it is not taken."""
+    events: list[str] = []
+    ws = make(repo, scripted, events)
+    try:
+        first = await ws.chat("one", emit=ignore)
+        await ws.engine.new_chats.made()
+        made = events.count("prepared")
+        scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("list_directory", {"path": str(repo)})]), Reply(chunks=["listed"]))
+        await ws.chat("again", session_id=first.session_id, emit=ignore)
+        await ws.engine.new_chats.made()
+        assert events.count("prepared") == made + 2  # the chat's own turn, then a new chat made after its answer
+        events.append("sent")
+        await ws.chat("two", emit=ignore)
+        assert events[events.index("sent") :] == ["sent", "request"]
+    finally:
+        await ws.drain()
+
+
+async def test_an_answer_without_tool_calls_keeps_the_chat_made_ahead(repo: Path, scripted: ScriptedOpenAI) -> None:
+    """A chat going on in plain words changes nothing a new chat would see: no git snapshot is taken again for it."""
     events: list[str] = []
     ws = make(repo, scripted, events)
     try:
@@ -144,7 +165,7 @@ async def test_a_round_of_any_chat_drops_the_chat_made_ahead_and_its_answer_make
         made = events.count("prepared")
         await ws.chat("again", session_id=first.session_id, emit=ignore)
         await ws.engine.new_chats.made()
-        assert events.count("prepared") == made + 2  # the chat's own turn, then a new chat made after its answer
+        assert events.count("prepared") == made + 1  # the chat's own turn only
         events.append("sent")
         await ws.chat("two", emit=ignore)
         assert events[events.index("sent") :] == ["sent", "request"]

@@ -30,6 +30,8 @@ class RoundDone:
     completion_tokens: int
     reported: bool = True
     """False when the endpoint reported no usage and ``prompt_tokens`` is the server's own count."""
+    calls: int = 0
+    """Tool calls the answer asked for (they run after this)."""
 
 
 @dataclass

@@ -138,7 +138,7 @@ async def run_turn(
         outcome.completion_tokens += completion_tokens
         record(content, usage=usage)
         if on_round is not None:
-            on_round(RoundDone(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, reported=usage is not None))
+            on_round(RoundDone(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, reported=usage is not None, calls=len(streamed.calls)))
         if not streamed.calls:
             outcome.finish_reason = "length" if streamed.finish == "length" else "stop"
             if streamed.finish == "length":

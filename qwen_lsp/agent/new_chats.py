@@ -14,8 +14,8 @@ a thread hop.
 A spare stands for a person starting a chat only while it could have been
 made at that moment: it is used within :data:`SPARE_FRESH` seconds of being
 made, and not when something it captured may have changed since: an edit in
-the editor, a settings reload, a memory write or a round of any chat (its
-tools may have changed files) drop it (:meth:`NewChats.drop`); a commit,
+the editor, a settings reload, a memory write or a round of any chat that
+calls tools (they may change files) drop it (:meth:`NewChats.drop`); a commit,
 checkout, stage or stash made anywhere (a terminal) rewrites one of git's
 state files, whose ``lstat`` is compared as the spare is taken
 (``git_as_data.state_mark``); a change to a context file makes the
