@@ -465,6 +465,8 @@ class ChatClient:
         self.retry_base = retry_base
         self.sampling = sampling
         self._json = RequestEncoder()
+        self._urls: dict[str, httpx.URL] = {}
+        """Each path's URL, parsed once: httpx parses a string URL again for every request."""
         headers: dict[str, str] = {}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -498,7 +500,7 @@ class ChatClient:
         server that answers headers at once but then prefills for minutes is
         still caught by ``first_byte``.
         """
-        url = f"{self.base_url}{path}"
+        url = self._urls.get(path) or self._urls.setdefault(path, _httpx().URL(f"{self.base_url}{path}"))
         content = None if body is None else self._json.encode(body)
         headers = None if content is None else {"Content-Type": "application/json"}
         loop = asyncio.get_running_loop()

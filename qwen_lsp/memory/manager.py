@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import stat
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
@@ -202,9 +203,20 @@ class MemoryManager:
         active_tools: Collection[str] = (),
         on_fast_result: Callable[[RecallResult], None] | None = None,
     ) -> RecallResult:
-        docs = await asyncio.to_thread(self._recall_docs, exclude)
+        docs = await asyncio.to_thread(self._recall_docs, exclude) if self._any_memory_folder() else []
         select = await self._model.side_query() if use_model else None
         return await recall(query, docs, select=select, now=self._clock(), active_tools=active_tools, on_fast_result=on_fast_result)
+
+    def _any_memory_folder(self) -> bool:
+        """Whether the project or user memory folder exists (an ``lstat`` each, fine on the event loop): the scan
+        reads nothing else (``scan_root``), so without either a turn's recall needs no worker thread."""
+        for scope in ("project", "user"):
+            try:
+                if stat.S_ISDIR(os.lstat(self.store.root(scope)).st_mode):
+                    return True
+            except OSError:
+                continue
+        return False
 
     def _recall_docs(self, exclude: Collection[Path]) -> list[MemoryDoc]:
         """Project first, then user, so on a full tie project shadows user; every memory, not the 200 newest
