@@ -179,9 +179,11 @@ export class Workbench {
   /** Waits for the extension, then opens the Qwen view and waits for its composer. */
   async openQwen(): Promise<void> {
     await this.page.locator('.statusbar-item', { hasText: 'Qwen' }).first().waitFor({ timeout: LONG }); // the extension is active
-    // Clicking the icon of the container already shown would hide the side bar instead.
+    // Clicking the icon of the container already shown would hide the side bar instead. A window reloaded while it
+    // was busy can come back with Qwen as the side bar's container but the side bar itself hidden: then a click shows it.
     const item = this.page.locator('.activitybar .action-item', { has: this.page.locator('a[aria-label="Qwen"]') });
-    if (!(await item.evaluate((el) => el.classList.contains('checked')))) await item.locator('a[aria-label="Qwen"]').click();
+    const shown = (await item.evaluate((el) => el.classList.contains('checked'))) && (await this.page.locator('.part.sidebar').isVisible());
+    if (!shown) await item.locator('a[aria-label="Qwen"]').click();
     await this.chat().locator('#prompt').waitFor({ timeout: LONG });
   }
 
