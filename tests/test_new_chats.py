@@ -75,10 +75,19 @@ async def test_after_an_answer_the_next_new_chat_is_prepared_before_it_is_asked_
         await ws.drain()
 
 
-CHANGES: dict[str, Callable[[Workspace, Path], Awaitable[None] | None]] = {
+def git_out(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+CHANGES: dict[str, Callable[[Workspace, Path], object]] = {
     "an edit in the editor": lambda ws, repo: ws.document_changed(repo / "src" / "a.py"),
     "a settings reload": lambda ws, repo: ws.reload_settings(),
     "a memory write": lambda ws, repo: ws.listeners.memory_changed(MemoryChanged(scope="project", paths=[])),
+    # Made in a terminal: each rewrites one of git's state files (agent/new_chats.py).
+    "a commit": lambda ws, repo: git(repo, "commit", "-q", "--allow-empty", "-m", "made in a terminal"),
+    "a staged file": lambda ws, repo: ((repo / "staged.txt").write_text("new\n"), git(repo, "add", "staged.txt")),
+    "a branch checked out": lambda ws, repo: git(repo, "checkout", "-q", "-b", "topic"),
+    "a stash": lambda ws, repo: ((repo / "src" / "app.py").write_text("changed\n"), git(repo, "stash", "-q")),
 }
 
 
@@ -86,45 +95,15 @@ CHANGES: dict[str, Callable[[Workspace, Path], Awaitable[None] | None]] = {
 async def test_what_a_chat_made_ahead_captured_changing_makes_the_next_chat_prepare_its_own(
     repo: Path, scripted: ScriptedOpenAI, change: str
 ) -> None:
-    """Its git status and folder listing follow an edit, its settings a reload, its memory index a write."""
+    """Its git status and folder listing follow an edit or a git change, its settings a reload, its memory index a write."""
     events: list[str] = []
     ws = make(repo, scripted, events)
     try:
         await ws.chat("one", emit=ignore)
         await ws.engine.new_chats.made()
         done = CHANGES[change](ws, repo)
-        if done is not None:
+        if isinstance(done, Awaitable):
             await done
-        events.append("sent")
-        await ws.chat("two", emit=ignore)
-        assert events[events.index("sent") :][:3] == ["sent", "prepared", "request"]
-    finally:
-        await ws.drain()
-
-
-def git_out(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout.strip()
-
-
-GIT_CHANGES: dict[str, Callable[[Path], object]] = {
-    "a commit": lambda repo: git(repo, "commit", "-q", "--allow-empty", "-m", "made in a terminal"),
-    "a staged file": lambda repo: ((repo / "staged.txt").write_text("new\n"), git(repo, "add", "staged.txt")),
-    "a branch checked out": lambda repo: git(repo, "checkout", "-q", "-b", "topic"),
-    "a stash": lambda repo: ((repo / "src" / "app.py").write_text("changed\n"), git(repo, "stash", "-q")),
-}
-
-
-@pytest.mark.parametrize("change", sorted(GIT_CHANGES))
-async def test_a_git_change_made_outside_the_editor_makes_the_next_chat_take_its_own_snapshot(
-    repo: Path, scripted: ScriptedOpenAI, change: str
-) -> None:
-    """A terminal's commit, stage, checkout or stash rewrites git's state files: the chat made ahead is not taken."""
-    events: list[str] = []
-    ws = make(repo, scripted, events)
-    try:
-        await ws.chat("one", emit=ignore)
-        await ws.engine.new_chats.made()
-        GIT_CHANGES[change](repo)
         events.append("sent")
         await ws.chat("two", emit=ignore)
         assert events[events.index("sent") :][:3] == ["sent", "prepared", "request"]
@@ -134,38 +113,21 @@ async def test_a_git_change_made_outside_the_editor_makes_the_next_chat_take_its
         await ws.drain()
 
 
-async def test_a_round_that_calls_tools_drops_the_chat_made_ahead_and_its_answer_makes_another(
-    repo: Path, scripted: ScriptedOpenAI
-) -> None:
-    """A round's tools may change files (``git status`` would show them): a chat made before it is not taken."""
+@pytest.mark.parametrize("calls_tools", [True, False], ids=["a turn that calls tools", "a turn in words"])
+async def test_only_a_turn_that_calls_tools_makes_the_next_chat_again(repo: Path, scripted: ScriptedOpenAI, calls_tools: bool) -> None:
+    """A round's tools may change files (``git status`` would show them): a chat made before it is dropped and its
+    answer makes another. A chat going on in plain words changes nothing a new chat would see: it is kept."""
     events: list[str] = []
     ws = make(repo, scripted, events)
     try:
         first = await ws.chat("one", emit=ignore)
         await ws.engine.new_chats.made()
         made = events.count("prepared")
-        scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("list_directory", {"path": str(repo)})]), Reply(chunks=["listed"]))
+        if calls_tools:
+            scripted.enqueue(Reply(chunks=[], tool_calls=[ToolCallSpec("list_directory", {"path": str(repo)})]), Reply(chunks=["listed"]))
         await ws.chat("again", session_id=first.session_id, emit=ignore)
         await ws.engine.new_chats.made()
-        assert events.count("prepared") == made + 2  # the chat's own turn, then a new chat made after its answer
-        events.append("sent")
-        await ws.chat("two", emit=ignore)
-        assert events[events.index("sent") :] == ["sent", "request"]
-    finally:
-        await ws.drain()
-
-
-async def test_an_answer_without_tool_calls_keeps_the_chat_made_ahead(repo: Path, scripted: ScriptedOpenAI) -> None:
-    """A chat going on in plain words changes nothing a new chat would see: no git snapshot is taken again for it."""
-    events: list[str] = []
-    ws = make(repo, scripted, events)
-    try:
-        first = await ws.chat("one", emit=ignore)
-        await ws.engine.new_chats.made()
-        made = events.count("prepared")
-        await ws.chat("again", session_id=first.session_id, emit=ignore)
-        await ws.engine.new_chats.made()
-        assert events.count("prepared") == made + 1  # the chat's own turn only
+        assert events.count("prepared") == made + (2 if calls_tools else 1)  # the chat's own turn, and a chat made again
         events.append("sent")
         await ws.chat("two", emit=ignore)
         assert events[events.index("sent") :] == ["sent", "request"]
