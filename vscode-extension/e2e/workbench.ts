@@ -231,13 +231,22 @@ export class Workbench {
   }
 
   async command(title: string): Promise<void> {
-    await this.page.keyboard.press('F1');
-    const input = this.page.locator('.quick-input-widget input');
-    await input.waitFor({ timeout: 15_000 });
-    await input.fill(`>${title}`);
-    const row = this.page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first();
-    await row.waitFor({ timeout: 15_000 });
-    await row.click();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.page.keyboard.press('F1');
+        const input = this.page.locator('.quick-input-widget input');
+        await input.waitFor({ timeout: 15_000 });
+        await input.fill(`>${title}`, { timeout: 10_000 });
+        const row = this.page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first();
+        await row.waitFor({ timeout: 15_000 });
+        await row.click({ timeout: 10_000 });
+        return;
+      } catch (error) {
+        // A webview that takes the focus as it finishes loading (a chat tab's composer) closes the palette
+        // opened meanwhile, before anything was picked: open it again.
+        if (attempt >= 3) throw error;
+      }
+    }
   }
 
   /** The text field of the input box titled `title` (vscode.window.showInputBox), once it holds `value`. */
