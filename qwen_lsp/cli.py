@@ -98,6 +98,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_chat(args: argparse.Namespace) -> int:
     from .agent.events import TurnEvent
+    from .commands.parse import is_slash_command
     from .errors import EngineError
 
     if args.prompt:
@@ -133,6 +134,11 @@ def cmd_chat(args: argparse.Namespace) -> int:
             return _engine_fail(exc)
         recorded_before = len(session.history)
         try:
+            if is_slash_command(prompt.strip()):
+                code = await _slash_command(engine, prompt.strip(), session.id, emit)
+                if not ended_with_newline:
+                    sys.stdout.write("\n")
+                return code
             result = await engine.chat(prompt, session_id=session.id, emit=emit)
         except EngineError as exc:
             if not ended_with_newline:
@@ -152,6 +158,27 @@ def cmd_chat(args: argparse.Namespace) -> int:
         return asyncio.run(run())
     except KeyboardInterrupt:
         return _fail("cancelled; the partial answer was recorded", 130)
+
+
+async def _slash_command(engine: Any, line: str, session_id: str, emit: Any) -> int:
+    """A ``/command`` as the whole prompt, answered as Qwen Code 0.24.4's ``qwen -p "/…"``: ``/init``, ``/clear``,
+    ``/compress``, ``/context``, ``/export`` and ``/model`` run; the rest are not supported in this mode (exit 1);
+    an unknown one is a message for the model (``CommandRunner`` with ``one_shot``)."""
+    from .commands.runner import CommandRunner
+
+    result = await CommandRunner().run(
+        engine, line, session_id=session_id, one_shot=True, run_turn=lambda text, sid: engine.chat(text, session_id=sid, emit=emit)
+    )
+    if result.status == "error":
+        print(result.text, file=sys.stderr)
+        return 1
+    if result.status == "confirm":
+        print(result.text, file=sys.stderr)
+        return _fail("a one-shot run cannot answer that question; nothing was changed (run it in the editor's chat)")
+    if result.chat is None and result.text:
+        print(result.text)
+    print(f"[session {result.session_id or session_id}]", file=sys.stderr)
+    return 0
 
 
 def _print_json(result: Any) -> None:

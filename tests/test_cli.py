@@ -356,3 +356,30 @@ def test_context_shows_file_problems(repo: Path, home: Path):
     problems = [line for line in out.stdout.splitlines() if line.startswith("problem:")]
     assert any("UTF-8" in p for p in problems) and any("import './pkg' failed" in p for p in problems), out.stdout
     assert "UTF-8" not in out.stderr  # shown once, in the report
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "asks_model", "said"),
+    [
+        ("/context", 0, False, "Context: "),
+        ("/compress", 0, False, "Nothing to compress"),
+        ("/model", 0, False, "Current model: m"),
+        ("/help", 1, False, 'The command "/help" is not supported in this mode.'),
+        ("/memory", 1, False, 'The command "/memory" is not supported in this mode.'),
+        ("/plan exit", 1, False, 'The command "/plan" is not supported in this mode.'),
+        ("/no-such-command please", 0, True, "MODEL SAID"),
+        ("/usr/lib is missing", 0, True, "MODEL SAID"),
+    ],
+)
+def test_a_slash_command_as_the_prompt_runs_as_qwen_p_runs_it(
+    repo: Path, home: Path, scripted: ScriptedOpenAI, line: str, code: int, asks_model: bool, said: str
+) -> None:
+    """Qwen Code 0.24.4's ``qwen -p "/…"`` (checked side by side): /init, /clear, /compress, /context, /export and
+    /model run; the others are "not supported in this mode" (exit 1); an unknown one, or a path, goes to the model."""
+    scripted.default = Reply(chunks=["MODEL SAID"])
+    out = run(["chat", line], repo, home, scripted.base_url)
+    assert out.returncode == code, out.stderr
+    assert said in (out.stdout if code == 0 else out.stderr)
+    assert bool(scripted.chat_requests()) == asks_model
+    if asks_model:
+        assert line in json.dumps(scripted.chat_requests()[-1].body["messages"][-1], ensure_ascii=False)

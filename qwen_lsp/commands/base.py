@@ -98,3 +98,6 @@ class Command:
     run: Handler
     argument_hint: str | None = None
     alt_names: tuple[str, ...] = ()
+    one_shot: bool = False
+    """Runs in a one-shot ``qwen-lsp chat "/…"``, as in Qwen Code 0.24.4's ``qwen -p "/…"`` (the others are
+    "not supported in this mode" there; checked against the CLI)."""

@@ -68,9 +68,9 @@ async def context(inv: Invocation) -> CommandResult:
 
 
 COMMANDS = (
-    Command("clear", "Clear conversation history and free up context (starts a new chat).", clear, alt_names=("reset", "new")),
+    Command("clear", "Clear conversation history and free up context (starts a new chat).", clear, alt_names=("reset", "new"), one_shot=True),
     Command("resume", "Resume a previous session (alone: list them).", resume, "[session id]", alt_names=("continue",)),
-    Command("compress", "Compresses the context by replacing it with a summary.", compress, alt_names=("summarize",)),
+    Command("compress", "Compresses the context by replacing it with a summary.", compress, alt_names=("summarize",), one_shot=True),
     Command("recap", "Generate a one-line session recap now.", recap),
-    Command("context", "Show how the context window is used.", context),
+    Command("context", "Show how the context window is used.", context, one_shot=True),
 )

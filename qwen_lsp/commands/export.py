@@ -106,4 +106,4 @@ async def export(inv: Invocation) -> CommandResult:
     return inv.done(f"Session exported to {name}: {shown}", path=str(path), session_id=inv.session_id)
 
 
-COMMANDS = (Command("export", "Export current session message history to a file.", export, "md|json [directory]"),)
+COMMANDS = (Command("export", "Export current session message history to a file.", export, "md|json [directory]", one_shot=True),)

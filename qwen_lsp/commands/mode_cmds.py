@@ -64,9 +64,7 @@ async def plan(inv: Invocation) -> CommandResult:
 
 
 COMMANDS = (
-    Command(
-        "model", "Switch the model for this session.", model, "[<model-id>]"
-    ),
+    Command("model", "Switch the model for this session.", model, "[<model-id>]", one_shot=True),
     Command("approval-mode", "View or change the approval mode for tool usage.", approval_mode, "<mode>"),
     Command("plan", "Switch to plan mode or exit plan mode.", plan, "[exit | <task>]"),
 )

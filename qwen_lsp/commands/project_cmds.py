@@ -68,6 +68,6 @@ async def skills(inv: Invocation) -> CommandResult:
 
 
 COMMANDS = (
-    Command("init", "Analyzes the project and creates a tailored QWEN.md file.", init),
+    Command("init", "Analyzes the project and creates a tailored QWEN.md file.", init, one_shot=True),
     Command("skills", "List the available skills.", skills),
 )

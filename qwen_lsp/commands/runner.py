@@ -47,12 +47,18 @@ class CommandRunner:
     def __init__(self) -> None:
         self.state = CommandState()
 
-    async def run(self, workspace: Workspace, line: str, *, session_id: str | None, run_turn: RunTurn, confirm: str | None = None) -> CommandResult:
-        if not is_slash_command(line):
+    async def run(
+        self, workspace: Workspace, line: str, *, session_id: str | None, run_turn: RunTurn, confirm: str | None = None, one_shot: bool = False
+    ) -> CommandResult:
+        """``one_shot``: a ``qwen-lsp chat "/…"`` run, answered as Qwen Code 0.24.4's ``qwen -p`` answers: only the
+        commands marked ``one_shot`` run, the others are not supported in this mode, an unknown one goes to the model."""
+        invoked = split(line) if is_slash_command(line) else None
+        command = _BY_NAME.get(invoked.name) if invoked is not None else None
+        if invoked is None or (command is None and one_shot):
             chat = await run_turn(line, session_id)  # a path such as "/usr/lib is missing": a message for the model
             return CommandResult(status="done", text="", chat=chat, session_id=chat.session_id)
-        invoked = split(line)
-        command = _BY_NAME.get(invoked.name)
+        if one_shot and command is not None and not command.one_shot:
+            return CommandResult(status="error", text=f'The command "/{invoked.name}" is not supported in this mode.', command=command.name, session_id=session_id)
         if command is None:
             listing = ", ".join(f"/{c.name}" for c in TABLE)
             return CommandResult(
