@@ -367,6 +367,7 @@ def test_context_shows_file_problems(repo: Path, home: Path):
         ("/help", 1, False, 'The command "/help" is not supported in this mode.'),
         ("/memory", 1, False, 'The command "/memory" is not supported in this mode.'),
         ("/plan exit", 1, False, 'The command "/plan" is not supported in this mode.'),
+        ("/init", 1, False, "A QWEN.md file already exists in this directory."),  # it asks first; nobody can answer
         ("/no-such-command please", 0, True, "MODEL SAID"),
         ("/usr/lib is missing", 0, True, "MODEL SAID"),
     ],
@@ -381,5 +382,6 @@ def test_a_slash_command_as_the_prompt_runs_as_qwen_p_runs_it(
     assert out.returncode == code, out.stderr
     assert said in (out.stdout if code == 0 else out.stderr)
     assert bool(scripted.chat_requests()) == asks_model
+    assert (repo / "QWEN.md").read_text() == "Repository rules.\n"  # /init's question went unanswered: nothing written
     if asks_model:
         assert line in json.dumps(scripted.chat_requests()[-1].body["messages"][-1], ensure_ascii=False)
