@@ -7,7 +7,9 @@ model receiving a request — never a time.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -25,8 +27,19 @@ from qwen_lsp.protocol import MemoryChanged
 from qwen_lsp.workspace import Workspace
 
 
+GATE_SECONDS = 30.0
+"""A bound for a gated step, far above its real duration: reaching it fails the test, it never passes one."""
+
+
 def ignore(_event: TurnEvent) -> None:
     return None
+
+
+async def wait_until(condition: Callable[[], bool]) -> None:
+    """Until ``condition`` holds (polled on the loop; a worker thread makes it true), at most :data:`GATE_SECONDS`."""
+    async with asyncio.timeout(GATE_SECONDS):
+        while not condition():
+            await asyncio.sleep(0.005)
 
 
 class Prepared(Feature):
@@ -180,3 +193,32 @@ def test_git_state_files_follow_a_linked_worktree_and_never_leave_the_repository
     (repo / ".git" / "HEAD").write_text("ref: refs/../../../outside\n")  # a hostile HEAD names a ref out of .git
     assert all(path.resolve().is_relative_to((repo / ".git").resolve()) for path in state_files(str(repo)))
     assert state_files(str(tmp_path)) == ()
+
+
+class Gated(Feature):
+    """A feature whose prompt block, read while the next chat is made ahead (its second read), waits at a gate."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+        self.gate = threading.Event()
+
+    def prompt_block(self) -> str:
+        self.reads += 1
+        if self.reads == 2 and not self.gate.wait(GATE_SECONDS):
+            raise TimeoutError("the gate was never opened")
+        return ""
+
+
+async def test_a_new_chat_does_not_wait_for_a_chat_being_made_ahead_that_an_edit_made_stale(repo: Path, scripted: ScriptedOpenAI) -> None:
+    gated = Gated()
+    env = {"OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "scripted-model"}
+    ws = Workspace(repo, counter=TokenCounter(), env=env, features=[gated], spare_chats=True)
+    try:
+        await ws.chat("one", emit=ignore)  # its answer starts the next chat's making, held at the gate
+        await wait_until(lambda: gated.reads == 2)
+        ws.document_changed(repo / "src" / "app.py")
+        second = await asyncio.wait_for(ws.chat("two", emit=ignore), GATE_SECONDS)
+        assert not gated.gate.is_set() and second.text and gated.reads == 3  # made its own, the held one still held
+    finally:
+        gated.gate.set()
+        await ws.drain()

@@ -77,10 +77,13 @@ class NewChats:
         self._spare: _Spare | None = None
         self._generation = 0
         self._making: asyncio.Task[None] | None = None
+        self._making_for = 0
+        """The generation the chat being made was started in: after a drop it will not be kept."""
 
     async def open(self) -> ChatSession:
         """A new chat, registered: the spare if one stands, else one made now."""
-        await self.made()  # one being made is nearly ready: waiting for it beats making a second
+        if self._making is not None and self._making_for == self._generation:
+            await self.made()  # one being made, still wanted, is nearly ready: waiting for it beats making a second
         spare = self._take()
         if spare is not None:
             session = self._sessions.adopt(spare)
@@ -115,6 +118,7 @@ class NewChats:
     def refill(self) -> None:
         """After an answered turn: make the next new chat in the background, unless one stands or is being made."""
         if self._spare_wanted and self._spare is None and self._making is None:
+            self._making_for = self._generation
             self._making = asyncio.get_running_loop().create_task(self._make(self._generation, self._clock()))
 
     async def _make(self, generation: int, started: float) -> None:
