@@ -184,6 +184,7 @@ export class Workbench {
     const item = this.page.locator('.activitybar .action-item', { has: this.page.locator('a[aria-label="Qwen"]') });
     const shown = (await item.evaluate((el) => el.classList.contains('checked'))) && (await this.page.locator('.part.sidebar').isVisible());
     if (!shown) await item.locator('a[aria-label="Qwen"]').click();
+    if (!(await this.page.locator('.part.sidebar').isVisible())) await this.command('Qwen: Focus on Chat View'); // the click left it hidden
     await this.chat().locator('#prompt').waitFor({ timeout: LONG });
   }
 
