@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import stat
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
@@ -44,6 +43,7 @@ from .errors import TeamMemorySecurityError
 from .model import SCOPES, MemoryDoc, Scope, Topic
 from .paths import is_within
 from .prompt_block import build_memory_block
+from .scan import scannable
 from .dream import Dream, DreamResult
 from .extract import Extractor, ExtractResult
 from .forking import MemoryForkRunner, ParentTurn
@@ -208,15 +208,9 @@ class MemoryManager:
         return await recall(query, docs, select=select, now=self._clock(), active_tools=active_tools, on_fast_result=on_fast_result)
 
     def _any_memory_folder(self) -> bool:
-        """Whether the project or user memory folder exists (an ``lstat`` each, fine on the event loop): the scan
-        reads nothing else (``scan_root``), so without either a turn's recall needs no worker thread."""
-        for scope in ("project", "user"):
-            try:
-                if stat.S_ISDIR(os.lstat(self.store.root(scope)).st_mode):
-                    return True
-            except OSError:
-                continue
-        return False
+        """Whether the project or user memory folder is one the scan would look in (an ``lstat`` each, fine on
+        the event loop): without either a turn's recall needs no worker thread."""
+        return any(scannable(self.store.root(scope)) for scope in ("project", "user"))
 
     def _recall_docs(self, exclude: Collection[Path]) -> list[MemoryDoc]:
         """Project first, then user, so on a full tie project shadows user; every memory, not the 200 newest

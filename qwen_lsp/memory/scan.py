@@ -190,13 +190,18 @@ def _read(candidate: _Candidate) -> str | None:
         return None
 
 
+def scannable(root: Path) -> bool:
+    """Whether :func:`scan_root` would look in ``root``: a directory itself, not a link (one ``lstat``)."""
+    try:
+        return stat.S_ISDIR(os.lstat(root).st_mode)
+    except OSError:
+        return False
+
+
 def scan_root(root: Path, scope: Scope, *, limit: int | None = MAX_FILES) -> list[MemoryDoc]:
     """The memories under ``root`` (absent root → ``[]``), newest first, at most ``limit`` (None: all the
     walk reaches, as 0.24.4's uncapped scan for recall; the walk's own bounds still hold)."""
-    try:
-        if not stat.S_ISDIR(os.lstat(root).st_mode):
-            return []
-    except OSError:
+    if not scannable(root):
         return []
     candidates = _walk(root)
     candidates.sort(key=lambda c: (c.path.name, c.relative))
