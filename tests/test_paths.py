@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -44,3 +45,18 @@ def test_git_file_pointer_of_a_worktree(tmp_path: Path):
     wt.mkdir()
     (wt / ".git").write_text(f"gitdir: {real}\n")
     assert find_git_root(wt) == wt.resolve() and git_branch(wt) == "wt-branch"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="the stand-in for HEAD is a named pipe")
+def test_a_head_that_is_a_pipe_or_huge_gives_no_branch_and_never_blocks(tmp_path: Path):
+    """A worktree pointer may lead anywhere a repository's author chose: its HEAD is read bounded, files only."""
+    real = tmp_path / "real.git"
+    real.mkdir()
+    os.mkfifo(real / "HEAD")  # opening it for reading would wait for a writer forever
+    wt = tmp_path / "wt"
+    wt.mkdir()
+    (wt / ".git").write_text(f"gitdir: {real}\n")
+    assert git_branch(wt) is None
+    (real / "HEAD").unlink()
+    (real / "HEAD").write_text("ref: refs/heads/" + "x" * 10_000 + "\n")
+    assert git_branch(wt) is None

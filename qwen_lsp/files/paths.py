@@ -11,7 +11,11 @@ import os
 import re
 from pathlib import Path
 
+from .reading import read_bytes
+
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
+_MAX_POINTER = 4096
+"""A ``.git`` file or ``HEAD`` holds one line."""
 
 
 def home_dir() -> Path:
@@ -81,7 +85,9 @@ def git_branch(start: str | os.PathLike[str]) -> str | None:
     """The checked-out branch of the repository holding ``start``, read from ``HEAD``.
 
     Reads the file instead of running git: it is called once per session and
-    must not fail or block when git is missing. A detached HEAD gives None.
+    must not fail or block when git is missing, nor on what a repository put in
+    place of ``.git`` or ``HEAD`` (a FIFO, a huge file): each is read bounded,
+    regular files only. A detached HEAD gives None.
     """
     root = find_git_root(start)
     if root is None:
@@ -89,11 +95,11 @@ def git_branch(start: str | os.PathLike[str]) -> str | None:
     git = root / ".git"
     try:
         if git.is_file():  # worktree / submodule: "gitdir: <path>"
-            pointer = git.read_text(encoding="utf-8", errors="replace").strip()
+            pointer = read_bytes(git, _MAX_POINTER).decode("utf-8", errors="replace").strip()
             if not pointer.startswith("gitdir:"):
                 return None
             git = (root / pointer.removeprefix("gitdir:").strip()).resolve()
-        head = (git / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+        head = read_bytes(git / "HEAD", _MAX_POINTER).decode("utf-8", errors="replace").strip()
     except OSError:
         return None
     prefix = "ref: refs/heads/"
